@@ -1,0 +1,208 @@
+"""Linear-time BPE of one long piece: the backtracking encoder over compatible token pairs.
+
+The idea is from GitHub's `bpe` crate (github/rust-gems, crates/bpe); this is an independent
+implementation for tiktoken's merge rule (a pair merges into the token equal to its
+concatenation; lowest rank first, leftmost on ties).
+
+Why it is exact
+---------------
+Call a token sequence *valid* if BPE of its bytes gives back exactly that sequence.  Then:
+
+1. Every text has exactly one valid sequence: its BPE encoding.
+2. A pair of tokens (a, b) is *compatible* if the sequence [a, b] is valid.  A sequence whose
+   first token is valid and whose neighbours are all compatible is valid.  (Proof sketch: in
+   the run on the whole text, the parts inside each token region evolve exactly as in that
+   token's own run until a merge crosses a region boundary; the first such crossing merge
+   would also be the first crossing merge in the run on the two neighbouring tokens alone,
+   which contradicts their compatibility.)
+3. So encoding is a search for a sequence of tokens covering the text with all neighbours
+   compatible.  Trying the longest token first and backtracking finds it; a bit per byte
+   position remembers positions from which no valid continuation exists, so each position is
+   given up at most once and the search is linear.
+
+Compatibility is decided without running BPE on the pair.  The BPE of a single token t is a
+binary tree whose root is the last merge, (left, right) -> t.  If every token's children have
+lower ranks than the token (true for tiktoken's vocabularies, and checked for each token as it
+is used), merges happen in rank order and the run on a+b is the two trees' merges interleaved
+by rank.  Walking both trees back from the roots, the rightmost node of a's tree and the
+leftmost node of b's tree at every moment form the only pair that could merge across the
+boundary; it must not be a token of lower rank than the merge that ends that moment.
+
+A token whose tree breaks the rank-order assumption makes `encode` return None; the caller
+then uses the heap merge, which is exact for any vocabulary.
+"""
+
+from __future__ import annotations
+
+from . import bpe
+
+_UNSEEN = -2
+
+
+def _lead_len(b: int) -> int:
+    return 1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+
+
+class BacktrackEncoder:
+    """Per-vocabulary tables, built lazily as tokens are met, and the encoder itself."""
+
+    def __init__(self, ranks: dict[bytes, int], decoder: dict[int, bytes]):
+        self.ranks = ranks
+        self.decoder = decoder
+        # token -> (left, right) children of its last merge; (-1, -1) for a single byte;
+        # None if the token is not regular (BPE of its bytes is not itself, or a child has a
+        # higher rank than the token).
+        self._split: dict[int, tuple[int, int] | None] = {}
+        self._next_prefix: dict[int, int] = {}
+        self._longest: dict[bytes, int] | None = None
+
+    # ---- vocabulary tables --------------------------------------------------------------
+
+    def split(self, token: int) -> tuple[int, int] | None:
+        got = self._split.get(token, _UNSEEN)
+        if got != _UNSEEN:
+            return got  # type: ignore[return-value]
+        data = self.decoder[token]
+        if len(data) == 1:
+            result: tuple[int, int] | None = (-1, -1)
+        else:
+            parts = bpe.merge_until(data, self.ranks, 2)
+            if len(parts) != 2 or parts[0] + parts[1] != data:
+                result = None
+            else:
+                left, right = self.ranks[parts[0]], self.ranks[parts[1]]
+                result = (left, right) if left < token and right < token else None
+        self._split[token] = result
+        return result
+
+    def next_prefix(self, token: int) -> int:
+        """The longest token that is a proper prefix of `token` (-1 if none)."""
+        got = self._next_prefix.get(token)
+        if got is None:
+            data = self.decoder[token]
+            get = self.ranks.get
+            got = -1
+            for n in range(len(data) - 1, 0, -1):
+                t = get(data[:n])
+                if t is not None:
+                    got = t
+                    break
+            self._next_prefix[token] = got
+        return got
+
+    def _longest_index(self) -> dict[bytes, int]:
+        """First three bytes -> length of the longest token starting with them."""
+        index = self._longest
+        if index is None:
+            index = {}
+            for data in self.ranks:
+                if len(data) >= 3:
+                    key = data[:3]
+                    if len(data) > index.get(key, 0):
+                        index[key] = len(data)
+            self._longest = index
+        return index
+
+    def longest_prefix(self, text: bytes, pos: int) -> int:
+        """The longest token that `text[pos:]` starts with."""
+        get = self.ranks.get
+        top = min(self._longest_index().get(text[pos : pos + 3], 2), len(text) - pos)
+        for end in range(pos + top, pos, -1):
+            t = get(text[pos:end])
+            if t is not None:
+                return t
+        raise KeyError(f"byte {text[pos:pos + 1]!r} is not a token")
+
+    def compatible(self, a: int, b: int) -> bool | None:
+        """Whether BPE of the bytes of a+b gives [a, b]; None if a tree is not regular."""
+        get = self.ranks.get
+        decoder = self.decoder
+        split = self.split
+        limit = 1 << 62  # the pair (a, b) lives until this rank's merge happens
+        while True:
+            merged = get(decoder[a] + decoder[b])
+            if merged is not None and merged < limit:
+                return False
+            sa, sb = split(a), split(b)
+            if sa is None or sb is None:
+                return None
+            # Step back to just before the later of the merges that made a and b (a single
+            # byte was never made).  a's merge is left of the crossing pair, so it wins a tie;
+            # b's merge is right of it, so it loses one: hence b + 1.
+            if sa[1] >= 0 and (sb[0] < 0 or a > b):
+                limit, a = a, sa[1]
+            elif sb[0] >= 0:
+                limit, b = b + 1, sb[0]
+            else:
+                return True
+
+    # ---- encoding -----------------------------------------------------------------------
+
+    def encode_run(self, unit: bytes, count: int) -> list[int] | None:
+        """BPE of `unit * count` (one character repeated), or None if no shortcut applies.
+
+        The encoding of a long run is a repeated block token T followed by the encoding of a
+        short tail.  That sequence is valid (so it is *the* encoding) if T is regular and the
+        pairs (T, T) and (T, first tail token) are compatible; those checks are all it takes.
+        """
+        sample = bpe.heap_merge(unit * min(count, 2 * 128 // len(unit) + 2), self.ranks)
+        block = sample[0]
+        data = self.decoder[block]
+        k, rem = divmod(len(data), len(unit))
+        if rem or data != unit * k or self.split(block) is None or not self.compatible(block, block):
+            return None
+        tail = count % k
+        for _ in range(4):
+            if tail > count:
+                return None
+            rest = bpe.heap_merge(unit * tail, self.ranks) if tail else []
+            if not rest or self.compatible(block, rest[0]):
+                return [block] * ((count - tail) // k) + rest
+            tail += k
+        return None
+
+    def encode(self, piece: bytes) -> list[int] | None:
+        """The BPE of `piece`, or None if an irregular token got in the way."""
+        n = len(piece)
+        if n == 0:
+            return []
+        unit = piece[: _lead_len(piece[0])]
+        if piece == unit * (n // len(unit)):
+            out = self.encode_run(unit, n // len(unit))
+            if out is not None:
+                return out
+        decoder = self.decoder
+        dead = bytearray(n + 1)  # dead[p]: no valid encoding continues from position p
+        tokens: list[int] = []
+        starts: list[int] = []
+        pos = 0
+        candidate = self.longest_prefix(piece, 0)
+        while pos < n:
+            token = candidate
+            while True:
+                end = pos + len(decoder[token])
+                if not dead[end]:
+                    if tokens:
+                        ok = self.compatible(tokens[-1], token)
+                    else:
+                        ok = self.split(token) is not None
+                    if ok is None:
+                        return None
+                    if ok:
+                        tokens.append(token)
+                        starts.append(pos)
+                        pos = end
+                        if pos < n:
+                            candidate = self.longest_prefix(piece, pos)
+                        break
+                token = self.next_prefix(token)
+                if token < 0:
+                    # Nothing valid continues from here: give this position up and revisit
+                    # the previous token with its next shorter prefix.
+                    dead[pos] = 1
+                    if not tokens:
+                        return None
+                    candidate = tokens.pop()
+                    pos = starts.pop()
+                    break
+        return tokens

@@ -1,0 +1,186 @@
+"""Byte pair encoding of one piece, by rank, exactly as tiktoken does it.
+
+The rule (tiktoken's `byte_pair_merge`): start from single bytes; repeatedly take the adjacent
+pair of parts whose concatenation is a token of lowest rank (the leftmost one on a tie) and merge
+it; stop when no adjacent concatenation is a token.  The ids of the remaining parts are the
+encoding.
+
+Two implementations of the same rule:
+
+* `rank_merge`: a list of parts and a list of pair ranks; each step is a C-level `min` and
+  `index` over the lists.  O(n^2) in the piece length, but with the smallest constant, so it
+  wins for the short pieces that make up almost all real text.
+* `heap_merge`: a doubly linked list of parts and a binary heap of candidate pairs keyed by
+  (rank, start), with lazy deletion: an entry popped from the heap is used only if the pair it
+  names still exists with that rank.  O(n log n); used for long pieces so that no input makes
+  encoding quadratic.
+
+`encode_piece` picks one by length, and hands very long pieces to the linear-time encoder of
+`backtrack.py`.  `tests/test_bpe.py` checks both against each other and
+against tiktoken.
+"""
+
+from __future__ import annotations
+
+import heapq
+from itertools import repeat
+from typing import Callable
+
+# Which implementation for which piece length (bytes), from build_scripts/bench_merge.py:
+# the list merge has the smallest constant, the heap merge wins from ~16 bytes on, and very
+# long pieces go to the linear backtracking encoder (backtrack.py), which also keeps memory
+# small (the heap would hold tuples for every byte of a 10 MB piece).
+LIST_MAX = 16
+HEAP_MAX = 4096
+
+_NO = 1 << 62  # "not a token": larger than every rank
+
+
+def rank_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """Encode `piece` (bytes, no pre-tokenization) by repeated lowest-rank pair merges."""
+    get = ranks.get
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    pair = [get(a + b, _NO) for a, b in zip(parts, parts[1:])]
+    while pair:
+        low = min(pair)
+        if low == _NO:
+            break
+        i = pair.index(low)  # leftmost lowest
+        parts[i] += parts[i + 1]
+        del parts[i + 1]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = get(parts[i] + parts[i + 1], _NO)
+        if i:
+            pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
+    return [ranks[p] for p in parts]
+
+
+def rank_merge_ascii(piece: str, table: dict[str, int]) -> list[int]:
+    """`rank_merge` for an ASCII piece, on str (one byte per character) with the text table.
+
+    Same steps, but `list(piece)` and str keys are cheaper than slicing bytes.
+    """
+    get = table.get
+    parts = list(piece)
+    pair = list(map(get, map(str.__add__, parts, parts[1:]), repeat(_NO)))
+    while pair:
+        low = min(pair)
+        if low == _NO:
+            break
+        i = pair.index(low)
+        parts[i] += parts[i + 1]
+        del parts[i + 1]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = get(parts[i] + parts[i + 1], _NO)
+        if i:
+            pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
+    return list(map(table.__getitem__, parts))
+
+
+def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]:
+    """`rank_merge`, but stop once at most `stop` parts are left; returns the parts' bytes.
+
+    With stop=2 this gives the two children of a token's last merge.
+    """
+    get = ranks.get
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    pair = [get(a + b, _NO) for a, b in zip(parts, parts[1:])]
+    while len(parts) > stop:
+        low = min(pair)
+        if low == _NO:
+            break
+        i = pair.index(low)
+        parts[i] += parts[i + 1]
+        del parts[i + 1]
+        del pair[i]
+        if i < len(pair):
+            pair[i] = get(parts[i] + parts[i + 1], _NO)
+        if i:
+            pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
+    return parts
+
+
+def heap_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """Same result as `rank_merge`, in O(n log n) time."""
+    get = ranks.get
+    n = len(piece)
+    # Parts are identified by their start offset; nxt[s] is the start of the following part
+    # (n for the last one), prv[s] the start of the preceding part (-1 for the first).
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = bytearray(b"\x01") * n
+    heap = []
+    for i in range(n - 1):
+        r = get(piece[i : i + 2])
+        if r is not None:
+            heap.append((r, i))
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        r, i = pop(heap)
+        if not alive[i]:
+            continue
+        j = nxt[i]
+        if j >= n:
+            continue
+        k = nxt[j]
+        if get(piece[i:k]) != r:
+            continue  # stale: the pair starting at i changed since this entry was pushed
+        # Merge the parts starting at i and j.
+        alive[j] = 0
+        nxt[i] = k
+        if k < n:
+            prv[k] = i
+            r2 = get(piece[i : nxt[k]])
+            if r2 is not None:
+                push(heap, (r2, i))
+        h = prv[i]
+        if h >= 0:
+            r2 = get(piece[h:k])
+            if r2 is not None:
+                push(heap, (r2, h))
+    out = []
+    i = 0
+    while i < n:
+        j = nxt[i]
+        out.append(ranks[piece[i:j]])
+        i = j
+    return out
+
+
+def merge(
+    piece: bytes,
+    ranks: dict[bytes, int],
+    long_encoder: Callable[[bytes], list[int] | None] | None = None,
+) -> list[int]:
+    """Plain BPE of `piece`, with the implementation chosen by its length.
+
+    `long_encoder` handles pieces over HEAP_MAX bytes when given; it may return None to
+    decline, and the heap merge is used then.
+    """
+    n = len(piece)
+    if n <= LIST_MAX:
+        return rank_merge(piece, ranks)
+    if n > HEAP_MAX and long_encoder is not None:
+        out = long_encoder(piece)
+        if out is not None:
+            return out
+    return heap_merge(piece, ranks)
+
+
+def encode_piece(
+    piece: bytes,
+    ranks: dict[bytes, int],
+    long_encoder: Callable[[bytes], list[int] | None] | None = None,
+) -> list[int]:
+    """The encoding of one pre-tokenized piece, as tiktoken's `byte_pair_encode`.
+
+    A piece that is itself a token is that token (tiktoken's shortcut, which can differ from
+    what merging would give for a token whose own BPE is not itself); otherwise `merge`.
+    """
+    token = ranks.get(piece)
+    if token is not None:
+        return [token]
+    return merge(piece, ranks, long_encoder)

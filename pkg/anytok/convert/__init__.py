@@ -1,0 +1,1 @@
+"""Readers for vocabularies in other formats (one module per format)."""

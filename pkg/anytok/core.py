@@ -1,0 +1,565 @@
+"""`Encoding`: tiktoken's public API, in pure Python.
+
+Text flows: special-token scan -> `pretokenize.Splitter` (pieces) -> one dict lookup per piece
+-> `bpe.encode_piece` for the few pieces that are not a single token -> ids.  Decoding is a
+join of token bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+import threading
+from itertools import compress, count, repeat
+from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
+
+from . import bpe
+from .backtrack import BacktrackEncoder
+from .segment import Segmenter
+from .pretokenize import SURROGATE, Splitter
+
+__all__ = ["Encoding"]
+
+# Pieces that needed merging are remembered (piece -> ids) up to this many; then the cache is
+# emptied and starts again, so memory stays bounded in long-running processes.
+PIECE_CACHE_SIZE = 1 << 16
+
+
+@functools.lru_cache(maxsize=16)
+def _splitter(pat_str: str) -> Splitter:
+    return Splitter(pat_str)
+
+
+@functools.lru_cache(maxsize=128)
+def _special_token_regex(tokens: frozenset[str]) -> re.Pattern[str]:
+    # Longest first, so that a special token that is a prefix of another never wins.
+    inner = "|".join(map(re.escape, sorted(tokens, key=lambda t: (-len(t), t))))
+    return re.compile(f"({inner})")
+
+
+def raise_disallowed_special_token(token: str) -> NoReturn:
+    raise ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
+
+
+def _fix_surrogates(text: str) -> str:
+    # tiktoken's repair: surrogate pairs become the character they encode, lone surrogates
+    # become U+FFFD.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _str_vocab(tokens: Sequence[bytes], ids: Sequence[int]) -> tuple[dict[str, int], list[bytes]]:
+    """token text -> id for every token that is valid UTF-8 (almost all), and the other tokens.
+
+    A piece of text that is exactly one token is then found with one dict lookup, without
+    encoding the piece to bytes first.
+    """
+    texts = list(map(bytes.decode, tokens, repeat("utf-8"), repeat("replace")))
+    table = dict(zip(texts, ids))
+    # "replace" turned each invalid token into text containing U+FFFD.  Only texts containing
+    # U+FFFD can be wrong (a valid token may contain it too): drop them all, then put back the
+    # valid ones.
+    suspects = list(compress(range(len(texts)), map(operator.contains, texts, repeat("\ufffd"))))
+    for i in suspects:
+        table.pop(texts[i], None)
+    invalid = []
+    for i in suspects:
+        try:
+            table[tokens[i].decode("utf-8")] = ids[i]
+        except UnicodeDecodeError:
+            invalid.append(tokens[i])
+    return table, invalid
+
+
+class Encoding:
+    """A tokenizer: split pattern + mergeable ranks + special tokens, as in tiktoken.
+
+    ```
+    >>> enc = anytok.get_encoding("o200k_base")
+    >>> enc.encode("hello world")
+    [24912, 2375]
+    >>> enc.decode([24912, 2375])
+    'hello world'
+    ```
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ):
+        """Create an Encoding, exactly as `tiktoken.Encoding(...)`.
+
+        Args:
+            name: the encoding's name.
+            pat_str: the split pattern (tiktoken / fancy-regex syntax).
+            mergeable_ranks: token bytes -> rank; the rank is both the merge priority (lower
+                merges first) and the token id.
+            special_tokens: special token text -> id.
+            explicit_n_vocab: if given, must equal the number of mergeable plus special
+                tokens, and `max_token_value + 1`.
+        """
+        self.name = name
+        self._explicit_n_vocab = explicit_n_vocab
+        self._pat_str = pat_str
+        self._mergeable_ranks = mergeable_ranks
+        self._special_tokens = special_tokens
+        if not mergeable_ranks:
+            raise ValueError("mergeable_ranks is empty")
+        self.max_token_value = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
+        if explicit_n_vocab:
+            if len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab:
+                raise ValueError(
+                    f"explicit_n_vocab is {explicit_n_vocab}, but there are {len(mergeable_ranks)} "
+                    f"mergeable and {len(special_tokens)} special tokens"
+                )
+            if self.max_token_value != explicit_n_vocab - 1:
+                raise ValueError(f"explicit_n_vocab is {explicit_n_vocab}, but the largest token id is {self.max_token_value}")
+        self._special_token_values = set(special_tokens.values())
+        self._splitter = _splitter(pat_str)
+        self._decoder_cache: dict[int, bytes] | None = None
+        self._backtrack: BacktrackEncoder | None = None
+        self._segmenter: Segmenter | None = None
+        self._invalid_tokens: list[bytes] = []
+        self._str_ranks_cache: dict[str, int] | None = None
+        self._piece_cache: dict[str, list[int]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ====================
+    # Encoding
+    # ====================
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode text, treating special tokens as plain text.
+
+        Same as `encode(text, disallowed_special=())`, but a little faster.
+
+        ```
+        >>> enc.encode_ordinary("hello world")
+        [24912, 2375]
+        ```
+        """
+        if not text.isascii() and SURROGATE.search(text):
+            text = _fix_surrogates(text)
+        return self._encode_chunk(text)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Encode text into token ids.
+
+        Special tokens are text such as `<|endoftext|>` that has a meaning of its own for a model.
+        By default, text that looks like a special token raises `ValueError`, so that untrusted
+        input cannot smuggle one in:
+
+        - `allowed_special`: special tokens to encode as their special id (`"all"` for all).
+        - `disallowed_special`: special tokens whose text raises `ValueError` (`"all"`, the
+          default, means every special token not allowed; `()` turns the check off, and such
+          text is encoded as ordinary text).
+
+        ```
+        >>> enc.encode("hello world")
+        [24912, 2375]
+        >>> enc.encode("<|endoftext|>", allowed_special="all")
+        [199999]
+        >>> enc.encode("<|endoftext|>", disallowed_special=())
+        [27, 91, 419, 1440, 919, 91, 29]
+        ```
+        Lone surrogates are handled as tiktoken does: surrogate pairs are joined into the
+        character they encode and any other surrogate becomes U+FFFD.
+        """
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        if not text.isascii() and SURROGATE.search(text):
+            text = _fix_surrogates(text)
+        if not allowed:
+            return self._encode_chunk(text)
+        return self._encode_with_specials(text, allowed)
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> int:
+        """`len(enc.encode(text, ...))`, without building the list of ids.
+
+        ```
+        >>> enc.count("hello world")
+        2
+        ```
+        """
+        allowed = self._check_special(text, allowed_special, disallowed_special)
+        if not text.isascii() and SURROGATE.search(text):
+            text = _fix_surrogates(text)
+        if not allowed:
+            return self._count_chunk(text)
+        total = 0
+        start = 0
+        for m in _special_token_regex(frozenset(allowed)).finditer(text):
+            total += self._count_chunk(text[start : m.start()]) + 1
+            start = m.end()
+        return total + self._count_chunk(text[start:])
+
+    def count_ordinary(self, text: str) -> int:
+        """`len(enc.encode_ordinary(text))`, without building the list of ids."""
+        if not text.isascii() and SURROGATE.search(text):
+            text = _fix_surrogates(text)
+        return self._count_chunk(text)
+
+    def encode_ordinary_batch(self, text: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        """Encode a list of strings, ignoring special tokens.
+
+        `num_threads` is accepted for compatibility with tiktoken and ignored: pure Python
+        does not run faster on threads.
+        """
+        return [self.encode_ordinary(t) for t in text]
+
+    def encode_batch(
+        self,
+        text: list[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """Encode a list of strings; see `encode` for the special token arguments."""
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - allowed_special
+        disallowed_special = frozenset(disallowed_special)
+        return [
+            self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in text
+        ]
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token whose text (or bytes) is exactly `text_or_bytes`.
+
+        Special tokens count too.  Raises `KeyError` if there is no such token.
+
+        ```
+        >>> enc.encode_single_token("hello")
+        24912
+        ```
+        """
+        if isinstance(text_or_bytes, str):
+            text = text_or_bytes
+            if text in self._special_tokens:
+                return self._special_tokens[text]
+            text_or_bytes = text.encode("utf-8")
+        try:
+            return self._mergeable_ranks[text_or_bytes]
+        except KeyError:
+            pass
+        try:
+            return self._special_tokens[text_or_bytes.decode("utf-8")]
+        except (KeyError, UnicodeDecodeError):
+            raise KeyError(text_or_bytes) from None
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ):
+        """`encode`, returned as a numpy uint32 array (needs numpy, which anytok does not)."""
+        import numpy as np
+
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return np.array(ids, dtype=np.uint32)
+
+    # ====================
+    # Decoding
+    # ====================
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of a list of tokens.
+
+        ```
+        >>> enc.decode_bytes([24912, 2375])
+        b'hello world'
+        ```
+        Raises `KeyError` for an id that is not a token.
+        """
+        try:
+            return b"".join(map(self._decoder.__getitem__, tokens))
+        except KeyError as e:
+            raise KeyError(f"Invalid token for decoding: {e.args[0]}") from None
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """The text of a list of tokens.
+
+        Bytes that are not valid UTF-8 (a token sequence may end inside a character) become
+        U+FFFD by default; pass `errors="strict"` to raise instead.
+
+        ```
+        >>> enc.decode([24912, 2375])
+        'hello world'
+        ```
+        """
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (special tokens included).  Raises `KeyError` if unknown.
+
+        ```
+        >>> enc.decode_single_token_bytes(24912)
+        b'hello'
+        ```
+        """
+        try:
+            return self._decoder[token]
+        except KeyError:
+            raise KeyError(str(token)) from None
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, for showing how text was split.
+
+        ```
+        >>> enc.decode_tokens_bytes([24912, 2375])
+        [b'hello', b' world']
+        ```
+        """
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of the tokens, and the character offset at which each token starts.
+
+        A token that starts inside a UTF-8 character gets the offset of that character.
+        Raises `UnicodeDecodeError` if the bytes are not valid UTF-8 (as tiktoken does).
+
+        ```
+        >>> enc.decode_with_offsets([24912, 2375])
+        ('hello world', [0, 5])
+        ```
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        text_len = 0
+        offsets = []
+        for token in token_bytes:
+            offsets.append(max(0, text_len - (0x80 <= token[0] < 0xC0)))
+            text_len += sum(1 for c in token if not 0x80 <= c < 0xC0)
+        text = b"".join(token_bytes).decode("utf-8", errors="strict")
+        return text, offsets
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace", num_threads: int = 8) -> list[str]:
+        """`decode` of each list of tokens (`num_threads` is ignored)."""
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """`decode_bytes` of each list of tokens (`num_threads` is ignored)."""
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    # ====================
+    # Miscellaneous
+    # ====================
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every mergeable token, sorted (bytewise), as tiktoken returns them."""
+        return sorted(self._mergeable_ranks)
+
+    @property
+    def eot_token(self) -> int:
+        """The id of `<|endoftext|>`."""
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self) -> set[str]:
+        """The texts of all special tokens."""
+        return set(self._special_tokens.keys())
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether the id is a special token's."""
+        if not isinstance(token, int):
+            raise TypeError(f"token must be an int, got {type(token).__name__}")
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self) -> int:
+        """`max_token_value + 1` (as in tiktoken)."""
+        return self.max_token_value + 1
+
+    @property
+    def pat_str(self) -> str:
+        """The split pattern."""
+        return self._pat_str
+
+    # ====================
+    # Private
+    # ====================
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """BPE of text or bytes without splitting it first (special tokens are not recognized)."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._bpe(text_or_bytes)
+
+    def _bpe(self, piece: bytes) -> list[int]:
+        return bpe.encode_piece(piece, self._mergeable_ranks, self._long_piece)
+
+    def _backtracker(self) -> BacktrackEncoder:
+        if self._backtrack is None:
+            self._backtrack = BacktrackEncoder(self._mergeable_ranks, self._decoder)
+        return self._backtrack
+
+    def _long_piece(self, piece: bytes) -> list[int] | None:
+        return self._backtracker().encode(piece)
+
+    def _check_special(self, text: str, allowed_special, disallowed_special) -> AbstractSet[str]:
+        if allowed_special == "all":
+            allowed_special = self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed_special = self.special_tokens_set - allowed_special
+        if disallowed_special:
+            if not isinstance(disallowed_special, frozenset):
+                disallowed_special = frozenset(disallowed_special)
+            if match := _special_token_regex(disallowed_special).search(text):
+                raise_disallowed_special_token(match.group())
+        return allowed_special
+
+    @property
+    def _decoder(self) -> dict[int, bytes]:
+        """token id -> token bytes, special tokens included (built on first use)."""
+        table = self._decoder_cache
+        if table is None:
+            ranks = self._mergeable_ranks
+            table = dict(zip(ranks.values(), ranks.keys()))
+            if len(table) != len(ranks):
+                raise ValueError(f"encoding {self.name!r}: two mergeable tokens share a rank")
+            for text, token in self._special_tokens.items():
+                if token in table:
+                    raise ValueError(f"encoding {self.name!r}: special token {text!r} has id {token}, which a mergeable token already has")
+            for text, token in self._special_tokens.items():
+                # Special tokens sharing an id decode to the first of them (as tiktoken does).
+                table.setdefault(token, text.encode("utf-8"))
+            self._decoder_cache = table
+        return table
+
+    @property
+    def _str_ranks(self) -> dict[str, int]:
+        table = self._str_ranks_cache
+        if table is None:
+            with self._lock:
+                table = self._str_ranks_cache
+                if table is None:
+                    ranks = self._mergeable_ranks
+                    table, self._invalid_tokens = _str_vocab(list(ranks.keys()), list(ranks.values()))
+                    self._str_ranks_cache = table
+        return table
+
+    def _piece_ids(self, piece: str) -> list[int]:
+        """BPE of one piece (or segment of a piece) that is not a single token; cached."""
+        cache = self._piece_cache
+        ids = cache.get(piece)
+        if ids is None:
+            if len(piece) <= bpe.LIST_MAX and piece.isascii():
+                ids = bpe.rank_merge_ascii(piece, self._str_ranks)
+            else:
+                ids = bpe.merge(piece.encode("utf-8"), self._mergeable_ranks, self._long_piece)
+            if len(cache) >= PIECE_CACHE_SIZE:
+                cache.clear()
+            cache[piece] = ids
+        return ids
+
+    def _lookup(self, text: str) -> tuple[list[str], list[int | None]]:
+        """The pieces of `text` and their ids, None for a piece that needs merging.
+
+        Pieces of non-ASCII text that need merging are first cut where no token can span
+        (see segment.py), so that mostly short, repeated segments are left to merge.
+        """
+        get = self._str_ranks.get
+        pieces = self._splitter.split(text)
+        ids = list(map(get, pieces))
+        if None not in ids or text.isascii():
+            return pieces, ids
+        misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
+        if self._segmenter is None:
+            self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
+        refined = self._segmenter.refine(pieces, misses)
+        if refined is None:
+            return pieces, ids
+        new_pieces, segments = refined
+        # A segment that is a token is that token only if the token's own BPE is itself
+        # (true of every token in regular vocabularies; checked once per token).
+        split = self._backtracker().split
+        for token in set(map(get, segments)):
+            if token is not None and split(token) is None:
+                return pieces, ids
+        return new_pieces, list(map(get, new_pieces))
+
+    def _encode_chunk(self, text: str) -> list[int]:
+        """Ordinary text (no surrogates, no special tokens) -> ids."""
+        pieces, ids = self._lookup(text)
+        if None not in ids:
+            return ids  # type: ignore[return-value]
+        # Most pieces are one token.  Splice in the BPE of the others.
+        misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
+        piece_ids = self._piece_ids
+        out: list[int] = []
+        start = 0
+        for i in misses:
+            out += ids[start:i]
+            out += piece_ids(pieces[i])
+            start = i + 1
+        out += ids[start:]
+        return out
+
+    def _count_chunk(self, text: str) -> int:
+        pieces, ids = self._lookup(text)
+        n_miss = ids.count(None)
+        if not n_miss:
+            return len(ids)
+        missed = compress(pieces, map(operator.is_, ids, repeat(None)))
+        return len(ids) - n_miss + sum(map(len, map(self._piece_ids, missed)))
+
+    def _encode_with_specials(self, text: str, allowed: AbstractSet[str]) -> list[int]:
+        out: list[int] = []
+        start = 0
+        specials = self._special_tokens
+        for m in _special_token_regex(frozenset(allowed)).finditer(text):
+            out += self._encode_chunk(text[start : m.start()])
+            out.append(specials[m.group()])
+            start = m.end()
+        out += self._encode_chunk(text[start:])
+        return out
+
+    def __getstate__(self) -> object:
+        from . import registry
+
+        # Bundled encodings pickle by name, like tiktoken's registered ones.
+        if registry.is_registered(self):
+            return self.name
+        return {
+            "name": self.name,
+            "pat_str": self._pat_str,
+            "mergeable_ranks": self._mergeable_ranks,
+            "special_tokens": self._special_tokens,
+        }
+
+    def __setstate__(self, value: object) -> None:
+        from . import registry
+
+        if isinstance(value, str):
+            self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        self.__init__(**value)  # type: ignore[misc]

@@ -1,0 +1,441 @@
+"""The anytok vocab binary format (`.atok`): writer and strict reader.
+
+Specified in docs/FORMAT.md.  In short::
+
+    file    = magic "ANYTOK" | version varint | flags varint | stored_len varint
+              | raw_len varint | crc32 u32le | payload[stored_len]
+    payload = (compressed, per flags) sequence of fields up to its end
+    field   = tag varint | len varint | data[len]
+
+Every integer is an unsigned LEB128 varint (as in Rust's `postcard`); strings are UTF-8.  A tag
+is `number << 1 | critical`: a reader skips an unknown field whose critical bit is clear, and
+refuses a file with an unknown critical field (its meaning would change the tokens).
+
+This module knows nothing of encoding text; it turns bytes into a `VocabData` and back.  Every
+way a file can be wrong raises `VocabFormatError` with a message saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import lzma
+import zlib
+from dataclasses import dataclass, field
+from itertools import accumulate, islice
+
+__all__ = ["VocabData", "VocabFormatError", "dumps", "loads", "MAGIC", "FORMAT_VERSION"]
+
+MAGIC = b"ANYTOK"
+FORMAT_VERSION = 1
+
+COMPRESS_NONE = 0
+COMPRESS_ZLIB = 1
+COMPRESS_LZMA = 2
+_COMPRESSION_NAMES = {COMPRESS_NONE: "none", COMPRESS_ZLIB: "zlib", COMPRESS_LZMA: "lzma"}
+
+# Field numbers.  The tag written is (number << 1) | critical.
+F_NAME = 1  # str
+F_SOURCE = 2  # str: where the vocab came from (informational)
+F_PATTERN = 3  # str: the split pattern, as given to tiktoken
+F_TOKENS = 4  # count, count x varint(len - 1), concatenated token bytes; rank = position
+F_IDS = 5  # count of exceptions, then (position delta, id) pairs: ids that differ from rank
+F_SPECIALS = 6  # count, then (str, id) pairs
+F_N_VOCAB = 7  # varint: tiktoken's explicit_n_vocab
+_CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS}
+_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB}
+
+# Sanity limits: a reader must never be talked into huge allocations by a corrupt header.
+MAX_RAW_SIZE = 1 << 30
+MAX_TOKEN_LEN = 1 << 16
+MAX_ID = (1 << 32) - 1
+
+
+class VocabFormatError(ValueError):
+    """A vocab file is not a valid anytok binary; the message says what is wrong."""
+
+
+@dataclass
+class VocabData:
+    """Everything a vocab file holds, as plain Python values."""
+
+    name: str
+    pat_str: str
+    tokens: list[bytes]  # in rank order: tokens[rank] is the token of that merge priority
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    ids: dict[int, int] = field(default_factory=dict)  # rank -> id where they differ
+    explicit_n_vocab: int | None = None
+    source: str = ""
+    unknown_fields: dict[int, bytes] = field(default_factory=dict)  # kept for round trips
+
+    _ranks: dict[bytes, int] | None = field(default=None, repr=False, compare=False)
+
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """tiktoken's `mergeable_ranks`: token bytes -> token id (= rank)."""
+        if self._ranks is not None:
+            return self._ranks
+        ranks = dict(zip(self.tokens, range(len(self.tokens))))
+        if self.ids:
+            for rank, token_id in self.ids.items():
+                ranks[self.tokens[rank]] = token_id
+        return ranks
+
+    @classmethod
+    def from_mergeable_ranks(
+        cls,
+        name: str,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+        source: str = "",
+    ) -> "VocabData":
+        tokens = sorted(mergeable_ranks, key=mergeable_ranks.__getitem__)
+        ids = {pos: mergeable_ranks[tok] for pos, tok in enumerate(tokens) if mergeable_ranks[tok] != pos}
+        return cls(
+            name=name,
+            pat_str=pat_str,
+            tokens=tokens,
+            special_tokens=dict(special_tokens),
+            ids=ids,
+            explicit_n_vocab=explicit_n_vocab,
+            source=source,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        raise ValueError(f"varint must be non-negative, got {n}")
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _str(s: str) -> bytes:
+    data = s.encode("utf-8")
+    return _varint(len(data)) + data
+
+
+def _field(number: int, data: bytes) -> bytes:
+    tag = number << 1 | (1 if number in _CRITICAL else 0)
+    return _varint(tag) + _varint(len(data)) + data
+
+
+def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
+    """Serialize `vocab`.  The output is deterministic (same input, same bytes)."""
+    for tok in vocab.tokens:
+        if not 1 <= len(tok) <= MAX_TOKEN_LEN:
+            raise ValueError(f"token of length {len(tok)} cannot be stored")
+    if len(set(vocab.tokens)) != len(vocab.tokens):
+        raise ValueError("duplicate tokens")
+    parts = [_field(F_NAME, vocab.name.encode("utf-8"))]
+    if vocab.source:
+        parts.append(_field(F_SOURCE, vocab.source.encode("utf-8")))
+    parts.append(_field(F_PATTERN, vocab.pat_str.encode("utf-8")))
+    lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
+    parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
+    if vocab.ids:
+        body = [_varint(len(vocab.ids))]
+        prev = 0
+        for pos in sorted(vocab.ids):
+            body.append(_varint(pos - prev) + _varint(vocab.ids[pos]))
+            prev = pos
+        parts.append(_field(F_IDS, b"".join(body)))
+    if vocab.special_tokens:
+        # Kept in the caller's order: when two special tokens share an id (tiktoken's
+        # o200k_harmony has <|endofprompt|> and <|reserved_200018|> both at 200018), the first
+        # one is what that id decodes to.
+        items = list(vocab.special_tokens.items())
+        body = [_varint(len(items))] + [_str(s) + _varint(i) for s, i in items]
+        parts.append(_field(F_SPECIALS, b"".join(body)))
+    if vocab.explicit_n_vocab is not None:
+        parts.append(_field(F_N_VOCAB, _varint(vocab.explicit_n_vocab)))
+    for tag, data in sorted(vocab.unknown_fields.items()):
+        parts.append(_varint(tag) + _varint(len(data)) + data)
+    raw = b"".join(parts)
+
+    if compression == "lzma":
+        flag = COMPRESS_LZMA
+        # A dictionary just larger than the payload compresses as well as preset 9's 64 MiB
+        # and keeps the reader's memory small.
+        dict_size = max(1 << 16, 1 << (len(raw) - 1).bit_length())
+        filters = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": dict_size}]
+        stored = lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, filters=filters)
+    elif compression == "zlib":
+        flag = COMPRESS_ZLIB
+        stored = zlib.compress(raw, 9)
+    elif compression == "none":
+        flag = COMPRESS_NONE
+        stored = raw
+    else:
+        raise ValueError(f"unknown compression {compression!r} (use 'lzma', 'zlib' or 'none')")
+    head = MAGIC + _varint(FORMAT_VERSION) + _varint(flag) + _varint(len(stored)) + _varint(len(raw))
+    crc = zlib.crc32(stored, zlib.crc32(head))
+    return head + crc.to_bytes(4, "little") + stored
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+_LZMA_MEMLIMIT = 1 << 28
+
+
+class _Reader:
+    __slots__ = ("buf", "pos", "end", "what")
+
+    def __init__(self, buf: bytes | memoryview, pos: int, end: int, what: str):
+        self.buf = buf
+        self.pos = pos
+        self.end = end
+        self.what = what
+
+    def fail(self, msg: str) -> VocabFormatError:
+        return VocabFormatError(f"{self.what}: {msg} (at byte {self.pos})")
+
+    def varint(self, name: str, limit: int = 1 << 64) -> int:
+        buf, pos, end = self.buf, self.pos, self.end
+        result = shift = 0
+        while True:
+            if pos >= end:
+                raise self.fail(f"truncated varint for {name}")
+            b = buf[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                break
+            shift += 7
+            if shift > 63:
+                raise self.fail(f"varint for {name} is too long")
+        if result > limit:
+            raise self.fail(f"{name} is {result}, more than the limit {limit}")
+        self.pos = pos
+        return result
+
+    def take(self, n: int, name: str) -> bytes:
+        if n > self.end - self.pos:
+            raise self.fail(f"{name} needs {n} bytes but only {self.end - self.pos} remain")
+        data = bytes(self.buf[self.pos : self.pos + n])
+        self.pos += n
+        return data
+
+    def text(self, name: str) -> str:
+        n = self.varint(f"length of {name}", self.end - self.pos)
+        data = self.take(n, name)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise self.fail(f"{name} is not valid UTF-8 ({e.reason})") from None
+
+    def done(self, name: str) -> None:
+        if self.pos != self.end:
+            raise self.fail(f"{self.end - self.pos} unexpected bytes at the end of {name}")
+
+
+def _read_tokens(data: bytes) -> list[bytes]:
+    r = _Reader(data, 0, len(data), "tokens field")
+    count = r.varint("token count", len(data))
+    start = r.pos
+    if count > len(data) - start:
+        raise r.fail(f"token count {count} is larger than the field allows")
+    lens_bytes = data[start : start + count]
+    if lens_bytes.isascii():
+        # Fast path: every stored length fits in one varint byte (all tokens <= 128 bytes).
+        lengths: bytes | list[int] = lens_bytes
+        r.pos = start + count
+    else:
+        lengths = [r.varint("token length", MAX_TOKEN_LEN - 1) for _ in range(count)]
+    blob_start = r.pos
+    total = sum(lengths) + count
+    if total != len(data) - blob_start:
+        raise r.fail(
+            f"token lengths add up to {total} bytes but {len(data) - blob_start} bytes of tokens follow"
+        )
+    # Stored values are length - 1; token i spans bounds[i]:bounds[i + 1].
+    if isinstance(lengths, bytes):
+        sizes = lengths.translate(_PLUS_ONE)
+    else:
+        sizes = [n + 1 for n in lengths]
+    bounds = list(accumulate(sizes, initial=blob_start))
+    return list(map(data.__getitem__, map(slice, bounds, islice(bounds, 1, None))))
+
+
+_PLUS_ONE = bytes(range(1, 257)[:255]) + b"\x00"  # only used on bytes < 0x80
+
+
+def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file") -> VocabData:
+    """Parse a vocab file.  Raises `VocabFormatError` on anything wrong with it."""
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"expected bytes, got {type(buf).__name__}")
+    buf = bytes(buf)
+    if len(buf) < len(MAGIC):
+        raise VocabFormatError(f"{what}: too short ({len(buf)} bytes) to be an anytok vocab file")
+    if buf[: len(MAGIC)] != MAGIC:
+        raise VocabFormatError(f"{what}: wrong magic bytes {buf[:len(MAGIC)]!r}, expected {MAGIC!r} (not an anytok vocab file)")
+    r = _Reader(buf, len(MAGIC), len(buf), what)
+    version = r.varint("format version")
+    if version != FORMAT_VERSION:
+        raise r.fail(f"unsupported format version {version} (this anytok reads version {FORMAT_VERSION})")
+    flags = r.varint("flags")
+    if flags not in _COMPRESSION_NAMES:
+        raise r.fail(f"unknown flags {flags:#x}")
+    stored_len = r.varint("stored payload size")
+    raw_len = r.varint("payload size", MAX_RAW_SIZE)
+    head_end = r.pos
+    crc_bytes = r.take(4, "checksum")
+    if stored_len != len(buf) - r.pos:
+        raise r.fail(
+            f"header says the payload has {stored_len} bytes but the file has {len(buf) - r.pos} after the header"
+            + (" (file truncated?)" if stored_len > len(buf) - r.pos else " (trailing garbage?)")
+        )
+    stored = buf[r.pos :]
+    crc = zlib.crc32(stored, zlib.crc32(buf[:head_end]))
+    if crc != int.from_bytes(crc_bytes, "little"):
+        raise VocabFormatError(f"{what}: checksum mismatch (file corrupted)")
+    if flags == COMPRESS_NONE:
+        raw = stored
+    else:
+        try:
+            if flags == COMPRESS_ZLIB:
+                d = zlib.decompressobj()
+                raw = d.decompress(stored, raw_len + 1)
+            else:
+                d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=_LZMA_MEMLIMIT)
+                raw = d.decompress(stored, raw_len + 1)
+            if not d.eof or d.unused_data:
+                raise VocabFormatError(f"{what}: compressed payload is truncated, longer than declared, or followed by garbage")
+        except (zlib.error, lzma.LZMAError) as e:
+            raise VocabFormatError(f"{what}: cannot decompress payload ({e})") from None
+    if len(raw) != raw_len:
+        raise VocabFormatError(f"{what}: payload is {len(raw)} bytes after decompression, header says {raw_len}")
+    return _parse_payload(raw, what)
+
+
+def _parse_payload(raw: bytes, what: str) -> VocabData:
+    r = _Reader(raw, 0, len(raw), what)
+    seen: dict[int, bytes] = {}
+    unknown: dict[int, bytes] = {}
+    while r.pos < r.end:
+        tag = r.varint("field tag")
+        number, critical = tag >> 1, tag & 1
+        size = r.varint(f"size of field {number}")
+        data = r.take(size, f"field {number}")  # fails if the size runs past the end
+        if number in _KNOWN:
+            if critical != (number in _CRITICAL):
+                raise r.fail(f"field {number} has the wrong critical bit")
+            if number in seen:
+                raise r.fail(f"field {number} appears twice")
+            seen[number] = data
+        elif critical:
+            raise r.fail(f"unknown critical field {number}: written by a newer anytok, cannot be read safely")
+        else:
+            unknown[tag] = data
+    for required, label in ((F_PATTERN, "split pattern"), (F_TOKENS, "tokens")):
+        if required not in seen:
+            raise VocabFormatError(f"{what}: missing required field {required} ({label})")
+
+    def text(number: int, label: str) -> str:
+        try:
+            return seen[number].decode("utf-8")
+        except UnicodeDecodeError:
+            raise VocabFormatError(f"{what}: {label} is not valid UTF-8") from None
+
+    tokens = _read_tokens(seen[F_TOKENS])
+    vocab = VocabData(
+        name=text(F_NAME, "name") if F_NAME in seen else "",
+        pat_str=text(F_PATTERN, "split pattern"),
+        tokens=tokens,
+        source=text(F_SOURCE, "source") if F_SOURCE in seen else "",
+        unknown_fields=unknown,
+    )
+    if F_IDS in seen:
+        d = seen[F_IDS]
+        rr = _Reader(d, 0, len(d), f"{what}: ids field")
+        n = rr.varint("id exception count", len(tokens))
+        pos = 0
+        for k in range(n):
+            step = rr.varint("position step", len(tokens))
+            if k and step == 0:
+                raise rr.fail("positions of id exceptions are not increasing")
+            pos += step
+            if pos >= len(tokens):
+                raise rr.fail(f"id exception for position {pos}, but there are {len(tokens)} tokens")
+            vocab.ids[pos] = rr.varint("token id", MAX_ID)
+        rr.done("ids field")
+    if F_SPECIALS in seen:
+        d = seen[F_SPECIALS]
+        rr = _Reader(d, 0, len(d), f"{what}: special tokens field")
+        n = rr.varint("special token count", len(d))
+        for _ in range(n):
+            s = rr.text("special token")
+            i = rr.varint("special token id", MAX_ID)
+            if s in vocab.special_tokens:
+                raise rr.fail(f"special token {s!r} appears twice")
+            vocab.special_tokens[s] = i
+        rr.done("special tokens field")
+    if F_N_VOCAB in seen:
+        d = seen[F_N_VOCAB]
+        rr = _Reader(d, 0, len(d), f"{what}: n_vocab field")
+        vocab.explicit_n_vocab = rr.varint("explicit n_vocab", MAX_ID + 1)
+        rr.done("n_vocab field")
+    _check_ids(vocab, what)
+    ranks = dict(zip(tokens, range(len(tokens))))
+    if len(ranks) != len(tokens):
+        raise VocabFormatError(f"{what}: token {_first_duplicate(tokens)!r} appears more than once")
+    if vocab.ids:
+        for rank, token_id in vocab.ids.items():
+            ranks[tokens[rank]] = token_id
+    vocab._ranks = ranks
+    return vocab
+
+
+def _first_duplicate(items):
+    seen = set()
+    for x in items:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def _check_ids(vocab: VocabData, what: str) -> None:
+    """Mergeable ids are unique and keep rank order; no special token takes a mergeable id.
+
+    Two special tokens may share an id, as in tiktoken's own o200k_harmony.
+    """
+    n = len(vocab.tokens)
+    if vocab.ids:
+        ids = list(range(n))
+        for pos, i in vocab.ids.items():
+            ids[pos] = i
+        if any(a >= b for a, b in zip(ids, ids[1:])):
+            raise VocabFormatError(f"{what}: token ids are not increasing with rank")
+        used = set(ids)
+    else:
+        used = None
+    for s, i in vocab.special_tokens.items():
+        taken = (i in used) if used is not None else i < n
+        if taken:
+            raise VocabFormatError(f"{what}: special token {s!r} has id {i}, which a mergeable token already has")
+    if vocab.explicit_n_vocab is not None:
+        if n + len(vocab.special_tokens) != vocab.explicit_n_vocab:
+            raise VocabFormatError(
+                f"{what}: explicit n_vocab is {vocab.explicit_n_vocab} but the file has "
+                f"{n} mergeable + {len(vocab.special_tokens)} special tokens"
+            )
+
+
+def describe_compression(buf: bytes) -> str:
+    """Name of the compression a file declares (for `anytok inspect`)."""
+    r = _Reader(buf, len(MAGIC), len(buf), "vocab file")
+    r.varint("format version")
+    return _COMPRESSION_NAMES.get(r.varint("flags"), "unknown")

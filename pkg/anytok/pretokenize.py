@@ -1,0 +1,600 @@
+"""Pre-tokenization: split text into pieces with a tiktoken-style pattern, using stdlib `re` only.
+
+tiktoken compiles its split pattern with Rust's `fancy-regex`, whose `\\p{L}`, `\\s`, ... come
+from the Unicode tables of Rust's `regex` crate.  Python's `re` knows neither `\\p{..}` nor the
+same Unicode version, so a pattern is translated here, once, into plain `re` syntax in which
+every class is spelled out as explicit code point ranges taken from the pinned tables in
+`_unicode_tables.py`.  The translation keeps the pattern's structure (alternation order,
+greedy/lazy/possessive quantifiers, look-around), and both engines are backtracking engines
+with leftmost-first alternation, so the matches are the same; the test suite proves it on
+every code point in many contexts.
+
+Three compiled variants of each pattern are kept, because stdlib `re` is fast on a class only
+while the class stays small:
+
+* **ASCII**: every class cut down to U+0000..U+007F.  Exact on text for which
+  `str.isascii()` holds (English prose, code), and the fastest.
+* **BMP**: every class cut down to U+0000..U+FFFF.  `re` stores such a class as a bitmap
+  (O(1) per test).  Exact on text without astral characters.
+* **astral text**: `re` checks class ranges above U+FFFF one by one, which is slow.  So an
+  astral character is first replaced by a BMP stand-in that belongs to exactly the same
+  classes of this pattern (same "signature"), the BMP variant runs on the stand-in text, and
+  the original text is cut at the same offsets (the replacement keeps the length).  When
+  some astral signature has no BMP stand-in (e.g. a pattern naming an astral literal), the
+  full pattern is used instead, which is exact but slower.
+
+Text containing lone surrogates is not split here: `Encoding` first repairs it the way tiktoken
+does (surrogate pairs joined, lone ones replaced by U+FFFD).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import threading
+from itertools import accumulate, islice
+from typing import Callable
+
+from . import unicode as ucd
+from .unicode import Ranges
+
+__all__ = ["Splitter", "UnsupportedPatternError", "translate_pattern"]
+
+
+class UnsupportedPatternError(ValueError):
+    """The split pattern uses a regex feature that anytok cannot translate exactly."""
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing (Rust regex / fancy-regex syntax, the subset tokenizer patterns use)
+# --------------------------------------------------------------------------------------------
+# AST nodes are tuples:
+#   ("set", ranges)                 one character from a set (literals become 1-element sets)
+#   ("seq", [node, ...])            concatenation
+#   ("alt", [node, ...])            alternation, leftmost first
+#   ("group", kind, node)           kind: ":" "=" "!" "<=" "<!" ">"
+#   ("repeat", node, lo, hi, mode)  hi None = unbounded; mode "" greedy, "?" lazy, "+" possessive
+#   ("assert", what)                "start" "end" "line_start" "line_end"
+
+_SIMPLE_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B, "a": 0x07, "e": 0x1B}
+
+
+class _Parser:
+    def __init__(self, pattern: str):
+        self.p = pattern
+        self.i = 0
+
+    def error(self, msg: str) -> UnsupportedPatternError:
+        return UnsupportedPatternError(f"{msg} at offset {self.i} of split pattern {self.p!r}")
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.p[j] if j < len(self.p) else ""
+
+    def take(self) -> str:
+        if self.i >= len(self.p):
+            raise self.error("unexpected end of pattern")
+        c = self.p[self.i]
+        self.i += 1
+        return c
+
+    def parse(self):
+        node = self.parse_alt(flags=frozenset())
+        if self.i != len(self.p):
+            raise self.error("unbalanced ')'")
+        return node
+
+    def parse_alt(self, flags):
+        branches = []
+        while True:
+            seq, flags = self.parse_seq(flags)
+            branches.append(seq)
+            if self.peek() == "|":
+                self.i += 1
+                continue
+            return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def parse_seq(self, flags):
+        items = []
+        while self.i < len(self.p) and self.peek() not in "|)":
+            if self.p.startswith("(?", self.i) and self._is_bare_flag_group():
+                flags = self._parse_bare_flags(flags)
+                continue
+            atom = self.parse_atom(flags)
+            items.append(self.parse_quantifier(atom))
+        return ("seq", items), flags
+
+    def _is_bare_flag_group(self) -> bool:
+        m = re.compile(r"\(\?[a-zA-Z-]*\)").match(self.p, self.i)
+        return m is not None
+
+    def _parse_bare_flags(self, flags):
+        m = re.compile(r"\(\?([a-zA-Z-]*)\)").match(self.p, self.i)
+        self.i = m.end()
+        return self._apply_flags(flags, m.group(1))
+
+    def _apply_flags(self, flags, spec: str):
+        on, _, off = spec.partition("-")
+        new = set(flags)
+        for ch in on + off:
+            if ch not in "ims":
+                raise self.error(f"unsupported regex flag {ch!r}")
+        new.update(on)
+        new.difference_update(off)
+        return frozenset(new)
+
+    def parse_quantifier(self, atom):
+        c = self.peek()
+        if c == "*":
+            lo, hi = 0, None
+            self.i += 1
+        elif c == "+":
+            lo, hi = 1, None
+            self.i += 1
+        elif c == "?":
+            lo, hi = 0, 1
+            self.i += 1
+        elif c == "{":
+            m = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.p, self.i)
+            if not m:
+                raise self.error("bad repetition")
+            lo = int(m.group(1))
+            hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
+            self.i = m.end()
+        else:
+            return atom
+        mode = ""
+        if self.peek() in ("?", "+"):
+            mode = self.take()
+        if atom[0] == "assert":
+            raise self.error("quantified assertion")
+        return ("repeat", atom, lo, hi, mode)
+
+    def parse_atom(self, flags):
+        c = self.take()
+        if c == "(":
+            return self.parse_group(flags)
+        if c == "[":
+            return ("set", self.parse_class_body(flags))
+        if c == "\\":
+            return self.parse_escape(flags, in_class=False)
+        if c == ".":
+            if "s" in flags:
+                return ("set", ucd.difference(ucd.EVERYTHING, ucd.SURROGATES))
+            return ("set", ucd.difference(ucd.EVERYTHING, ((0x0A, 0x0A),) + ucd.SURROGATES))
+        if c == "^":
+            return ("assert", "line_start" if "m" in flags else "start")
+        if c == "$":
+            return ("assert", "line_end" if "m" in flags else "end")
+        if c in "*+?{":
+            raise self.error("nothing to repeat")
+        return ("set", self.literal(ord(c), flags))
+
+    def literal(self, cp: int, flags) -> Ranges:
+        if "i" in flags:
+            ch = chr(cp)
+            if ch.isascii():
+                return ucd.ascii_case_class(ch)
+            if ucd.contains(ucd.category("LC") or (), cp) or ucd.contains(ucd.category("Lm") or (), cp):
+                raise self.error(f"case-insensitive non-ASCII letter {ch!r} is not supported")
+        return ((cp, cp),)
+
+    def finish_set(self, ranges: Ranges, flags) -> Ranges:
+        """Apply case-insensitivity to a class (before any negation), as Rust's regex does."""
+        if "i" not in flags:
+            return ranges
+        non_ascii = ucd.difference(ranges, ucd.ASCII)
+        if ucd.intersect(non_ascii, ucd.union(ucd.category("LC"), ucd.category("Lm"))):
+            raise self.error("case-insensitive class with non-ASCII letters is not supported")
+        extra = []
+        for lo, hi in ucd.intersect(ranges, ucd.ASCII):
+            for cp in range(lo, hi + 1):
+                extra.extend(ucd.ascii_case_class(chr(cp)))
+        return ucd.union(ranges, tuple(extra))
+
+    def parse_group(self, flags):
+        kind = ":"
+        inner_flags = flags
+        if self.peek() == "?":
+            self.i += 1
+            for prefix, k in (("<=", "<="), ("<!", "<!"), ("=", "="), ("!", "!"), (">", ">"), (":", ":")):
+                if self.p.startswith(prefix, self.i):
+                    self.i += len(prefix)
+                    kind = k
+                    break
+            else:
+                m = re.compile(r"P?<([A-Za-z_][A-Za-z0-9_]*)>").match(self.p, self.i)
+                if m:
+                    self.i = m.end()
+                else:
+                    m = re.compile(r"([a-zA-Z-]*):").match(self.p, self.i)
+                    if not m:
+                        raise self.error("unsupported group syntax")
+                    inner_flags = self._apply_flags(flags, m.group(1))
+                    self.i = m.end()
+        node = self.parse_alt(inner_flags)
+        if self.take() != ")":
+            raise self.error("missing ')'")
+        return ("group", kind, node)
+
+    def parse_escape(self, flags, in_class: bool):
+        c = self.take()
+        if c in "pP":
+            if self.peek() == "{":
+                end = self.p.find("}", self.i)
+                if end < 0:
+                    raise self.error("unterminated \\p{")
+                name = self.p[self.i + 1 : end]
+                self.i = end + 1
+            else:
+                name = self.take()
+            negate = c == "P"
+            if name.startswith("^"):
+                name, negate = name[1:], not negate
+            ranges = ucd.category(name)
+            if ranges is None:
+                if name.replace("_", "").lower() in ("whitespace", "wspace", "space"):
+                    ranges = ucd.white_space()
+                else:
+                    raise self.error(f"unsupported Unicode class \\{c}{{{name}}}")
+            if negate:
+                ranges = ucd.difference(ucd.complement(ranges), ucd.SURROGATES)
+            return ranges if in_class else ("set", self.finish_set(ranges, flags))
+        if c in "sSdD":
+            ranges = ucd.white_space() if c in "sS" else ucd.category("Nd")
+            if c.isupper():
+                ranges = ucd.difference(ucd.complement(ranges), ucd.SURROGATES)
+            return ranges if in_class else ("set", ranges)
+        if c in "wWbB":
+            raise self.error(f"\\{c} (Unicode word characters) is not supported")
+        if c in _SIMPLE_ESCAPES:
+            cp = _SIMPLE_ESCAPES[c]
+        elif c in "xuU":
+            if self.peek() == "{":
+                end = self.p.find("}", self.i)
+                digits = self.p[self.i + 1 : end]
+                self.i = end + 1
+            else:
+                width = {"x": 2, "u": 4, "U": 8}[c]
+                digits = self.p[self.i : self.i + width]
+                self.i += width
+            try:
+                cp = int(digits, 16)
+            except ValueError:
+                raise self.error(f"bad escape \\{c}{digits}") from None
+        elif c == "A" and not in_class:
+            return ("assert", "start")
+        elif c == "z" and not in_class:
+            return ("assert", "end")
+        elif c.isalnum():
+            raise self.error(f"unsupported escape \\{c}")
+        else:
+            cp = ord(c)
+        if in_class:
+            return ((cp, cp),)
+        return ("set", self.literal(cp, flags))
+
+    def parse_class_body(self, flags) -> Ranges:
+        negate = False
+        if self.peek() == "^":
+            negate = True
+            self.i += 1
+        items: list[tuple[int, int]] = []
+        first = True
+        while True:
+            c = self.take()
+            if c == "]" and not first:
+                break
+            first = False
+            if c == "[":
+                if self.peek() == ":":
+                    raise self.error("POSIX classes are not supported")
+                items.extend(self.parse_class_body(flags))
+                continue
+            if c in "&-~" and self.peek() == c and self.peek(1) != "]":
+                raise self.error("class set operations are not supported")
+            if c == "\\":
+                got = self.parse_escape(flags, in_class=True)
+            else:
+                got = ((ord(c), ord(c)),)
+            if len(got) == 1 and got[0][0] == got[0][1] and self.peek() == "-" and self.peek(1) not in ("]", ""):
+                self.i += 1
+                d = self.take()
+                if d == "\\":
+                    end = self.parse_escape(flags, in_class=True)
+                    if len(end) != 1 or end[0][0] != end[0][1]:
+                        raise self.error("bad class range")
+                    hi = end[0][0]
+                elif d == "[":
+                    raise self.error("bad class range")
+                else:
+                    hi = ord(d)
+                if hi < got[0][0]:
+                    raise self.error("class range out of order")
+                items.append((got[0][0], hi))
+            else:
+                items.extend(got)
+        ranges = self.finish_set(ucd.normalize(items), flags)
+        if negate:
+            ranges = ucd.difference(ucd.complement(ranges), ucd.SURROGATES)
+        return ranges
+
+
+def parse_pattern(pattern: str):
+    """Parse a tiktoken / fancy-regex split pattern into anytok's small regex AST."""
+    return _factor(_Parser(pattern).parse())
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering to stdlib `re` syntax
+# --------------------------------------------------------------------------------------------
+
+
+_CLASS_SPECIAL = frozenset("\\]^-[")
+
+
+def _char(cp: int) -> str:
+    # Printable characters are written as themselves: `re` parses them much faster than
+    # escapes, which matters for classes with thousands of ranges.
+    if cp > 0x20 and cp != 0x7F and not 0xD800 <= cp <= 0xDFFF and cp <= 0xFFFF:
+        ch = chr(cp)
+        if ch not in _CLASS_SPECIAL and (cp > 0x7F or ch.isalnum() or ch == "_"):
+            return ch
+    if cp <= 0xFF:
+        return f"\\x{cp:02x}"
+    if cp <= 0xFFFF:
+        return f"\\u{cp:04x}"
+    return f"\\U{cp:08x}"
+
+
+def _render_set(ranges: Ranges) -> str:
+    if not ranges:
+        return "[^\\x00-\\U0010ffff]"  # matches nothing, and may still be quantified
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return _char(ranges[0][0])
+    parts = []
+    for lo, hi in ranges:
+        if lo == hi:
+            parts.append(_char(lo))
+        elif hi == lo + 1:
+            parts.append(_char(lo) + _char(hi))
+        else:
+            parts.append(f"{_char(lo)}-{_char(hi)}")
+    return "[" + "".join(parts) + "]"
+
+
+_ASSERTS = {"start": r"\A", "end": r"\Z", "line_start": "(?m:^)", "line_end": "(?m:$)"}
+
+
+def _render(node, universe: Ranges | None, sub: Callable[[Ranges], Ranges] | None = None) -> str:
+    kind = node[0]
+    if kind == "set":
+        ranges = node[1]
+        if universe is not None:
+            ranges = ucd.intersect(ranges, universe)
+        return _render_set(ranges)
+    if kind == "seq":
+        return "".join(_render(n, universe) for n in node[1])
+    if kind == "alt":
+        return "|".join(_render(n, universe) for n in node[1])
+    if kind == "group":
+        return f"(?{node[1]}{_render(node[2], universe)})"
+    if kind == "repeat":
+        _, inner, lo, hi, mode = node
+        body = _render(inner, universe)
+        if inner[0] in ("seq", "alt") or (inner[0] == "set" and len(body) > 1 and body[0] != "[" and body[0] != "\\"):
+            body = f"(?:{body})"
+        if (lo, hi) == (0, None):
+            q = "*"
+        elif (lo, hi) == (1, None):
+            q = "+"
+        elif (lo, hi) == (0, 1):
+            q = "?"
+        elif hi is None:
+            q = f"{{{lo},}}"
+        elif lo == hi:
+            q = f"{{{lo}}}"
+        else:
+            q = f"{{{lo},{hi}}}"
+        return body + q + mode
+    if kind == "assert":
+        return _ASSERTS[node[1]]
+    raise AssertionError(kind)
+
+
+def _factor(node):
+    """Factor a common first character out of an alternation: (?:'s|'t|'re) -> '(?:s|t|re).
+
+    Both engines try the branches in order after the same one-character match, so the result
+    is the same; `re` just stops re-testing that character for every branch.
+    """
+    kind = node[0]
+    if kind in ("seq", "alt"):
+        node = (kind, [_factor(n) for n in node[1]])
+    elif kind == "group":
+        node = ("group", node[1], _factor(node[2]))
+    elif kind == "repeat":
+        node = ("repeat", _factor(node[1]), *node[2:])
+    if node[0] != "alt":
+        return node
+    heads = []
+    for branch in node[1]:
+        if branch[0] != "seq" or len(branch[1]) < 2 or branch[1][0][0] != "set":
+            return node
+        heads.append(branch[1][0])
+    if any(h != heads[0] for h in heads):
+        return node
+    rest = ("alt", [("seq", branch[1][1:]) for branch in node[1]])
+    return ("seq", [heads[0], ("group", ":", rest)])
+
+
+def _sets(node, out: list[Ranges]) -> None:
+    if node[0] == "set":
+        out.append(node[1])
+    elif node[0] in ("seq", "alt"):
+        for n in node[1]:
+            _sets(n, out)
+    elif node[0] == "group":
+        _sets(node[2], out)
+    elif node[0] == "repeat":
+        _sets(node[1], out)
+
+
+def translate_pattern(pattern: str, universe: Ranges | None = None) -> str:
+    """Translate a fancy-regex split pattern into an equivalent stdlib `re` pattern.
+
+    With `universe` (e.g. `unicode.ASCII`), every class is cut down to it: the result is then
+    exact only on text whose characters all lie in the universe.
+    """
+    return _render(parse_pattern(pattern), universe)
+
+
+# --------------------------------------------------------------------------------------------
+# Astral stand-ins
+# --------------------------------------------------------------------------------------------
+
+
+def _astral_stand_ins(sets: list[Ranges]) -> list[tuple[int, int, int]] | None:
+    """For the classes of a pattern, map astral code points to BMP ones with the same signature.
+
+    Returns sorted `(first, last, stand_in)` runs covering U+10000..U+10FFFF, or None when some
+    astral signature has no BMP representative.
+    """
+    cuts = {0, 0x10000, ucd.MAX_CODE_POINT + 1}
+    for s in sets:
+        for lo, hi in s:
+            cuts.add(lo)
+            cuts.add(hi + 1)
+    bounds = sorted(c for c in cuts if c <= ucd.MAX_CODE_POINT + 1)
+    # Signature of each elementary segment: which sets contain it.
+    seg_starts = bounds[:-1]
+    seg_sig: list[int] = [0] * len(seg_starts)
+    for bit, s in enumerate(sets):
+        for lo, hi in s:
+            k = bisect.bisect_left(seg_starts, lo)
+            while k < len(seg_starts) and seg_starts[k] <= hi:
+                seg_sig[k] |= 1 << bit
+                k += 1
+    bmp_rep: dict[int, int] = {}
+    for start, end, sig in zip(seg_starts, bounds[1:], seg_sig):
+        if start >= 0x10000:
+            break
+        for cp in range(start, end):
+            if not 0xD800 <= cp <= 0xDFFF:
+                bmp_rep.setdefault(sig, cp)
+                break
+    runs = []
+    for start, end, sig in zip(seg_starts, bounds[1:], seg_sig):
+        if start < 0x10000:
+            continue
+        rep = bmp_rep.get(sig)
+        if rep is None:
+            return None
+        if runs and runs[-1][2] == rep and runs[-1][1] == start - 1:
+            runs[-1] = (runs[-1][0], end - 1, rep)
+        else:
+            runs.append((start, end - 1, rep))
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# The splitter
+# --------------------------------------------------------------------------------------------
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Splitter:
+    """Split text into pieces exactly as tiktoken's regex does (see the module docstring).
+
+    Only the ASCII variant is compiled up front; the others are compiled on first use (the BMP
+    one takes ~25 ms for o200k's pattern, the full one much longer).
+    """
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self._ast = parse_pattern(pattern)
+        self._ascii = re.compile(_render(self._ast, ucd.ASCII))
+        self._bmp_rx: re.Pattern[str] | None = None
+        self._full_rx: re.Pattern[str] | None = None
+        self._stand_in_fn: Callable[[re.Match[str]], str] | None | bool = False
+        self._lock = threading.Lock()
+
+    @property
+    def _bmp(self) -> re.Pattern[str]:
+        rx = self._bmp_rx
+        if rx is None:
+            with self._lock:
+                if self._bmp_rx is None:
+                    self._bmp_rx = re.compile(_render(self._ast, ucd.BMP))
+                rx = self._bmp_rx
+        return rx
+
+    @property
+    def _full(self) -> re.Pattern[str]:
+        rx = self._full_rx
+        if rx is None:
+            with self._lock:
+                if self._full_rx is None:
+                    self._full_rx = re.compile(_render(self._ast, None))
+                rx = self._full_rx
+        return rx
+
+    @property
+    def _stand_in(self) -> Callable[[re.Match[str]], str] | None:
+        """re.sub callback replacing an astral character by its BMP stand-in (None: impossible)."""
+        fn = self._stand_in_fn
+        if fn is False:
+            sets: list[Ranges] = []
+            _sets(self._ast, sets)
+            runs = _astral_stand_ins(sets)
+            if runs is None:
+                fn = None
+            else:
+                starts = [r[0] for r in runs]
+                reps = [chr(r[2]) for r in runs]
+
+                @functools.lru_cache(maxsize=4096)
+                def stand_in(ch: str) -> str:
+                    return reps[bisect.bisect_right(starts, ord(ch)) - 1]
+
+                def fn(m: re.Match[str]) -> str:
+                    return stand_in(m.group())
+
+            self._stand_in_fn = fn
+        return fn  # type: ignore[return-value]
+
+    def split(self, text: str) -> list[str]:
+        """The pieces of `text`, in order (text must hold no lone surrogates)."""
+        if text.isascii():
+            return self._ascii.findall(text)
+        if _ASTRAL.search(text) is None:
+            return self._bmp.findall(text)
+        stand_in = self._stand_in
+        if stand_in is None:
+            return self._full.findall(text)
+        return self._cut_like(text, _ASTRAL.sub(stand_in, text))
+
+    def _cut_like(self, text: str, proxy: str) -> list[str]:
+        """Split `proxy` (same length and classes as `text`); return the same spans of `text`."""
+        pieces = self._bmp.findall(proxy)
+        bounds = list(accumulate(map(len, pieces), initial=0))
+        if bounds[-1] != len(text):
+            # Some characters matched no branch, so the pieces are not contiguous.
+            return [text[a:b] for a, b in (m.span() for m in self._bmp.finditer(proxy))]
+        return list(map(text.__getitem__, map(slice, bounds, islice(bounds, 1, None))))
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) character offsets of the pieces."""
+        if text.isascii():
+            rx = self._ascii
+        elif _ASTRAL.search(text) is None:
+            rx = self._bmp
+        elif self._stand_in is None:
+            rx = self._full
+        else:
+            text = _ASTRAL.sub(self._stand_in, text)
+            rx = self._bmp
+        return [m.span() for m in rx.finditer(text)]

@@ -1,0 +1,78 @@
+"""The bundled encodings: names -> `.atok` files shipped in the wheel, loaded on first use."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from . import format as vocab_format
+from .core import Encoding
+
+_lock = threading.RLock()
+ENCODINGS: dict[str, Encoding] = {}
+
+# Where the converted vocabularies live: inside the installed package, or in the source
+# tree's top-level vocab_binaries/ when running from a checkout.
+_HERE = Path(__file__).resolve().parent
+_VOCAB_DIRS = (_HERE / "vocab_binaries", _HERE.parent.parent / "vocab_binaries")
+
+SUFFIX = ".atok"
+
+
+def vocab_dir() -> Path:
+    for d in _VOCAB_DIRS:
+        if d.is_dir() and any(d.glob("*" + SUFFIX)):
+            return d
+    raise FileNotFoundError(f"no anytok vocab files found in {[str(d) for d in _VOCAB_DIRS]}")
+
+
+def list_encoding_names() -> list[str]:
+    """Names of the bundled encodings."""
+    try:
+        return sorted(p.name[: -len(SUFFIX)] for p in vocab_dir().glob("*" + SUFFIX))
+    except FileNotFoundError:
+        return []
+
+
+def encoding_from_bytes(data: bytes, what: str = "vocab file") -> Encoding:
+    """An `Encoding` from the bytes of an anytok vocab file."""
+    vocab = vocab_format.loads(data, what)
+    return Encoding(
+        vocab.name,
+        pat_str=vocab.pat_str,
+        mergeable_ranks=vocab.mergeable_ranks(),
+        special_tokens=vocab.special_tokens,
+        explicit_n_vocab=vocab.explicit_n_vocab,
+    )
+
+
+def get_encoding(encoding_name: str) -> Encoding:
+    """The bundled encoding of that name (loaded once, then shared).
+
+    ```
+    >>> enc = anytok.get_encoding("cl100k_base")
+    ```
+    Raises `ValueError` for an unknown name.
+    """
+    if not isinstance(encoding_name, str):
+        raise ValueError(f"Expected a string in get_encoding, got {type(encoding_name)}")
+    enc = ENCODINGS.get(encoding_name)
+    if enc is not None:
+        return enc
+    with _lock:
+        enc = ENCODINGS.get(encoding_name)
+        if enc is not None:
+            return enc
+        names = list_encoding_names()
+        if encoding_name not in names:
+            raise ValueError(f"Unknown encoding {encoding_name!r}. Bundled encodings: {', '.join(names)}")
+        path = vocab_dir() / (encoding_name + SUFFIX)
+        enc = encoding_from_bytes(path.read_bytes(), str(path))
+        if enc.name != encoding_name:
+            raise vocab_format.VocabFormatError(f"{path}: holds encoding {enc.name!r}, not {encoding_name!r}")
+        ENCODINGS[encoding_name] = enc
+        return enc
+
+
+def is_registered(enc: Encoding) -> bool:
+    return ENCODINGS.get(enc.name) is enc

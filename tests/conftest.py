@@ -1,0 +1,65 @@
+"""Shared fixtures: the sha-verified reference vocabularies, tiktoken (offline), the corpora.
+
+Nothing here is skipped when missing: a missing reference file or corpus is a broken setup and
+fails loudly (run `.ci/run`, which installs everything).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build_scripts"))
+
+from fetch_reference import fetch, tiktoken_cache  # noqa: E402
+
+CORPORA_DIR = Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora"))
+CORPORA = {
+    "en": "en_emma.txt",
+    "code": "code_cpython_stdlib.txt",
+    "zh": "zh_peoplesdaily_1998.txt",
+    "ja": "ja_debian_reference.txt",
+}
+ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
+# One encoding per distinct split pattern, for the heaviest sweeps.
+PATTERN_ENCODINGS = ["r50k_base", "cl100k_base", "o200k_base"]
+
+# Make tiktoken find every file it would download in a local, sha-verified cache.
+os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache())
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    return fetch()
+
+
+@pytest.fixture(scope="session")
+def corpora() -> dict[str, str]:
+    out = {}
+    for key, name in CORPORA.items():
+        path = CORPORA_DIR / name
+        if not path.exists():
+            pytest.fail(f"corpus {path} is missing (set ANYTOK_CORPORA to the shared/corpora folder)")
+        out[key] = path.read_text(encoding="utf-8")
+    return out
+
+
+_tiktoken_cache: dict[str, object] = {}
+
+
+def tiktoken_encoding(name: str):
+    import tiktoken
+
+    if name not in _tiktoken_cache:
+        _tiktoken_cache[name] = tiktoken.get_encoding(name)
+    return _tiktoken_cache[name]
+
+
+def anytok_encoding(name: str):
+    import anytok
+
+    return anytok.get_encoding(name)

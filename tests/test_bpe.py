@@ -1,0 +1,72 @@
+"""The BPE merge itself: the two implementations agree with each other and with tiktoken."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from anytok import bpe
+from conftest import anytok_encoding, tiktoken_encoding
+
+
+def random_pieces(rng: random.Random, enc, n: int):
+    tokens = enc.token_byte_values()
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.3:
+            yield bytes(rng.randrange(256) for _ in range(rng.randint(2, 40)))
+        elif kind < 0.7:
+            yield b"".join(rng.choice(tokens) for _ in range(rng.randint(2, 8)))
+        else:
+            alphabet = rng.choice([b"ab", b"a", b" \n", b"\xe4\xb8\xad", b"0123"])
+            yield bytes(rng.choice(alphabet) for _ in range(rng.randint(2, 300)))
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_merges_agree(name):
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    ranks = a._mergeable_ranks
+    rng = random.Random(name)
+    for piece in random_pieces(rng, a, 1500):
+        expected = t._encode_single_piece(piece)
+        assert bpe.rank_merge(piece, ranks) == expected or ranks.get(piece) is not None, piece
+        assert bpe.heap_merge(piece, ranks) == bpe.rank_merge(piece, ranks), piece
+        assert bpe.encode_piece(piece, ranks) == expected, piece
+
+
+def test_whole_piece_shortcut_like_tiktoken():
+    """A piece that is itself a token is that token, as in tiktoken (even if BPE would differ)."""
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b"ab": 256, b"bc": 257, b"abc": 258})
+    assert bpe.encode_piece(b"abc", ranks) == [258]
+    assert bpe.rank_merge(b"abc", ranks) == bpe.heap_merge(b"abc", ranks) == [258]
+    # "bc" never forms when "ab" has the lower rank: a b c -> ab c -> abc (a token): [258]
+    ranks2 = {bytes([i]): i for i in range(256)}
+    ranks2.update({b"ab": 256, b"bcd": 257, b"bc": 258})
+    assert bpe.rank_merge(b"abcd", ranks2) == bpe.heap_merge(b"abcd", ranks2) == [256, 99, 100]
+
+
+def test_ties_leftmost():
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks[b"aa"] = 256
+    for n in range(1, 12):
+        got = bpe.heap_merge(b"a" * n, ranks)
+        assert got == bpe.rank_merge(b"a" * n, ranks)
+        assert got == [256] * (n // 2) + [97] * (n % 2)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_long_pieces_are_not_quadratic(name):
+    """Worst-case single pieces finish quickly and equal tiktoken's result."""
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    rng = random.Random(7)
+    lo = [chr(c) for c in range(0x4E00, 0x9FFF)] + [chr(c) for c in range(0xAC00, 0xD7A3)] + [chr(c) for c in range(0x0E01, 0x0E2F)]
+    cases = ["a" * 200_000, "".join(rng.choice(lo) for _ in range(70_000)), "ab" * 50_000, "0" * 100_000]
+    for text in cases:
+        start = time.perf_counter()
+        got = a.encode(text)
+        elapsed = time.perf_counter() - start
+        assert got == t.encode(text)
+        assert elapsed < 20, f"{len(text)} chars took {elapsed:.1f}s"

@@ -1,0 +1,290 @@
+"""The vocab binary format: round trips, determinism, and a precise error for every damage."""
+
+from __future__ import annotations
+
+import lzma
+import random
+import zlib
+
+import pytest
+
+import anytok
+from anytok import format as vf
+from anytok.format import VocabFormatError
+from conftest import ALL_ENCODINGS, ROOT, anytok_encoding, tiktoken_encoding
+
+
+def small_vocab(**kw) -> vf.VocabData:
+    tokens = [bytes([i]) for i in range(256)] + [b"ab", b"abc", b"hello", b" world"]
+    args = dict(name="tiny", pat_str=r"\p{L}+|\s+|.", tokens=tokens, special_tokens={"<|end|>": 300})
+    args.update(kw)
+    return vf.VocabData(**args)
+
+
+def rebuild(raw: bytes, compression: int = vf.COMPRESS_NONE) -> bytes:
+    """A file around an arbitrary payload, with a correct header and checksum."""
+    stored = raw if compression == vf.COMPRESS_NONE else zlib.compress(raw)
+    head = vf.MAGIC + vf._varint(vf.FORMAT_VERSION) + vf._varint(compression) + vf._varint(len(stored)) + vf._varint(len(raw))
+    return head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
+
+
+def payload(vocab: vf.VocabData) -> bytes:
+    data = vf.dumps(vocab, compression="none")
+    r = vf._Reader(data, len(vf.MAGIC), len(data), "x")
+    for _ in range(4):
+        r.varint("x")
+    return data[r.pos + 4 :]
+
+
+@pytest.mark.parametrize("compression", ["lzma", "zlib", "none"])
+def test_round_trip(compression):
+    v = small_vocab(ids={258: 400, 259: 401}, explicit_n_vocab=None, source="test")
+    data = vf.dumps(v, compression=compression)
+    back = vf.loads(data)
+    assert back.tokens == v.tokens and back.ids == v.ids and back.special_tokens == v.special_tokens
+    assert back.pat_str == v.pat_str and back.name == v.name and back.source == "test"
+    assert back.mergeable_ranks()[b"hello"] == 400 and back.mergeable_ranks()[b"a"] == ord("a")
+    assert vf.dumps(back, compression=compression) == data  # deterministic
+
+
+@pytest.mark.parametrize("name", ALL_ENCODINGS)
+def test_bundled_files_round_trip(name, tmp_path):
+    enc = anytok_encoding(name)
+    path = tmp_path / f"{name}.atok"
+    anytok.save_encoding(enc, path)
+    back = anytok.load_encoding(path)
+    assert back._mergeable_ranks == enc._mergeable_ranks
+    assert back._special_tokens == enc._special_tokens and back._pat_str == enc._pat_str
+    assert back.encode("round trip ✓ 123") == enc.encode("round trip ✓ 123")
+
+
+def test_sizes():
+    assert (ROOT / "vocab_binaries" / "o200k_base.atok").stat().st_size <= 1_000_000
+
+
+def test_converter_is_deterministic():
+    """Re-running the converter reproduces the committed files byte for byte."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "convert_openai.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_load_tiktoken_file(reference_dir, tmp_path):
+    t = tiktoken_encoding("cl100k_base")
+    enc = anytok.load_encoding(reference_dir / "cl100k_base.tiktoken", pat_str=t._pat_str, special_tokens=t._special_tokens)
+    assert enc._mergeable_ranks == t._mergeable_ranks
+    assert enc.encode("hi there") == t.encode("hi there")
+    with pytest.raises(ValueError, match="pat_str"):
+        anytok.load_encoding(reference_dir / "cl100k_base.tiktoken")
+    with pytest.raises(anytok.VocabSourceError, match="sha256"):
+        anytok.load_tiktoken_bpe(reference_dir / "cl100k_base.tiktoken", expected_hash="00" * 32)
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_bytes(b"aGVsbG8= 1\nnot base64! 2\n")
+    with pytest.raises(anytok.VocabSourceError, match="line 2"):
+        anytok.load_tiktoken_bpe(bad)
+
+
+# ---- every kind of damage ---------------------------------------------------------------
+
+
+def errors_of(data: bytes) -> str:
+    with pytest.raises(VocabFormatError) as exc:
+        vf.loads(data)
+    return str(exc.value)
+
+
+def test_empty_and_short():
+    assert "too short" in errors_of(b"")
+    assert "too short" in errors_of(b"ANY")
+
+
+def test_wrong_magic():
+    data = vf.dumps(small_vocab())
+    assert "magic" in errors_of(b"XNYTOK" + data[6:])
+    assert "magic" in errors_of(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+
+
+def test_wrong_version():
+    data = bytearray(vf.dumps(small_vocab()))
+    data[len(vf.MAGIC)] = 9
+    assert "version 9" in errors_of(bytes(data))
+
+
+def test_unknown_flags():
+    data = bytearray(vf.dumps(small_vocab()))
+    data[len(vf.MAGIC) + 1] = 0x7E
+    assert "flags" in errors_of(bytes(data))
+
+
+def test_truncated():
+    data = vf.dumps(small_vocab())
+    assert "truncated" in errors_of(data[:-10])
+    assert "truncated" in errors_of(data[:9]) or "checksum" in errors_of(data[:9])
+
+
+def test_trailing_garbage():
+    assert "trailing garbage" in errors_of(vf.dumps(small_vocab()) + b"xx")
+
+
+def test_bad_checksum():
+    data = bytearray(vf.dumps(small_vocab(), compression="none"))
+    data[-3] ^= 0x01
+    assert "checksum" in errors_of(bytes(data))
+
+
+def test_bad_compressed_streams():
+    raw = payload(small_vocab())
+    # a zlib stream that is not zlib
+    bad = rebuild(raw)
+    bad = bytearray(bad)
+    bad[len(vf.MAGIC) + 1] = vf.COMPRESS_ZLIB
+    head_len = len(bad) - len(raw) - 4
+    bad = bytes(bad[:head_len])
+    stored = b"not zlib at all" * 3
+    head = bad[: len(vf.MAGIC)] + vf._varint(1) + vf._varint(1) + vf._varint(len(stored)) + vf._varint(len(raw))
+    data = head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
+    assert "decompress" in errors_of(data)
+    # declared size smaller than the real payload (a decompression bomb is cut off)
+    stored = zlib.compress(raw)
+    head = vf.MAGIC + vf._varint(1) + vf._varint(1) + vf._varint(len(stored)) + vf._varint(10)
+    data = head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
+    assert "longer than declared" in errors_of(data) or "after decompression" in errors_of(data)
+    # absurd declared size
+    head = vf.MAGIC + vf._varint(1) + vf._varint(2) + vf._varint(len(stored)) + vf._varint(1 << 40)
+    data = head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
+    assert "limit" in errors_of(data)
+    # lzma garbage
+    stored = lzma.compress(raw)[:-20]
+    head = vf.MAGIC + vf._varint(1) + vf._varint(2) + vf._varint(len(stored)) + vf._varint(len(raw))
+    data = head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
+    assert "decompress" in errors_of(data) or "truncated" in errors_of(data)
+
+
+def test_duplicate_tokens():
+    v = small_vocab()
+    v.tokens.append(b"ab")
+    # dumps refuses, so build the payload by hand
+    with pytest.raises(ValueError):
+        vf.dumps(v)
+    v.tokens[-1] = b"zz"
+    raw = payload(v).replace(b"zz", b"ab")
+    assert "appears more than once" in errors_of(rebuild(raw))
+
+
+def test_id_collision_with_special():
+    v = small_vocab(special_tokens={"<|end|>": 3})
+    assert "already has" in errors_of(rebuild(payload(v)))
+    # Two special tokens may share an id (tiktoken's o200k_harmony does); order is kept.
+    v = vf.loads(rebuild(payload(small_vocab(special_tokens={"<|b|>": 300, "<|a|>": 300}))))
+    assert list(v.special_tokens) == ["<|b|>", "<|a|>"]
+
+
+def test_ids_not_increasing():
+    v = small_vocab(ids={257: 256})
+    assert "not increasing" in errors_of(rebuild(payload(v)))
+
+
+def test_explicit_n_vocab_mismatch():
+    v = small_vocab(explicit_n_vocab=5)
+    assert "explicit n_vocab" in errors_of(rebuild(payload(v)))
+
+
+def test_length_past_end():
+    v = small_vocab()
+    raw = payload(v)
+    # cut the tokens field short and fix up nothing else: its declared size now runs past the end
+    assert "remain" in errors_of(rebuild(raw[:-3]))
+
+
+def test_absurd_counts():
+    # a tokens field claiming 2**60 tokens must fail fast, not allocate
+    field = vf._varint(vf.F_TOKENS << 1 | 1)
+    body = vf._varint(1 << 60) + b"\x00" * 4
+    pat = vf._field(vf.F_PATTERN, b"x")
+    raw = pat + field + vf._varint(len(body)) + body
+    assert "token count" in errors_of(rebuild(raw))
+    specials = vf._field(vf.F_SPECIALS, vf._varint(1 << 50))
+    raw2 = payload(small_vocab(special_tokens={})) + specials
+    assert "special token count" in errors_of(rebuild(raw2))
+
+
+def test_lengths_do_not_add_up():
+    body = vf._varint(3) + bytes([0, 0, 0]) + b"abcd"
+    raw = vf._field(vf.F_PATTERN, b"x") + vf._field(vf.F_TOKENS, body)
+    assert "add up" in errors_of(rebuild(raw))
+
+
+def test_missing_fields():
+    assert "missing required field" in errors_of(rebuild(vf._field(vf.F_NAME, b"x")))
+
+
+def test_bad_utf8():
+    raw = payload(small_vocab()).replace(b"tiny", b"\xff\xfe\xfd\xfc")
+    assert "UTF-8" in errors_of(rebuild(raw))
+
+
+def test_unknown_fields():
+    raw = payload(small_vocab())
+    optional = vf._varint(50 << 1) + vf._varint(3) + b"new"
+    v = vf.loads(rebuild(raw + optional))
+    assert v.unknown_fields == {100: b"new"}
+    assert vf.loads(vf.dumps(v)).unknown_fields == {100: b"new"}  # kept on re-save
+    critical = vf._varint(50 << 1 | 1) + vf._varint(3) + b"new"
+    assert "unknown critical field 50" in errors_of(rebuild(raw + critical))
+
+
+def test_duplicate_field():
+    raw = payload(small_vocab())
+    assert "appears twice" in errors_of(rebuild(raw + vf._field(vf.F_NAME, b"again")))
+
+
+def test_wrong_critical_bit():
+    raw = vf._varint(vf.F_PATTERN << 1) + vf._varint(1) + b"x" + payload(small_vocab())
+    assert "critical bit" in errors_of(rebuild(raw))
+
+
+def test_fuzz_truncation_and_flips():
+    """Random damage to real files always gives VocabFormatError, never anything else."""
+    rng = random.Random(1234)
+    files = [vf.dumps(small_vocab(), compression=c) for c in ("none", "zlib", "lzma")]
+    files.append((ROOT / "vocab_binaries" / "r50k_base.atok").read_bytes())
+    for data in files:
+        for _ in range(150):
+            cut = rng.randrange(len(data))
+            with pytest.raises(VocabFormatError):
+                vf.loads(data[:cut])
+            damaged = bytearray(data)
+            for _ in range(rng.randint(1, 4)):
+                damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
+            if bytes(damaged) != data:
+                with pytest.raises(VocabFormatError):
+                    vf.loads(bytes(damaged))
+
+
+def test_fuzz_payload_damage_with_valid_checksum():
+    """Damage behind a correct checksum reaches the field parser, which must still say what is wrong."""
+    rng = random.Random(99)
+    raw = payload(small_vocab(ids={259: 300}, special_tokens={"<|a|>": 500}, explicit_n_vocab=None))
+    for _ in range(800):
+        damaged = bytearray(raw)
+        kind = rng.random()
+        if kind < 0.4:
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        elif kind < 0.7:
+            del damaged[rng.randrange(len(damaged)) :]
+        else:
+            pos = rng.randrange(len(damaged))
+            damaged[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 5)))
+        try:
+            vf.loads(rebuild(bytes(damaged)))
+        except VocabFormatError:
+            pass  # the expected outcome for most damage; some damage leaves a valid file
+
+
+def test_load_encoding_of_damaged_file(tmp_path):
+    p = tmp_path / "x.atok"
+    p.write_bytes(vf.dumps(small_vocab())[:-5])
+    with pytest.raises(VocabFormatError):
+        anytok.load_encoding(p)

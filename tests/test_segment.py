@@ -1,0 +1,119 @@
+"""Cutting pieces where no token can span, and the fallbacks for unusual vocabularies."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import tiktoken
+
+import anytok
+from anytok import bpe
+from conftest import anytok_encoding, tiktoken_encoding
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("corpus", ["zh", "ja"])
+def test_segments_encode_like_whole_pieces(name, corpus, corpora):
+    """Every cut piece of the corpus: the BPE of its segments equals the BPE of the piece."""
+    enc = anytok_encoding(name)
+    enc.encode("warm up")
+    pieces = list(dict.fromkeys(enc._splitter.split(corpora[corpus][:300_000])))
+    missed = [p for p in pieces if p not in enc._str_ranks]
+    enc._lookup("中")  # creates the segmenter
+    from anytok.segment import Segmenter
+
+    seg = Segmenter(enc._str_ranks, enc._invalid_tokens)
+    refined = seg.refine(missed, list(range(len(missed))))
+    assert refined is not None
+    # refine() with every piece missed returns, per piece, its segments in order
+    new_pieces, _ = refined
+    joined = "".join(new_pieces)
+    assert joined == "".join(missed)
+    cut = 0
+    i = 0
+    for piece in missed:
+        parts = []
+        while len("".join(parts)) < len(piece):
+            parts.append(new_pieces[i])
+            i += 1
+        assert "".join(parts) == piece
+        whole = bpe.merge(piece.encode(), enc._mergeable_ranks)
+        got = [t for part in parts for t in bpe.merge(part.encode(), enc._mergeable_ranks)]
+        assert got == whole, piece
+        cut += len(parts) > 1
+    assert cut > len(missed) // 4  # the cutting does happen, and often
+
+
+def test_bundled_vocabularies_are_regular():
+    """Every token of the bundled vocabularies BPE-encodes to itself with lower-ranked children.
+
+    The shortcuts (segment tokens, the backtracking encoder, runs) rely on this being checked
+    per token; for the bundled vocabularies it holds everywhere.
+    """
+    for name in ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]:
+        enc = anytok_encoding(name)
+        bt = enc._backtracker()
+        rng = random.Random(name)
+        tokens = list(enc._mergeable_ranks.values())
+        for token in rng.sample(tokens, 20000):
+            assert bt.split(token) is not None, (name, token, enc.decode_single_token_bytes(token))
+
+
+def irregular_encodings():
+    """o200k plus a token that its own BPE never produces, placed to be a segment."""
+    base = tiktoken_encoding("o200k_base")
+    ranks = dict(base._mergeable_ranks)
+    extra = "中华人民共和国国务院总理".encode()
+    assert len(base._encode_single_piece(extra)) >= 3
+    ranks[extra] = max(ranks.values()) + 1
+    specials = {"<|endoftext|>": ranks[extra] + 1}
+    kw = dict(name="irregular", pat_str=base._pat_str, mergeable_ranks=ranks, special_tokens=specials)
+    return anytok.Encoding(**kw), tiktoken.Encoding(**kw)
+
+
+def test_irregular_token_as_segment_falls_back():
+    a, t = irregular_encodings()
+    for text in ["他说中华人民共和国国务院总理来了", "中华人民共和国国务院总理", "了中华人民共和国国务院总理" * 50]:
+        assert a.encode(text) == t.encode(text)
+
+
+def test_irregular_vocab_long_pieces():
+    """The backtracking encoder declines irregular tokens; the heap merge then is exact."""
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b"ab": 256, b"bc": 257, b"abcd": 258, b"aa": 259, b"aaaa": 260})
+    kw = dict(name="odd", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    a, t = anytok.Encoding(**kw), tiktoken.Encoding(**kw)
+    for text in ["abcd" * 3000, "a" * 9001, "abcdx" * 1000, "ab" * 5000, "abcd"]:
+        assert a.encode(text) == t.encode(text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_runs_of_one_character(name):
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    for ch in ["a", " ", "\x00", "中", "😀", "-", "=", "é", "\n", "0"]:
+        for n in [1, 2, 3, 7, 100, 4097, 5003, 20011]:
+            text = ch * n
+            assert a.encode(text) == t.encode(text), (ch, n)
+
+
+def test_segmenter_reset_keeps_results_exact(monkeypatch):
+    """After many distinct characters the segmenter drops its per-character pairs; the
+    characters of the text at hand must be registered again before any cut is made."""
+    from anytok import segment
+
+    monkeypatch.setattr(segment, "MAX_SEEN", 300)
+    a, t = anytok.Encoding(**_kwargs("o200k_base")), tiktoken_encoding("o200k_base")
+    rng = random.Random(5)
+    chars = [chr(c) for c in range(0x4E00, 0x4E00 + 2000)]
+    # Pairs that only a token starting inside the first character spans ("丗京" is
+    # [b"\xe4\xb8", b"\x97" + "京"]): nothing but the per-character relations keeps them uncut.
+    tail = "丗京丏览丮信"
+    for _ in range(60):
+        text = "".join(rng.choice(chars) for _ in range(400)) + tail
+        assert a.encode(text) == t.encode(text)
+
+
+def _kwargs(name):
+    t = tiktoken_encoding(name)
+    return dict(name=name, pat_str=t._pat_str, mergeable_ranks=t._mergeable_ranks, special_tokens=t._special_tokens)

@@ -55,6 +55,7 @@ class BacktrackEncoder:
         self._split: dict[int, tuple[int, int] | None] = {}
         self._next_prefix: dict[int, int] = {}
         self._longest: dict[bytes, int] | None = None
+        self._longest_suffix: dict[bytes, int] | None = None
 
     # ---- vocabulary tables --------------------------------------------------------------
 
@@ -90,23 +91,33 @@ class BacktrackEncoder:
             self._next_prefix[token] = got
         return got
 
-    def _longest_index(self) -> dict[bytes, int]:
+    def prefix_index(self) -> dict[bytes, int]:
         """First three bytes -> length of the longest token starting with them."""
         index = self._longest
         if index is None:
-            index = {}
-            for data in self.ranks:
-                if len(data) >= 3:
-                    key = data[:3]
-                    if len(data) > index.get(key, 0):
-                        index[key] = len(data)
-            self._longest = index
+            index = self._longest = self._length_index(lambda data: data[:3])
+        return index
+
+    def suffix_index(self) -> dict[bytes, int]:
+        """Last three bytes -> length of the longest token ending with them."""
+        index = self._longest_suffix
+        if index is None:
+            index = self._longest_suffix = self._length_index(lambda data: data[-3:])
+        return index
+
+    def _length_index(self, key_of) -> dict[bytes, int]:
+        index: dict[bytes, int] = {}
+        for data in self.ranks:
+            if len(data) >= 3:
+                key = key_of(data)
+                if len(data) > index.get(key, 0):
+                    index[key] = len(data)
         return index
 
     def longest_prefix(self, text: bytes, pos: int) -> int:
         """The longest token that `text[pos:]` starts with."""
         get = self.ranks.get
-        top = min(self._longest_index().get(text[pos : pos + 3], 2), len(text) - pos)
+        top = min(self.prefix_index().get(text[pos : pos + 3], 2), len(text) - pos)
         for end in range(pos + top, pos, -1):
             t = get(text[pos:end])
             if t is not None:

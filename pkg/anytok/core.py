@@ -14,7 +14,7 @@ import threading
 from itertools import compress, count, repeat
 from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 
-from . import bpe
+from . import bpe, incremental
 from .backtrack import BacktrackEncoder
 from .segment import Segmenter
 from .pretokenize import SURROGATE, Splitter
@@ -371,6 +371,77 @@ class Encoding:
         return [self.decode_bytes(tokens) for tokens in batch]
 
     # ====================
+    # Incremental, budget and interval operations (incremental.py)
+    # ====================
+
+    def count_till_limit(self, text: str, limit: int) -> int | None:
+        """The token count of `text` if it is at most `limit`, else None.
+
+        Stops reading as soon as the count is known to pass the limit, so the work is about
+        proportional to the part of the text the limit covers.  Special tokens count as text
+        (as in `encode_ordinary`).
+
+        ```
+        >>> enc.count_till_limit("hello world", 5)
+        2
+        >>> enc.count_till_limit("hello world", 1) is None
+        True
+        ```
+        """
+        return incremental.count_till_limit(self, text, limit)
+
+    def appender(self, text: str = "") -> incremental.Appender:
+        """A growing text whose token count stays exact: `append(text)`, `count`, `tokens()`,
+        `snapshot()` / `rollback(snapshot)`.  See `incremental.Appender`."""
+        return incremental.Appender(self, text)
+
+    def prepender(self, text: str = "") -> incremental.Prepender:
+        """The same for text that grows at the start: `prepend(text)`, `count`, `tokens()`."""
+        return incremental.Prepender(self, text)
+
+    def intervals(self, text: str) -> incremental.Intervals:
+        """Token counts of slices: `intervals(text).count(start, end)` equals
+        `len(encode_ordinary(text[start:end]))`, in about constant time per query."""
+        return incremental.Intervals(self, text)
+
+    def chunks(self, text: str, max_tokens: int, overlap: int = 0) -> list[str]:
+        """Split `text` into consecutive chunks of at most `max_tokens` tokens each (each
+        counted on its own), cut at pre-token boundaries where possible, else at character
+        boundaries.  With overlap=0, `"".join(chunks) == text`.
+
+        ```
+        >>> enc.chunks("one two three four", 2)
+        ['one two', ' three four']
+        ```
+        """
+        return incremental.chunks(self, text, max_tokens, overlap)
+
+    def chunk_spans(self, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
+        """The (start, end) character offsets of `chunks(text, max_tokens, overlap)`."""
+        return incremental.chunk_spans(self, text, max_tokens, overlap)
+
+    def split_by_tokens(self, text: str, max_tokens: int) -> tuple[str, str]:
+        """(head, rest) with `head` the longest start of `text` that has at most `max_tokens`
+        tokens (cut like `chunks`), and `head + rest == text`."""
+        return incremental.split_by_tokens(self, text, max_tokens)
+
+    def decode_stream(self, errors: str = "replace") -> incremental.StreamDecoder:
+        """An incremental decoder: `.decode(token)` returns text once whole UTF-8 characters
+        are complete, `.flush()` the rest."""
+        return incremental.StreamDecoder(self, errors)
+
+    def encode_raw(self, text_or_bytes: str | bytes) -> list[int]:
+        """Plain BPE of the whole input, without splitting it into pieces first.
+
+        Linear time (the backtracking encoder of backtrack.py; the heap merge if the
+        vocabulary is irregular).  Unlike tiktoken's `_encode_single_piece`, an input that is
+        itself a token is merged like any other (the same result for regular vocabularies).
+        """
+        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        out = self._backtracker().encode(data)
+        return out if out is not None else bpe.heap_merge(data, self._mergeable_ranks)
+
+    # ====================
     # Miscellaneous
     # ====================
 
@@ -481,20 +552,21 @@ class Encoding:
             cache[piece] = ids
         return ids
 
-    def _lookup(self, text: str) -> tuple[list[str], list[int | None]]:
-        """The pieces of `text` and their ids, None for a piece that needs merging.
+    def _resolve(self, pieces: list[str]) -> tuple[list[str], list[int | None]]:
+        """Pieces and their ids, None for a piece that needs merging.
 
-        Pieces of non-ASCII text that need merging are first cut where no token can span
-        (see segment.py), so that mostly short, repeated segments are left to merge.
+        Pieces that need merging are first cut where no token can span (see segment.py), so
+        that mostly short, repeated segments are left to merge.
         """
         get = self._str_ranks.get
-        pieces = self._splitter.split(text)
         ids = list(map(get, pieces))
-        if None not in ids or text.isascii():
+        if None not in ids:
             return pieces, ids
         misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
         if self._segmenter is None:
             self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
+        if all(map(str.isascii, map(pieces.__getitem__, misses))):
+            return pieces, ids  # ASCII boundaries are never cut
         refined = self._segmenter.refine(pieces, misses)
         if refined is None:
             return pieces, ids
@@ -507,9 +579,9 @@ class Encoding:
                 return pieces, ids
         return new_pieces, list(map(get, new_pieces))
 
-    def _encode_chunk(self, text: str) -> list[int]:
-        """Ordinary text (no surrogates, no special tokens) -> ids."""
-        pieces, ids = self._lookup(text)
+    def _encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The ids of already split pieces, concatenated."""
+        pieces, ids = self._resolve(pieces)
         if None not in ids:
             return ids  # type: ignore[return-value]
         # Most pieces are one token.  Splice in the BPE of the others.
@@ -524,13 +596,20 @@ class Encoding:
         out += ids[start:]
         return out
 
-    def _count_chunk(self, text: str) -> int:
-        pieces, ids = self._lookup(text)
+    def _count_pieces(self, pieces: list[str]) -> int:
+        pieces, ids = self._resolve(pieces)
         n_miss = ids.count(None)
         if not n_miss:
             return len(ids)
         missed = compress(pieces, map(operator.is_, ids, repeat(None)))
         return len(ids) - n_miss + sum(map(len, map(self._piece_ids, missed)))
+
+    def _encode_chunk(self, text: str) -> list[int]:
+        """Ordinary text (no surrogates, no special tokens) -> ids."""
+        return self._encode_pieces(self._splitter.split(text))
+
+    def _count_chunk(self, text: str) -> int:
+        return self._count_pieces(self._splitter.split(text))
 
     def _encode_with_specials(self, text: str, allowed: AbstractSet[str]) -> list[int]:
         out: list[int] = []

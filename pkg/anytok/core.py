@@ -17,6 +17,7 @@ from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 from . import bpe, incremental
 from .backtrack import BacktrackEncoder
 from .segment import Segmenter
+from .vocab_text import text_table
 from .pretokenize import SURROGATE, Splitter
 
 __all__ = ["Encoding"]
@@ -24,6 +25,9 @@ __all__ = ["Encoding"]
 # Pieces that needed merging are remembered (piece -> ids) up to this many; then the cache is
 # emptied and starts again, so memory stays bounded in long-running processes.
 PIECE_CACHE_SIZE = 1 << 16
+# Pieces needing merges are cut into segments (segment.py) once an encoding has seen this many
+# characters of such pieces in one call.
+SEGMENT_MIN_CHARS = 2000
 
 
 @functools.lru_cache(maxsize=16)
@@ -53,29 +57,6 @@ def _fix_surrogates(text: str) -> str:
     # tiktoken's repair: surrogate pairs become the character they encode, lone surrogates
     # become U+FFFD.
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _str_vocab(tokens: Sequence[bytes], ids: Sequence[int]) -> tuple[dict[str, int], list[bytes]]:
-    """token text -> id for every token that is valid UTF-8 (almost all), and the other tokens.
-
-    A piece of text that is exactly one token is then found with one dict lookup, without
-    encoding the piece to bytes first.
-    """
-    texts = list(map(bytes.decode, tokens, repeat("utf-8"), repeat("replace")))
-    table = dict(zip(texts, ids))
-    # "replace" turned each invalid token into text containing U+FFFD.  Only texts containing
-    # U+FFFD can be wrong (a valid token may contain it too): drop them all, then put back the
-    # valid ones.
-    suspects = list(compress(range(len(texts)), map(operator.contains, texts, repeat("\ufffd"))))
-    for i in suspects:
-        table.pop(texts[i], None)
-    invalid = []
-    for i in suspects:
-        try:
-            table[tokens[i].decode("utf-8")] = ids[i]
-        except UnicodeDecodeError:
-            invalid.append(tokens[i])
-    return table, invalid
 
 
 class Encoding:
@@ -110,24 +91,45 @@ class Encoding:
             explicit_n_vocab: if given, must equal the number of mergeable plus special
                 tokens, and `max_token_value + 1`.
         """
-        self.name = name
-        self._explicit_n_vocab = explicit_n_vocab
-        self._pat_str = pat_str
-        self._mergeable_ranks = mergeable_ranks
-        self._special_tokens = special_tokens
         if not mergeable_ranks:
             raise ValueError("mergeable_ranks is empty")
-        self.max_token_value = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
+        max_token = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
         if explicit_n_vocab:
             if len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab:
                 raise ValueError(
                     f"explicit_n_vocab is {explicit_n_vocab}, but there are {len(mergeable_ranks)} "
                     f"mergeable and {len(special_tokens)} special tokens"
                 )
-            if self.max_token_value != explicit_n_vocab - 1:
-                raise ValueError(f"explicit_n_vocab is {explicit_n_vocab}, but the largest token id is {self.max_token_value}")
+            if max_token != explicit_n_vocab - 1:
+                raise ValueError(f"explicit_n_vocab is {explicit_n_vocab}, but the largest token id is {max_token}")
+        self._setup(name, pat_str, special_tokens, explicit_n_vocab, max_token)
+        self._ranks_cache = mergeable_ranks
+
+    @classmethod
+    def _from_vocab(cls, vocab) -> "Encoding":
+        """An Encoding from a parsed vocab file (format.VocabData), building little up front.
+
+        The file reader has already checked the tokens and built their text table; the bytes
+        -> id table is made only when first needed (BPE of non-ASCII pieces, single-token
+        lookups), so loading and encoding ASCII text skip it.
+        """
+        enc = cls.__new__(cls)
+        ids = vocab.token_ids()
+        max_token = max(ids[-1] if len(ids) else 0, max(vocab.special_tokens.values(), default=0))
+        enc._setup(vocab.name, vocab.pat_str, vocab.special_tokens, vocab.explicit_n_vocab, max_token)
+        enc._ranks_source = (vocab.tokens, ids)
+        return enc
+
+    def _setup(self, name, pat_str, special_tokens, explicit_n_vocab, max_token) -> None:
+        self.name = name
+        self._explicit_n_vocab = explicit_n_vocab
+        self._pat_str = pat_str
+        self._special_tokens = special_tokens
+        self.max_token_value = max_token
         self._special_token_values = set(special_tokens.values())
         self._splitter = _splitter(pat_str)
+        self._ranks_cache: dict[bytes, int] | None = None
+        self._ranks_source: tuple | None = None
         self._decoder_cache: dict[int, bytes] | None = None
         self._backtrack: BacktrackEncoder | None = None
         self._segmenter: Segmenter | None = None
@@ -135,6 +137,18 @@ class Encoding:
         self._str_ranks_cache: dict[str, int] | None = None
         self._piece_cache: dict[str, list[int]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        """token bytes -> rank (= id), as tiktoken's attribute of the same name."""
+        ranks = self._ranks_cache
+        if ranks is None:
+            with self._lock:
+                if self._ranks_cache is None:
+                    tokens, ids = self._ranks_source
+                    self._ranks_cache = dict(zip(tokens, ids))
+                ranks = self._ranks_cache
+        return ranks
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -513,9 +527,15 @@ class Encoding:
         """token id -> token bytes, special tokens included (built on first use)."""
         table = self._decoder_cache
         if table is None:
-            ranks = self._mergeable_ranks
-            table = dict(zip(ranks.values(), ranks.keys()))
-            if len(table) != len(ranks):
+            if self._ranks_cache is None and self._ranks_source is not None:
+                tokens, ids = self._ranks_source
+                table = dict(zip(ids, tokens))
+                n = len(tokens)
+            else:
+                ranks = self._mergeable_ranks
+                table = dict(zip(ranks.values(), ranks.keys()))
+                n = len(ranks)
+            if len(table) != n:
                 raise ValueError(f"encoding {self.name!r}: two mergeable tokens share a rank")
             for text, token in self._special_tokens.items():
                 if token in table:
@@ -533,8 +553,11 @@ class Encoding:
             with self._lock:
                 table = self._str_ranks_cache
                 if table is None:
-                    ranks = self._mergeable_ranks
-                    table, self._invalid_tokens = _str_vocab(list(ranks.keys()), list(ranks.values()))
+                    if self._ranks_cache is None and self._ranks_source is not None:
+                        tokens, ids = self._ranks_source
+                    else:
+                        tokens, ids = list(self._mergeable_ranks), list(self._mergeable_ranks.values())
+                    table, self._invalid_tokens, _ = text_table(tokens, ids)
                     self._str_ranks_cache = table
         return table
 
@@ -563,10 +586,14 @@ class Encoding:
         if None not in ids:
             return pieces, ids
         misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
-        if self._segmenter is None:
-            self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
-        if all(map(str.isascii, map(pieces.__getitem__, misses))):
+        missed = list(map(pieces.__getitem__, misses))
+        if all(map(str.isascii, missed)):
             return pieces, ids  # ASCII boundaries are never cut
+        if self._segmenter is None:
+            # The segmenter's table takes ~50 ms to build: not worth it for a little text.
+            if sum(map(len, missed)) < SEGMENT_MIN_CHARS:
+                return pieces, ids
+            self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
         refined = self._segmenter.refine(pieces, misses)
         if refined is None:
             return pieces, ids

@@ -21,6 +21,8 @@ import lzma
 import zlib
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
+from typing import Sequence
+
 
 __all__ = ["VocabData", "VocabFormatError", "dumps", "loads", "MAGIC", "FORMAT_VERSION"]
 
@@ -66,17 +68,18 @@ class VocabData:
     source: str = ""
     unknown_fields: dict[int, bytes] = field(default_factory=dict)  # kept for round trips
 
-    _ranks: dict[bytes, int] | None = field(default=None, repr=False, compare=False)
+    def token_ids(self) -> Sequence[int]:
+        """The id of each token, in rank order."""
+        if not self.ids:
+            return range(len(self.tokens))
+        out = list(range(len(self.tokens)))
+        for rank, token_id in self.ids.items():
+            out[rank] = token_id
+        return out
 
     def mergeable_ranks(self) -> dict[bytes, int]:
         """tiktoken's `mergeable_ranks`: token bytes -> token id (= rank)."""
-        if self._ranks is not None:
-            return self._ranks
-        ranks = dict(zip(self.tokens, range(len(self.tokens))))
-        if self.ids:
-            for rank, token_id in self.ids.items():
-                ranks[self.tokens[rank]] = token_id
-        return ranks
+        return dict(zip(self.tokens, self.token_ids()))
 
     @classmethod
     def from_mergeable_ranks(
@@ -388,23 +391,13 @@ def _parse_payload(raw: bytes, what: str) -> VocabData:
         vocab.explicit_n_vocab = rr.varint("explicit n_vocab", MAX_ID + 1)
         rr.done("n_vocab field")
     _check_ids(vocab, what)
-    ranks = dict(zip(tokens, range(len(tokens))))
-    if len(ranks) != len(tokens):
-        raise VocabFormatError(f"{what}: token {_first_duplicate(tokens)!r} appears more than once")
-    if vocab.ids:
-        for rank, token_id in vocab.ids.items():
-            ranks[tokens[rank]] = token_id
-    vocab._ranks = ranks
+    if len(set(tokens)) != len(tokens):
+        seen: set[bytes] = set()
+        for t in tokens:
+            if t in seen:
+                raise VocabFormatError(f"{what}: token {t!r} appears more than once")
+            seen.add(t)
     return vocab
-
-
-def _first_duplicate(items):
-    seen = set()
-    for x in items:
-        if x in seen:
-            return x
-        seen.add(x)
-    return None
 
 
 def _check_ids(vocab: VocabData, what: str) -> None:

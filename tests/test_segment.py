@@ -59,6 +59,19 @@ def test_bundled_vocabularies_are_regular():
             assert bt.split(token) is not None, (name, token, enc.decode_single_token_bytes(token))
 
 
+def test_regular_property_recorded():
+    import anytok as at
+
+    for name in ["r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"]:
+        assert at.get_encoding(name)._regular  # from the file, checked for every token by the converter
+    a, _ = irregular_encodings()
+    assert not a.is_regular()
+    from anytok.files import encoding_to_bytes
+    from anytok import format as vf
+
+    assert vf.loads(encoding_to_bytes(a)).properties == 0
+
+
 def irregular_encodings():
     """o200k plus a token that its own BPE never produces, placed to be a segment."""
     base = tiktoken_encoding("o200k_base")

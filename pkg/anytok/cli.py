@@ -150,6 +150,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         "ids_differing_from_rank": len(vocab.ids),
         "special_tokens": len(vocab.special_tokens),
         "explicit_n_vocab": vocab.explicit_n_vocab,
+        "regular": bool(vocab.properties & vocab_format.PROP_REGULAR),
         "pattern": vocab.pat_str,
     }
     if args.json:

@@ -11,11 +11,12 @@ import functools
 import operator
 import re
 import threading
-from itertools import compress, count, repeat
+from itertools import compress, count, filterfalse, repeat
 from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 
 from . import bpe, incremental
 from .backtrack import BacktrackEncoder
+from .format import PROP_REGULAR
 from .segment import Segmenter
 from .vocab_text import text_table
 from .pretokenize import SURROGATE, Splitter
@@ -118,6 +119,7 @@ class Encoding:
         max_token = max(ids[-1] if len(ids) else 0, max(vocab.special_tokens.values(), default=0))
         enc._setup(vocab.name, vocab.pat_str, vocab.special_tokens, vocab.explicit_n_vocab, max_token)
         enc._ranks_source = (vocab.tokens, ids)
+        enc._regular = bool(vocab.properties & PROP_REGULAR)
         return enc
 
     def _setup(self, name, pat_str, special_tokens, explicit_n_vocab, max_token) -> None:
@@ -136,6 +138,7 @@ class Encoding:
         self._invalid_tokens: list[bytes] = []
         self._str_ranks_cache: dict[str, int] | None = None
         self._piece_cache: dict[str, list[int]] = {}
+        self._regular = False  # known: every token regular (see is_regular)
         self._lock = threading.Lock()
 
     @property
@@ -586,25 +589,45 @@ class Encoding:
         if None not in ids:
             return pieces, ids
         misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
+        refined = self._refine(pieces, misses)
+        if refined is None:
+            return pieces, ids
+        return refined, list(map(get, refined))
+
+    def _refine(self, pieces: list[str], misses: list[int]) -> list[str] | None:
+        """`pieces` with the pieces at `misses` cut into segments, or None if not worth it."""
         missed = list(map(pieces.__getitem__, misses))
         if all(map(str.isascii, missed)):
-            return pieces, ids  # ASCII boundaries are never cut
+            return None  # ASCII boundaries are never cut
         if self._segmenter is None:
             # The segmenter's table takes ~50 ms to build: not worth it for a little text.
             if sum(map(len, missed)) < SEGMENT_MIN_CHARS:
-                return pieces, ids
+                return None
             self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
         refined = self._segmenter.refine(pieces, misses)
         if refined is None:
-            return pieces, ids
+            return None
         new_pieces, segments = refined
         # A segment that is a token is that token only if the token's own BPE is itself
-        # (true of every token in regular vocabularies; checked once per token).
-        split = self._backtracker().split
-        for token in set(map(get, segments)):
-            if token is not None and split(token) is None:
-                return pieces, ids
-        return new_pieces, list(map(get, new_pieces))
+        # (true of every token in regular vocabularies; else checked once per token).
+        if not self._regular:
+            split = self._backtracker().split
+            for token in set(map(self._str_ranks.get, segments)):
+                if token is not None and split(token) is None:
+                    return None
+        return new_pieces
+
+    def is_regular(self) -> bool:
+        """Whether every token's own BPE is that token and its last merge's parts rank lower.
+
+        True for all of OpenAI's vocabularies (their .atok files record it).  Computing it for
+        another vocabulary takes a BPE of every token (about 1.5 s for 200k tokens); it only
+        lets anytok skip a per-token check, so nothing else depends on it.
+        """
+        if not self._regular:
+            split = self._backtracker().split
+            self._regular = all(split(token) is not None for token in self._mergeable_ranks.values())
+        return self._regular
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of already split pieces, concatenated."""
@@ -624,12 +647,18 @@ class Encoding:
         return out
 
     def _count_pieces(self, pieces: list[str]) -> int:
-        pieces, ids = self._resolve(pieces)
-        n_miss = ids.count(None)
-        if not n_miss:
-            return len(ids)
-        missed = compress(pieces, map(operator.is_, ids, repeat(None)))
-        return len(ids) - n_miss + sum(map(len, map(self._piece_ids, missed)))
+        # Counting needs no ids for the pieces that are single tokens, only which ones are not
+        # (a comprehension does that faster than mapping every piece to its id).
+        known = self._str_ranks.__contains__
+        missed = list(filterfalse(known, pieces))
+        if not missed:
+            return len(pieces)
+        total = len(pieces) - len(missed)
+        segments = self._refine(missed, list(range(len(missed))))
+        if segments is not None:
+            missed = list(filterfalse(known, segments))
+            total += len(segments) - len(missed)
+        return total + sum(map(len, map(self._piece_ids, missed)))
 
     def _encode_chunk(self, text: str) -> list[int]:
         """Ordinary text (no surrogates, no special tokens) -> ids."""

@@ -14,7 +14,11 @@ PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
 
 def encoding_to_bytes(enc: Encoding, *, compression: str = "lzma", source: str = "") -> bytes:
-    """The anytok binary form of `enc` (deterministic)."""
+    """The anytok binary form of `enc` (deterministic).
+
+    Records whether the vocabulary is regular (`Encoding.is_regular`), which takes a BPE of
+    every token the first time.
+    """
     vocab = vocab_format.VocabData.from_mergeable_ranks(
         enc.name,
         enc._pat_str,
@@ -22,6 +26,7 @@ def encoding_to_bytes(enc: Encoding, *, compression: str = "lzma", source: str =
         enc._special_tokens,
         explicit_n_vocab=getattr(enc, "_explicit_n_vocab", None),
         source=source,
+        properties=vocab_format.PROP_REGULAR if enc.is_regular() else 0,
     )
     return vocab_format.dumps(vocab, compression=compression)
 

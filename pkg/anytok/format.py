@@ -42,8 +42,13 @@ F_TOKENS = 4  # count, count x varint(len - 1), concatenated token bytes; rank =
 F_IDS = 5  # count of exceptions, then (position delta, id) pairs: ids that differ from rank
 F_SPECIALS = 6  # count, then (str, id) pairs
 F_N_VOCAB = 7  # varint: tiktoken's explicit_n_vocab
+F_PROPERTIES = 8  # varint bit set: facts about the vocabulary checked by the writer
 _CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS}
-_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB}
+_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB, F_PROPERTIES}
+
+# Property bits.  REGULAR: every token's own BPE is that token, and the two parts of its last
+# merge have lower ranks (what the shortcuts of segment.py and backtrack.py rely on).
+PROP_REGULAR = 1
 
 # Sanity limits: a reader must never be talked into huge allocations by a corrupt header.
 MAX_RAW_SIZE = 1 << 30
@@ -66,6 +71,7 @@ class VocabData:
     ids: dict[int, int] = field(default_factory=dict)  # rank -> id where they differ
     explicit_n_vocab: int | None = None
     source: str = ""
+    properties: int = 0  # PROP_* bits
     unknown_fields: dict[int, bytes] = field(default_factory=dict)  # kept for round trips
 
     def token_ids(self) -> Sequence[int]:
@@ -90,6 +96,7 @@ class VocabData:
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
         source: str = "",
+        properties: int = 0,
     ) -> "VocabData":
         tokens = sorted(mergeable_ranks, key=mergeable_ranks.__getitem__)
         ids = {pos: mergeable_ranks[tok] for pos, tok in enumerate(tokens) if mergeable_ranks[tok] != pos}
@@ -101,6 +108,7 @@ class VocabData:
             ids=ids,
             explicit_n_vocab=explicit_n_vocab,
             source=source,
+            properties=properties,
         )
 
 
@@ -162,6 +170,8 @@ def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
         parts.append(_field(F_SPECIALS, b"".join(body)))
     if vocab.explicit_n_vocab is not None:
         parts.append(_field(F_N_VOCAB, _varint(vocab.explicit_n_vocab)))
+    if vocab.properties:
+        parts.append(_field(F_PROPERTIES, _varint(vocab.properties)))
     for tag, data in sorted(vocab.unknown_fields.items()):
         parts.append(_varint(tag) + _varint(len(data)) + data)
     raw = b"".join(parts)
@@ -390,6 +400,11 @@ def _parse_payload(raw: bytes, what: str) -> VocabData:
         rr = _Reader(d, 0, len(d), f"{what}: n_vocab field")
         vocab.explicit_n_vocab = rr.varint("explicit n_vocab", MAX_ID + 1)
         rr.done("n_vocab field")
+    if F_PROPERTIES in seen:
+        d = seen[F_PROPERTIES]
+        rr = _Reader(d, 0, len(d), f"{what}: properties field")
+        vocab.properties = rr.varint("properties")
+        rr.done("properties field")
     _check_ids(vocab, what)
     if len(set(tokens)) != len(tokens):
         seen: set[bytes] = set()

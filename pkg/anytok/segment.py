@@ -11,7 +11,7 @@ Which boundaries a token can span is decided from the vocabulary alone, conserva
 
 * A token that is valid UTF-8 occurs in text only aligned with characters, so it can span
   the boundary between characters c and d only if it contains the two-character string "cd".
-  `_pairs` holds every such string of every token with a non-ASCII character; boundaries
+  `_pairs` holds every such pair of every token with a non-ASCII character; boundaries
   between two ASCII characters are never cut (keeping the table small: the win is elsewhere).
 * A token that is not valid UTF-8 starts inside a character (a run of continuation bytes S)
   and/or ends inside one (an incomplete sequence P).  It spans c|d if c ends with S and d
@@ -24,9 +24,9 @@ result; `tests/test_segment.py` checks that on the corpora.
 
 from __future__ import annotations
 
-import operator
+import re
 import threading
-from itertools import compress, count, islice, product
+from itertools import compress, count, islice, product, repeat
 
 _SEP = "\ud800"  # never inside a token's text (valid UTF-8 decodes to no surrogates)
 
@@ -40,12 +40,28 @@ def _lead_len(b: int) -> int:
     return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
 
 
+def _prefix_range(prefix: bytes) -> tuple[int, int]:
+    """The code points whose UTF-8 encoding starts with `prefix` (an incomplete sequence)."""
+    n = _lead_len(prefix[0])
+    value = prefix[0] & (0x7F >> n)
+    for b in prefix[1:]:
+        value = value << 6 | (b & 0x3F)
+    free = 6 * (n - len(prefix))
+    return value << free, min(0x10FFFF, (value << free) + (1 << free) - 1)
+
+
+def _esc(cp: int) -> str:
+    return f"\\U{cp:08x}"
+
+
 class Segmenter:
     def __init__(self, token_texts, invalid_tokens):
         """`token_texts`: the texts of all valid UTF-8 tokens; `invalid_tokens`: the others' bytes."""
         self._texts = token_texts
         self._invalid = invalid_tokens
-        self._pairs: set[str] | None = None
+        # (c, d) -> 0 for every pair of characters a token may span; a dict so that a lookup
+        # with default 1 gives "cut here" directly.
+        self._pairs: dict[tuple[str, str], int] | None = None
         self._seen: set[str] = set()
         self._lock = threading.Lock()
         # Relations from tokens that start or end inside a character (see module docstring).
@@ -54,6 +70,7 @@ class Segmenter:
         # Tokens that are exactly S + P (the end of one character and the start of the next),
         # and the characters seen so far that end with such an S / start with such a P.
         self._partial_pairs: set[tuple[bytes, bytes]] = set()
+        self._partial_start_rx: re.Pattern[str] | None = None
         self._ends_partial: dict[str, tuple[bytes, ...]] = {}
         self._starts_partial: dict[str, tuple[bytes, ...]] = {}
         self.enabled = True
@@ -63,9 +80,9 @@ class Segmenter:
             if self._pairs is not None:
                 return self._pairs
             joined = _SEP.join(t for t in self._texts if not t.isascii())
-            pairs = set(map(str.__add__, joined, islice(joined, 1, None)))
-            pairs = {p for p in pairs if _SEP not in p}  # drop pairs made with the separator
-            pairs.update(map("".join, product(map(chr, range(128)), repeat=2)))
+            found = set(zip(joined, islice(joined, 1, None)))
+            found.update(product(map(chr, range(128)), repeat=2))
+            pairs = dict.fromkeys((p for p in found if _SEP not in p), 0)  # not the separator's
             for token in self._invalid:
                 self._add_invalid(token, pairs)
             # A vocabulary full of tokens that join the end of one character to the start of
@@ -73,11 +90,11 @@ class Segmenter:
             self.enabled = len(self._partial_pairs) <= MAX_PARTIAL_PAIRS
             self._heads = {s for s, _ in self._partial_pairs}
             self._tails = {p for _, p in self._partial_pairs}
-            self._base_pairs = frozenset(pairs)
+            self._base_pairs = dict(pairs)
             self._pairs = pairs
             return pairs
 
-    def _add_invalid(self, token: bytes, pairs: set[str]) -> None:
+    def _add_invalid(self, token: bytes, pairs: dict[tuple[str, str], int]) -> None:
         i = 0
         while i < len(token) and 0x80 <= token[i] < 0xC0:
             i += 1
@@ -95,7 +112,7 @@ class Segmenter:
         except UnicodeDecodeError:
             return  # not a substring of any valid UTF-8 text, so never met
         if len(middle) > 1:
-            pairs.update(map(str.__add__, middle, middle[1:]))
+            pairs.update(dict.fromkeys(zip(middle, middle[1:]), 0))
         if head and middle:
             self._after_suffix.setdefault(head, set()).add(middle[0])
         if tail and middle:
@@ -103,15 +120,15 @@ class Segmenter:
         if head and tail and not middle:
             self._partial_pairs.add((head, tail))
 
-    def _register(self, ch: str, pairs: set[str]) -> None:
+    def _register(self, ch: str, pairs: dict[tuple[str, str], int]) -> None:
         data = ch.encode("utf-8", "surrogatepass")
         ends, starts = [], []
         for k in range(1, len(data)):
             suffix, prefix = data[k:], data[:k]
             for d in self._after_suffix.get(suffix, ()):
-                pairs.add(ch + d)
+                pairs[ch, d] = 0
             for c in self._before_prefix.get(prefix, ()):
-                pairs.add(c + ch)
+                pairs[c, ch] = 0
             if suffix in self._heads:
                 ends.append(suffix)
             if prefix in self._tails:
@@ -121,6 +138,27 @@ class Segmenter:
         if starts:
             self._starts_partial[ch] = tuple(starts)
         self._seen.add(ch)
+
+    def _keep_partial_spans(self, joined: str, cuts: list[int]) -> list[int]:
+        """Drop the cuts that a token "end of one character + start of the next" spans.
+
+        Such tokens start a character with one of a few byte prefixes P; the characters that
+        start so form a few code point ranges, found with one regex scan.
+        """
+        rx = self._partial_start_rx
+        if rx is None:
+            ranges = sorted(_prefix_range(p) for p in self._tails)
+            cls = "".join(f"{_esc(lo)}-{_esc(hi)}" for lo, hi in ranges)
+            rx = self._partial_start_rx = re.compile(f"[{cls}]")
+        drop = []
+        for m in rx.finditer(joined, 1):
+            k = m.start()
+            if joined[k - 1] in self._ends_partial and joined[k] in self._starts_partial and self._partial_spans(joined, k):
+                drop.append(k)
+        if not drop:
+            return cuts
+        dropped = set(drop)
+        return [k for k in cuts if k not in dropped]
 
     def _partial_spans(self, text: str, k: int) -> bool:
         """Whether a token S + P spans the boundary before text[k] (both chars are listed)."""
@@ -147,7 +185,7 @@ class Segmenter:
                 if len(self._seen) + len(new) > MAX_SEEN:
                     # Registering a character adds pairs for it; after very many distinct
                     # characters (a sweep over all of Unicode) start afresh to bound memory.
-                    pairs = self._pairs = set(self._base_pairs)
+                    pairs = self._pairs = dict(self._base_pairs)
                     self._seen.clear()
                     self._ends_partial.clear()
                     self._starts_partial.clear()
@@ -157,18 +195,15 @@ class Segmenter:
                     self._register(ch, pairs)
         # Boundary k lies between joined[k] and joined[k + 1]; around each separator it is
         # never spanned, so every missed piece starts and ends a segment.
-        spanned = map(pairs.__contains__, map(str.__add__, joined, islice(joined, 1, None)))
-        cuts = list(compress(count(1), map(operator.not_, spanned)))
-        if self._ends_partial:
-            ends, starts = self._ends_partial, self._starts_partial
-            cuts = [
-                k for k in cuts
-                if joined[k - 1] not in ends or joined[k] not in starts or not self._partial_spans(joined, k)
-            ]
+        cuts = list(compress(count(1), map(pairs.get, zip(joined, islice(joined, 1, None)), repeat(1))))
+        if self._partial_pairs:
+            cuts = self._keep_partial_spans(joined, cuts)
         if len(cuts) == 2 * (len(missed) - 1):
             return None  # only the cuts around the separators
         bounds = [0, *cuts, len(joined)]
         segs = list(map(joined.__getitem__, map(slice, bounds, islice(bounds, 1, None))))
+        if len(misses) == len(pieces):
+            return list(filter(_SEP.__ne__, segs)), segs  # every piece was cut: no merging back
         seps = list(compress(count(), map(_SEP.__eq__, segs)))
         starts = [0, *[k + 1 for k in seps]]
         ends = [*seps, len(segs)]

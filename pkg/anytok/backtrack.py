@@ -37,6 +37,7 @@ from __future__ import annotations
 from . import bpe
 
 _UNSEEN = -2
+_MISSING = object()
 
 
 def _lead_len(b: int) -> int:
@@ -128,13 +129,18 @@ class BacktrackEncoder:
         """Whether BPE of the bytes of a+b gives [a, b]; None if a tree is not regular."""
         get = self.ranks.get
         decoder = self.decoder
-        split = self.split
+        splits = self._split
         limit = 1 << 62  # the pair (a, b) lives until this rank's merge happens
         while True:
             merged = get(decoder[a] + decoder[b])
             if merged is not None and merged < limit:
                 return False
-            sa, sb = split(a), split(b)
+            sa = splits.get(a, _MISSING)
+            if sa is _MISSING:
+                sa = self.split(a)
+            sb = splits.get(b, _MISSING)
+            if sb is _MISSING:
+                sb = self.split(b)
             if sa is None or sb is None:
                 return None
             # Step back to just before the later of the merges that made a and b (a single

@@ -288,3 +288,22 @@ def test_load_encoding_of_damaged_file(tmp_path):
     p.write_bytes(vf.dumps(small_vocab())[:-5])
     with pytest.raises(VocabFormatError):
         anytok.load_encoding(p)
+
+
+def test_duplicates_found_when_loading_an_encoding(tmp_path):
+    """get_encoding's path skips the reader's duplicate check and finds them itself."""
+    from anytok.registry import encoding_from_bytes
+
+    v = small_vocab()
+    v.tokens[-1] = b"zz"
+    data = rebuild(payload(v).replace(b"zz", b"ab"))
+    with pytest.raises(VocabFormatError, match="appears more than once"):
+        encoding_from_bytes(data)
+    # also for tokens that are not valid UTF-8
+    v = small_vocab()
+    v.tokens[-2:] = [b"\xe4\xb8", b"\xf0\xf0"]
+    raw = payload(v)
+    at = raw.rfind(b"\xf0\xf0")
+    data = rebuild(raw[:at] + b"\xe4\xb8" + raw[at + 2 :])
+    with pytest.raises(VocabFormatError, match="appears more than once"):
+        encoding_from_bytes(data)

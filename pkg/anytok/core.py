@@ -16,7 +16,7 @@ from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 
 from . import bpe, incremental
 from .backtrack import BacktrackEncoder
-from .format import PROP_REGULAR
+from .format import PROP_REGULAR, VocabFormatError
 from .segment import Segmenter
 from .vocab_text import text_table
 from .pretokenize import SURROGATE, Splitter
@@ -107,12 +107,13 @@ class Encoding:
         self._ranks_cache = mergeable_ranks
 
     @classmethod
-    def _from_vocab(cls, vocab) -> "Encoding":
+    def _from_vocab(cls, vocab, what: str = "vocab file") -> "Encoding":
         """An Encoding from a parsed vocab file (format.VocabData), building little up front.
 
-        The file reader has already checked the tokens and built their text table; the bytes
-        -> id table is made only when first needed (BPE of non-ASCII pieces, single-token
-        lookups), so loading and encoding ASCII text skip it.
+        The token text table (what encoding looks pieces up in) is built here, and doubles as
+        the check that no token appears twice; the bytes -> id table is made only when first
+        needed (BPE of non-ASCII pieces, single-token lookups), so loading and encoding ASCII
+        text skip it.
         """
         enc = cls.__new__(cls)
         ids = vocab.token_ids()
@@ -120,6 +121,10 @@ class Encoding:
         enc._setup(vocab.name, vocab.pat_str, vocab.special_tokens, vocab.explicit_n_vocab, max_token)
         enc._ranks_source = (vocab.tokens, ids)
         enc._regular = bool(vocab.properties & PROP_REGULAR)
+        table, enc._invalid_tokens, duplicate = text_table(vocab.tokens, ids)
+        if duplicate is not None:
+            raise VocabFormatError(f"{what}: token {duplicate!r} appears more than once")
+        enc._str_ranks_cache = table
         return enc
 
     def _setup(self, name, pat_str, special_tokens, explicit_n_vocab, max_token) -> None:

@@ -285,8 +285,12 @@ def _read_tokens(data: bytes) -> list[bytes]:
 _PLUS_ONE = bytes(range(1, 257)[:255]) + b"\x00"  # only used on bytes < 0x80
 
 
-def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file") -> VocabData:
-    """Parse a vocab file.  Raises `VocabFormatError` on anything wrong with it."""
+def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, check_duplicates: bool = True) -> VocabData:
+    """Parse a vocab file.  Raises `VocabFormatError` on anything wrong with it.
+
+    `check_duplicates=False` leaves the check for duplicate tokens to the caller (an Encoding
+    does it while building its token text table, which costs nothing extra).
+    """
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected bytes, got {type(buf).__name__}")
     buf = bytes(buf)
@@ -330,10 +334,10 @@ def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file") -> Voca
             raise VocabFormatError(f"{what}: cannot decompress payload ({e})") from None
     if len(raw) != raw_len:
         raise VocabFormatError(f"{what}: payload is {len(raw)} bytes after decompression, header says {raw_len}")
-    return _parse_payload(raw, what)
+    return _parse_payload(raw, what, check_duplicates)
 
 
-def _parse_payload(raw: bytes, what: str) -> VocabData:
+def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> VocabData:
     r = _Reader(raw, 0, len(raw), what)
     seen: dict[int, bytes] = {}
     unknown: dict[int, bytes] = {}
@@ -406,7 +410,7 @@ def _parse_payload(raw: bytes, what: str) -> VocabData:
         vocab.properties = rr.varint("properties")
         rr.done("properties field")
     _check_ids(vocab, what)
-    if len(set(tokens)) != len(tokens):
+    if check_duplicates and len(set(tokens)) != len(tokens):
         seen: set[bytes] = set()
         for t in tokens:
             if t in seen:

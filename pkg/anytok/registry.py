@@ -36,7 +36,8 @@ def list_encoding_names() -> list[str]:
 
 def encoding_from_bytes(data: bytes, what: str = "vocab file") -> Encoding:
     """An `Encoding` from the bytes of an anytok vocab file."""
-    return Encoding._from_vocab(vocab_format.loads(data, what))
+    vocab = vocab_format.loads(data, what, check_duplicates=False)
+    return Encoding._from_vocab(vocab, what)
 
 
 def get_encoding(encoding_name: str) -> Encoding:

@@ -8,6 +8,7 @@ that CPython 3.11 (Unicode 14) and Pyodide's CPython 3.14 (Unicode 16) see the s
 from __future__ import annotations
 
 import functools
+from itertools import repeat
 from typing import Iterable
 
 from . import _unicode_tables as _t
@@ -50,15 +51,12 @@ _LONG_NAMES = {
 
 @functools.lru_cache(maxsize=None)
 def _category_ranges() -> dict[str, Ranges]:
-    starts: list[int] = []
-    cats: list[str] = []
-    for item in _t.CATEGORY_RUNS.split():
-        starts.append(int(item[:-2], 16))
-        cats.append(item[-2:])
+    items = _t.CATEGORY_RUNS.split()
+    starts = list(map(int, [item[:-2] for item in items], repeat(16)))
     out: dict[str, list[tuple[int, int]]] = {}
     ends = starts[1:] + [MAX_CODE_POINT + 1]
-    for start, end, cat in zip(starts, ends, cats):
-        out.setdefault(cat, []).append((start, end - 1))
+    for start, end, item in zip(starts, ends, items):
+        out.setdefault(item[-2:], []).append((start, end - 1))
     return {cat: tuple(ranges) for cat, ranges in out.items()}
 
 
@@ -114,6 +112,7 @@ def contains(ranges: Ranges, cp: int) -> bool:
     return any(lo <= cp <= hi for lo, hi in ranges)
 
 
+@functools.lru_cache(maxsize=None)
 def category(name: str) -> Ranges | None:
     """Ranges of a general category or group (`L`, `Lu`, `Letter`, `Uppercase_Letter`, ...)."""
     key = name.replace("_", "").replace(" ", "").replace("-", "")
@@ -128,6 +127,7 @@ def category(name: str) -> Ranges | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def white_space() -> Ranges:
     """The White_Space property: what `\\s` means in Rust's regex (and so in tiktoken)."""
     return tuple(_t.WHITE_SPACE)

@@ -23,6 +23,7 @@ against tiktoken.
 from __future__ import annotations
 
 import heapq
+import operator
 from itertools import repeat
 from typing import Callable
 
@@ -36,58 +37,14 @@ HEAP_MAX = 4096
 _NO = 1 << 62  # "not a token": larger than every rank
 
 
-def rank_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
-    """Encode `piece` (bytes, no pre-tokenization) by repeated lowest-rank pair merges."""
-    get = ranks.get
-    parts = [piece[i : i + 1] for i in range(len(piece))]
-    pair = [get(a + b, _NO) for a, b in zip(parts, parts[1:])]
-    while pair:
-        low = min(pair)
-        if low == _NO:
-            break
-        i = pair.index(low)  # leftmost lowest
-        parts[i] += parts[i + 1]
-        del parts[i + 1]
-        del pair[i]
-        if i < len(pair):
-            pair[i] = get(parts[i] + parts[i + 1], _NO)
-        if i:
-            pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
-    return [ranks[p] for p in parts]
+def merge_parts(parts: list, get: Callable, stop: int = 1) -> list:
+    """The list merge on `parts` (bytes, or str of ASCII text), in place, until no adjacent
+    pair is a token or at most `stop` parts are left; `get` looks a concatenation up.
 
-
-def rank_merge_ascii(piece: str, table: dict[str, int]) -> list[int]:
-    """`rank_merge` for an ASCII piece, on str (one byte per character) with the text table.
-
-    Same steps, but `list(piece)` and str keys are cheaper than slicing bytes.
+    Each step finds the lowest pair rank with C-level `min` and `index` (leftmost on a tie).
     """
-    get = table.get
-    parts = list(piece)
-    pair = list(map(get, map(str.__add__, parts, parts[1:]), repeat(_NO)))
-    while pair:
-        low = min(pair)
-        if low == _NO:
-            break
-        i = pair.index(low)
-        parts[i] += parts[i + 1]
-        del parts[i + 1]
-        del pair[i]
-        if i < len(pair):
-            pair[i] = get(parts[i] + parts[i + 1], _NO)
-        if i:
-            pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
-    return list(map(table.__getitem__, parts))
-
-
-def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]:
-    """`rank_merge`, but stop once at most `stop` parts are left; returns the parts' bytes.
-
-    With stop=2 this gives the two children of a token's last merge.
-    """
-    get = ranks.get
-    parts = [piece[i : i + 1] for i in range(len(piece))]
-    pair = [get(a + b, _NO) for a, b in zip(parts, parts[1:])]
-    while len(parts) > stop:
+    pair = list(map(get, map(operator.add, parts, parts[1:]), repeat(_NO)))
+    while len(pair) >= stop:
         low = min(pair)
         if low == _NO:
             break
@@ -100,6 +57,26 @@ def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]
         if i:
             pair[i - 1] = get(parts[i - 1] + parts[i], _NO)
     return parts
+
+
+def rank_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """Encode `piece` (bytes, no pre-tokenization) by repeated lowest-rank pair merges."""
+    parts = merge_parts([piece[i : i + 1] for i in range(len(piece))], ranks.get)
+    return list(map(ranks.__getitem__, parts))
+
+
+def rank_merge_ascii(piece: str, table: dict[str, int]) -> list[int]:
+    """`rank_merge` for an ASCII piece, on str (one byte per character) with the text table:
+    `list(piece)` and str keys are cheaper than slicing bytes."""
+    return list(map(table.__getitem__, merge_parts(list(piece), table.get)))
+
+
+def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]:
+    """The parts left by the list merge once at most `stop` remain (or nothing merges).
+
+    With stop=2 this gives the two children of a token's last merge.
+    """
+    return merge_parts([piece[i : i + 1] for i in range(len(piece))], ranks.get, stop)
 
 
 def heap_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:

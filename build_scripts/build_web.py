@@ -1,0 +1,244 @@
+"""Build the browser assets into web/dist/ (gitignored).
+
+    python build_scripts/build_web.py [--quiet]
+
+Output, all served as static files (see serve_demo.py):
+  anytok.js, anytok.d.ts, worker.js, worker_glue.py   the shim, its Web Worker, the Python glue
+  index.html, demo.js, demo.css                       the demo page
+  pyodide/                                            Pyodide's core files, from npm `pyodide`
+  wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the package without vocabularies
+  vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
+  anytok-assets.json                                  what the shim needs to find all of the above
+
+The slim wheel keeps the vocabularies out of the download that every page pays for: a page
+fetches only the `.atok` files of the encodings it uses.  The wheel is written here, directly,
+rather than by a build backend: it is pure Python, and a byte-for-byte reproducible zip makes
+"is it stale?" a simple comparison.
+
+Idempotent: `web/node_modules` is (re)installed with `npm ci` only when `web/package-lock.json`
+changed since the last install; files are copied or written only when missing or different.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "web"
+DIST = WEB / "dist"
+NODE_MODULES = WEB / "node_modules"
+PACKAGE_DIR = ROOT / "pkg" / "anytok"
+VOCAB_DIR = ROOT / "vocab_binaries"
+
+# The hand-written browser side, copied as is.
+WEB_SOURCES = [
+    "anytok.js", "anytok.d.ts", "worker.js", "worker_glue.py",
+    "index.html", "demo.js", "demo.css", "segments.js",
+]
+# What a page needs from the npm package: the loader, the runtime and the standard library.
+# (pyodide-lock.json is read at boot; nothing in it is ever fetched, since the page loads no
+# package from Pyodide's repository.)
+PYODIDE_FILES = [
+    "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
+    "pyodide.js", "pyodide.d.ts", "ffi.d.ts", "package.json",
+]
+NPM_STAMP = NODE_MODULES / ".anytok-lock-sha256"
+
+def _quiet(*args, **kwargs) -> None:
+    pass
+
+
+_log = print
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def pinned_pyodide_version() -> str:
+    return json.loads((WEB / "package.json").read_text())["dependencies"]["pyodide"]
+
+
+def ensure_node_modules() -> None:
+    """`npm ci` in web/ unless node_modules already matches package-lock.json."""
+    lock_hash = _sha256((WEB / "package-lock.json").read_bytes())
+    pyodide_pkg = NODE_MODULES / "pyodide" / "package.json"
+    if (
+        NPM_STAMP.exists()
+        and NPM_STAMP.read_text().strip() == lock_hash
+        and pyodide_pkg.exists()
+        and json.loads(pyodide_pkg.read_text())["version"] == pinned_pyodide_version()
+    ):
+        return
+    _log("build_web: npm ci in web/ ...")
+    subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=WEB, check=True, stdout=subprocess.DEVNULL if _log is _quiet else None,
+    )
+    NPM_STAMP.write_text(lock_hash + "\n")
+
+
+def _write_if_changed(path: Path, data: bytes) -> bool:
+    if path.exists() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+    _log(f"build_web: wrote {path.relative_to(ROOT)}")
+    return True
+
+
+def _copy_if_changed(src: Path, dst: Path) -> bool:
+    # copy2 keeps the modification time, so size + mtime tell a stale copy without reading
+    # the 10 MB of Pyodide's runtime on every run.
+    if dst.exists():
+        s, d = src.stat(), dst.stat()
+        if s.st_size == d.st_size and s.st_mtime_ns == d.st_mtime_ns:
+            return False
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+    _log(f"build_web: copied {dst.relative_to(ROOT)}")
+    return True
+
+
+def _prune(folder: Path, keep: set[str]) -> None:
+    if not folder.is_dir():
+        return
+    for p in folder.iterdir():
+        if p.is_file() and p.name not in keep:
+            p.unlink()
+            _log(f"build_web: removed stale {p.relative_to(ROOT)}")
+
+
+# --- the slim wheel -------------------------------------------------------------------------
+
+def _record_hash(data: bytes) -> str:
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def slim_wheel() -> tuple[str, bytes]:
+    """(file name, bytes) of a py3-none-any wheel of pkg/anytok without vocab_binaries/."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    name, version = project["name"], project["version"]
+    dist_info = f"{name}-{version}.dist-info"
+
+    files: list[tuple[str, bytes]] = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        files.append(("anytok/" + path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes()))
+
+    metadata = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+        f"Summary: {project.get('description', '')}",
+        f"Requires-Python: {project.get('requires-python', '>=3')}",
+    ]
+    if "license" in project and "text" in project["license"]:
+        metadata.append(f"License: {project['license']['text']}")
+    metadata += [f"Classifier: {c}" for c in project.get("classifiers", [])]
+    files.append((f"{dist_info}/METADATA", ("\n".join(metadata) + "\n").encode()))
+    wheel_meta = "Wheel-Version: 1.0\nGenerator: anytok build_web.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    files.append((f"{dist_info}/WHEEL", wheel_meta.encode()))
+    scripts = project.get("scripts", {})
+    if scripts:
+        entry = "[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in sorted(scripts.items()))
+        files.append((f"{dist_info}/entry_points.txt", entry.encode()))
+    record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data in files)
+    record += f"{dist_info}/RECORD,,\n"
+    files.append((f"{dist_info}/RECORD", record.encode()))
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in files:
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return f"{name}-{version}-py3-none-any.whl", buf.getvalue()
+
+
+# --- the whole build ------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _exclusive():
+    # Two builds at once (e.g. two test workers each starting a demo server) would copy over
+    # each other's files; the second waits for the first and then finds nothing to do.
+    WEB.mkdir(exist_ok=True)
+    with open(WEB / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def build(quiet: bool = False) -> Path:
+    """Bring web/dist/ up to date; returns its path."""
+    global _log
+    _log = _quiet if quiet else print
+    with _exclusive():
+        return _build()
+
+
+def _build() -> Path:
+    ensure_node_modules()
+    DIST.mkdir(parents=True, exist_ok=True)
+
+    for name in WEB_SOURCES:
+        _copy_if_changed(WEB / name, DIST / name)
+
+    pyodide_src = NODE_MODULES / "pyodide"
+    for name in PYODIDE_FILES:
+        _copy_if_changed(pyodide_src / name, DIST / "pyodide" / name)
+    _prune(DIST / "pyodide", set(PYODIDE_FILES))
+
+    wheel_name, wheel = slim_wheel()
+    _write_if_changed(DIST / "wheels" / wheel_name, wheel)
+    _prune(DIST / "wheels", {wheel_name})
+
+    vocab = {}
+    for path in sorted(VOCAB_DIR.glob("*.atok")):
+        _copy_if_changed(path, DIST / "vocab" / path.name)
+        data = path.read_bytes()
+        vocab[path.stem] = {"url": f"vocab/{path.name}", "bytes": len(data), "sha256": _sha256(data)}
+    _prune(DIST / "vocab", {p + ".atok" for p in vocab})
+
+    manifest = {
+        "anytok": tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],
+        "pyodide": pinned_pyodide_version(),
+        "pyodideURL": "pyodide/",
+        "wheelURL": f"wheels/{wheel_name}",
+        "wheelSha256": _sha256(wheel),
+        "glueURL": "worker_glue.py",
+        "glueSha256": _sha256((WEB / "worker_glue.py").read_bytes()),
+        "encodings": vocab,
+    }
+    _write_if_changed(DIST / "anytok-assets.json", (json.dumps(manifest, indent=1) + "\n").encode())
+    return DIST
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quiet", action="store_true", help="print nothing unless something fails")
+    args = ap.parse_args(argv)
+    out = build(quiet=args.quiet)
+    if not args.quiet:
+        print(f"build_web: {out.relative_to(ROOT)} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

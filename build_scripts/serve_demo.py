@@ -1,0 +1,84 @@
+"""Serve anytok's browser demo from this checkout, offline.
+
+    python build_scripts/serve_demo.py [--port 8000]
+
+Builds whatever web/dist/ lacks (see build_web.py), then serves it at http://127.0.0.1:PORT/:
+the demo at `/`, the ES-module shim at `/anytok.js`.  `--port 0` picks a free port; the first
+line printed is always `anytok demo: <url>`, so a test harness can read it.
+
+Python 3.11's `http.server` guesses no type for `.mjs` and `.wasm`; browsers refuse to run
+either without the right one, so the types are set here explicitly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_web  # noqa: E402
+
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".ts": "text/plain; charset=utf-8",
+    ".py": "text/plain; charset=utf-8",
+    ".txt": "text/plain; charset=utf-8",
+    ".wasm": "application/wasm",
+    ".whl": "application/octet-stream",
+    ".zip": "application/octet-stream",
+    ".atok": "application/octet-stream",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+}
+
+
+class DemoHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {"": "application/octet-stream", **TYPES}
+    quiet = False
+
+    def end_headers(self) -> None:
+        # Revalidate every time (a 304 costs next to nothing on loopback): a rebuilt asset is
+        # never served stale.  Vocabularies are kept across visits by the page itself, in
+        # Cache Storage, keyed by their sha256.
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, build: bool = True) -> None:
+    root = build_web.build(quiet=True) if build else build_web.DIST
+    handler = functools.partial(type("Handler", (DemoHandler,), {"quiet": quiet}), directory=str(root))
+    with http.server.ThreadingHTTPServer((host, port), handler) as httpd:
+        shown = "127.0.0.1" if host in ("127.0.0.1", "0.0.0.0") else host
+        print(f"anytok demo: http://{shown}:{httpd.server_address[1]}/", flush=True)
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--port", type=int, default=8000, help="0 = any free port (default 8000)")
+    ap.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    ap.add_argument("--quiet", action="store_true", help="do not log requests")
+    ap.add_argument("--no-build", action="store_true", help="serve web/dist/ as it is")
+    args = ap.parse_args(argv)
+    serve(args.port, args.host, quiet=args.quiet, build=not args.no_build)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

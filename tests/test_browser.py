@@ -1,0 +1,607 @@
+"""anytok in a real browser: the shim, the worker, the demo page, against native anytok.
+
+Runs Debian's Chromium (headless) through Playwright against the real demo server
+(`build_scripts/serve_demo.py`).  Every request that would leave 127.0.0.1 is aborted and
+fails the test that made it.  All of these tests run in one pytest worker (xdist group
+"browser"): a Pyodide boot costs seconds, and one browser is shared by all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, ROOT, DemoServer, new_context, wait_status
+from conftest import ALL_ENCODINGS, anytok_encoding
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+SAMPLE_CHARS = 12_000
+
+
+# --- fixtures -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def demo_url():
+    server = DemoServer()
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    ctx.guard = guard
+    yield ctx
+    ctx.close()
+    guard.check()
+
+
+@pytest.fixture
+def demo(context, demo_url):
+    """The demo page, loaded and ready."""
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(demo_url)
+    wait_status(page)
+    yield page
+    assert errors == []
+
+
+@pytest.fixture(scope="module")
+def shim(browser, demo_url):
+    """A page with the shim imported (window.AnyTok) and no demo running, shared by the module."""
+    ctx, guard = new_context(browser)
+    page = ctx.new_page()
+    page.goto(demo_url + "anytok-assets.json")
+    page.evaluate("async () => { window.AnyTok = (await import('/anytok.js')).AnyTok; }")
+    page.guard = guard
+    yield page
+    ctx.close()
+    guard.check()
+
+
+def load(page, name: str) -> str:
+    return page.evaluate(JS_LOAD, [name])
+
+
+def samples(corpora: dict[str, str]) -> dict[str, str]:
+    """Slices of each corpus: its start, two inner parts and its end."""
+    out = {}
+    for key, text in corpora.items():
+        n = len(text)
+        for start in (0, n // 3, 2 * n // 3, n - SAMPLE_CHARS):
+            out[f"{key}@{start}"] = text[start : start + SAMPLE_CHARS]
+    return out
+
+
+# --- build and server (no browser) ------------------------------------------------------------
+
+def test_slim_wheel_has_the_package_and_no_vocabularies():
+    import build_web
+
+    name, data = build_web.slim_wheel()
+    assert name.endswith("-py3-none-any.whl")
+    assert build_web.slim_wheel() == (name, data), "the wheel is not reproducible"
+    zf = zipfile.ZipFile(io.BytesIO(data))
+    names = set(zf.namelist())
+    assert not [n for n in names if n.endswith(".atok")]
+    package = {"anytok/" + p.relative_to(ROOT / "pkg" / "anytok").as_posix()
+               for p in (ROOT / "pkg" / "anytok").rglob("*.py") if "__pycache__" not in p.parts}
+    assert package <= names
+    record = zf.read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
+    for line in record.splitlines():
+        path, digest, size = line.rsplit(",", 2)
+        if digest:
+            blob = zf.read(path)
+            assert int(size) == len(blob)
+            assert digest == build_web._record_hash(blob), path
+
+
+def test_server_serves_the_right_types(demo_url):
+    manifest = json.loads(urllib.request.urlopen(demo_url + "anytok-assets.json").read())
+    expected = {
+        "": "text/html",
+        "anytok.js": "text/javascript",
+        "anytok.d.ts": "text/plain",
+        "worker.js": "text/javascript",
+        "pyodide/pyodide.mjs": "text/javascript",
+        "pyodide/pyodide.asm.wasm": "application/wasm",
+        manifest["wheelURL"]: "application/octet-stream",
+        manifest["encodings"]["o200k_base"]["url"]: "application/octet-stream",
+    }
+    for path, mime in expected.items():
+        with urllib.request.urlopen(demo_url + path) as r:
+            assert r.headers["Content-Type"].split(";")[0] == mime, path
+    assert manifest["pyodide"] == json.loads((ROOT / "web" / "package.json").read_text())["dependencies"]["pyodide"]
+    vocab = (ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes()
+    assert manifest["encodings"]["o200k_base"]["sha256"] == hashlib.sha256(vocab).hexdigest()
+
+
+# --- the shim: identity with native anytok --------------------------------------------------
+
+@pytest.mark.parametrize("name", ALL_ENCODINGS)
+def test_page_ids_equal_native_anytok(shim, corpora, name):
+    texts = samples(corpora)
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, texts]) => {
+            const tok = window.toks[name];
+            const out = {};
+            for (const [label, text] of Object.entries(texts)) {
+                const ids = await tok.encode(text);
+                const pieces = await tok.tokenize(text);
+                out[label] = {
+                    ids,
+                    count: await tok.count(text),
+                    decoded: (await tok.decode(ids)) === text,
+                    piecesJoin: pieces.map((p) => p.text).join("") === text,
+                    piecesIds: pieces.flatMap((p) => p.ids).join(",") === ids.join(","),
+                };
+            }
+            out.batch = await tok.countBatch(Object.values(texts));
+            return out;
+        }""",
+        [name, texts],
+    )
+    enc = anytok_encoding(name)
+    for label, text in texts.items():
+        expected = enc.encode(text)
+        r = got[label]
+        assert r["ids"] == expected, f"{name} {label}: ids differ"
+        assert r["count"] == len(expected)
+        assert r["decoded"] and r["piecesJoin"] and r["piecesIds"], (name, label, r)
+    assert got["batch"] == [len(enc.encode(t)) for t in texts.values()]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony", "gpt2"])
+def test_special_tokens_and_python_errors_reach_js(shim, name):
+    enc = anytok_encoding(name)
+    special = sorted(enc.special_tokens_set)[0]
+    text = f"hello {special} world <|endoftext|>"
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, text]) => {
+            const tok = window.toks[name];
+            const out = {
+                all: await tok.encode(text, { allowedSpecial: "all" }),
+                plain: await tok.encode(text, { disallowedSpecial: [] }),
+                specialTokens: tok.specialTokens,
+            };
+            try { await tok.encode(text); out.refused = null; }
+            catch (e) { out.refused = [e.name, e.pythonType, e.message]; }
+            try { await tok.decode([tok.maxTokenValue + 1]); out.badId = null; }
+            catch (e) { out.badId = [e.pythonType, e.message]; }
+            return out;
+        }""",
+        [name, text],
+    )
+    assert got["all"] == enc.encode(text, allowed_special="all")
+    assert got["plain"] == enc.encode(text, disallowed_special=())
+    assert got["specialTokens"] == sorted(enc.special_tokens_set)
+    with pytest.raises(ValueError) as native:
+        enc.encode(text)
+    assert got["refused"] == ["AnyTokError", "ValueError", str(native.value).rstrip("\n")]
+    assert got["badId"][0] == "KeyError" and str(enc.max_token_value + 1) in got["badId"][1]
+
+
+def test_lone_surrogates_are_encoded_as_native_anytok_does(shim):
+    # Python strings may hold lone surrogates, as JavaScript strings may; anytok (like
+    # tiktoken) reads each as U+FFFD and joins a proper pair into its character.
+    cases = {
+        "lone-high": ("a\ud800b", r"a\ud800b"),
+        "lone-low": ("\udc00", r"\udc00"),
+        "pair": ("x\ud83d\ude00y", r"x\ud83d\ude00y"),
+        "reversed": ("\ude00\ud83d", r"\ude00\ud83d"),
+        "trailing-high": ("end\ud83d", r"end\ud83d"),
+    }
+    load(shim, "o200k_base")
+    js = "{" + ",".join(f'"{k}": "{v[1]}"' for k, v in cases.items()) + "}"
+    got = shim.evaluate(
+        f"""async () => {{
+            const tok = window.toks.o200k_base;
+            const cases = {js};
+            const out = {{}};
+            for (const [k, text] of Object.entries(cases)) out[k] = await tok.encode(text);
+            return out;
+        }}"""
+    )
+    enc = anytok_encoding("o200k_base")
+    for key, (text, _) in cases.items():
+        assert got[key] == enc.encode(text), key
+    assert got["lone-high"] == enc.encode("a\ufffdb")
+
+
+def test_optional_python_methods_are_exposed_when_present(shim):
+    import anytok
+
+    load(shim, "o200k_base")
+    got = shim.evaluate(
+        """async () => {
+            const tok = window.toks.o200k_base;
+            const text = "one two three four five six seven eight nine ten";
+            const out = { has: [typeof tok.countTillLimit, typeof tok.chunks, typeof tok.splitByTokens] };
+            if (tok.countTillLimit) out.tillLimit = [await tok.countTillLimit(text, 100), await tok.countTillLimit(text, 3)];
+            if (tok.chunks) out.chunks = await tok.chunks(text, 4);
+            if (tok.splitByTokens) out.split = await tok.splitByTokens(text, 4);
+            return out;
+        }"""
+    )
+    enc = anytok_encoding("o200k_base")
+    text = "one two three four five six seven eight nine ten"
+    native = [hasattr(anytok.Encoding, m) for m in ("count_till_limit", "chunks", "split_by_tokens")]
+    assert [t == "function" for t in got["has"]] == native
+    if native[0]:
+        assert got["tillLimit"] == [enc.count_till_limit(text, 100), enc.count_till_limit(text, 3)]
+    if native[1]:
+        assert got["chunks"] == enc.chunks(text, 4)
+    if native[2]:
+        assert got["split"] == list(enc.split_by_tokens(text, 4))
+
+
+def test_one_worker_serves_many_encodings_with_queued_requests(shim):
+    wasm_before = sum("pyodide.asm.wasm" in u for u in shim.guard.requests)
+    texts = ["hello world", "naïve café", "日本語のテキスト", "def f(x):\n    return x\n"] * 5
+    names = ["r50k_base", "cl100k_base", "o200k_base"]
+    for name in names:
+        load(shim, name)
+    got = shim.evaluate(
+        """async ([names, texts]) => {
+            // All at once: the worker queues them, answers come back to the right caller.
+            const jobs = [];
+            for (const text of texts) for (const name of names) jobs.push(window.toks[name].encode(text));
+            return Promise.all(jobs);
+        }""",
+        [names, texts],
+    )
+    expected = [anytok_encoding(n).encode(t) for t in texts for n in names]
+    assert got == expected
+    assert sum("pyodide.asm.wasm" in u for u in shim.guard.requests) == wasm_before <= 1
+
+
+def test_page_stays_responsive_during_a_1mb_encode(shim, corpora):
+    text = corpora["ja"]
+    assert len(text.encode()) > 1_000_000
+    load(shim, "o200k_base")
+    got = shim.evaluate(
+        """async ([text]) => {
+            const tok = window.toks.o200k_base;
+            let frames = 0, ticks = 0, running = true, maxGap = 0, last = performance.now();
+            const frame = () => { frames++; if (running) requestAnimationFrame(frame); };
+            requestAnimationFrame(frame);
+            const timer = setInterval(() => {
+                const now = performance.now();
+                maxGap = Math.max(maxGap, now - last);
+                last = now;
+                ticks++;
+            }, 10);
+            const start = performance.now();
+            const ids = await tok.encode(text);
+            const elapsed = performance.now() - start;
+            running = false;
+            clearInterval(timer);
+            return { frames, ticks, maxGap, elapsed, ids };
+        }""",
+        [text],
+    )
+    assert got["ids"] == anytok_encoding("o200k_base").encode(text)
+    elapsed = got["elapsed"]
+    summary = {k: v for k, v in got.items() if k != "ids"}
+    # Were the encode on the main thread, neither timers nor frames would run until it ended.
+    assert got["ticks"] >= elapsed / 10 / 4, summary
+    assert got["frames"] >= 3, summary
+    assert got["maxGap"] < max(250, elapsed / 3), summary
+
+
+def test_shim_load_errors_are_clear(shim):
+    got = shim.evaluate(
+        """async () => {
+            const out = {};
+            const attempt = async (key, f) => {
+                try { await f(); out[key] = null; } catch (e) { out[key] = [e.name, e.pythonType, e.message]; }
+            };
+            await attempt("missing", () => AnyTok.load({}));
+            await attempt("unknown", () => AnyTok.load({ encoding: "o300k_base" }));
+            await attempt("garbage", () => AnyTok.load({ vocab: new Uint8Array(64).fill(7) }));
+            await attempt("notText", () => window.toks.o200k_base.count(42));
+            return out;
+        }"""
+    )
+    assert got["missing"][0] == "AnyTokError" and "no encoding given" in got["missing"][2]
+    assert 'unknown encoding "o300k_base"' in got["unknown"][2] and "o200k_base" in got["unknown"][2]
+    assert got["garbage"][1] == "VocabFormatError" and "not an anytok vocab file" in got["garbage"][2]
+    assert got["notText"][0] == "TypeError"
+
+
+def test_network_guard_sees_requests_made_by_workers(browser, demo_url):
+    # The guard is what the "no request leaves 127.0.0.1" checks rely on: prove it catches a
+    # request from a Web Worker, where Pyodide runs.
+    ctx, guard = new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url + "anytok-assets.json")
+        outcome = page.evaluate(
+            """() => new Promise((resolve) => {
+                const src = "fetch('http://192.0.2.1/x').then(() => postMessage('fetched'), () => postMessage('failed'))";
+                const worker = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+                worker.onmessage = (e) => resolve(e.data);
+            })"""
+        )
+        assert outcome == "failed"
+        assert guard.blocked == ["http://192.0.2.1/x"]
+    finally:
+        ctx.close()
+
+
+# --- the demo page --------------------------------------------------------------------------
+
+def shown_count(page) -> int:
+    return int(page.get_attribute("#count", "data-count"))
+
+
+def set_text(page, text: str) -> None:
+    # As a paste would: new value, one input event.  (Playwright's fill() types 100 KB slowly.)
+    page.evaluate(
+        """([text]) => {
+            const el = document.querySelector('#text');
+            el.value = text;
+            el.dispatchEvent(new InputEvent('input', { inputType: 'insertFromPaste' }));
+        }""",
+        [text],
+    )
+    wait_status(page)
+
+
+def type_and_wait(page, at: int | None, keys: str) -> dict:
+    page.evaluate(
+        """([at]) => {
+            const el = document.querySelector('#text');
+            el.focus();
+            const pos = at === null ? el.value.length : at;
+            el.setSelectionRange(pos, pos);
+        }""",
+        [at],
+    )
+    page.keyboard.type(keys, delay=15)
+    wait_status(page)
+    return page.evaluate("window.anytokDemo.lastUpdate")
+
+
+def test_demo_counts_live_and_reencodes_only_the_edit(demo, corpora):
+    text = corpora["en"][:70_000] + "\n" + corpora["ja"][:25_000] + "\nThe end\n"
+    assert len(text.encode()) > 100_000
+    enc = anytok_encoding("o200k_base")
+    set_text(demo, text)
+    assert shown_count(demo) == enc.count(text, disallowed_special=())
+
+    update = type_and_wait(demo, None, " and a few more words")
+    text += " and a few more words"
+    assert demo.input_value("#text") == text
+    assert shown_count(demo) == enc.count(text, disallowed_special=())
+    assert update["reencodedBytes"] < 20_000, update
+
+    update = type_and_wait(demo, 30_000, "INSERTED\nLine")
+    text = text[:30_000] + "INSERTED\nLine" + text[30_000:]
+    assert shown_count(demo) == enc.count(text, disallowed_special=())
+    assert update["reencodedBytes"] < 40_000, update
+
+    # The token view: coloured spans whose ids are those of the text they show.
+    shown = demo.evaluate("document.querySelector('#text').value.slice(0, window.anytokDemo.lastUpdate.shownChars)")
+    ids = demo.evaluate("Array.from(document.querySelectorAll('#tokens .t'), (t) => t.dataset.ids).join(' ')")
+    assert [int(i) for i in ids.split()] == enc.encode(shown, disallowed_special=())
+    assert demo.get_attribute("#tokens .t", "title").startswith("id")
+    demo.hover("#tokens .t >> nth=3")
+    assert demo.text_content("#inspect").startswith("id")
+
+
+def test_demo_table_selector_and_special_token_modes(demo):
+    sample = demo.input_value("#text")
+    demo.wait_for_function(
+        "document.querySelectorAll('#counts td.tokens[data-count]').length === document.querySelectorAll('#counts tbody tr').length"
+    )
+    table = demo.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('#counts tbody tr'), (r) => [r.dataset.encoding, +r.querySelector('.tokens').dataset.count]))"
+    )
+    assert table == {n: anytok_encoding(n).count(sample, disallowed_special=()) for n in ALL_ENCODINGS}
+
+    demo.select_option("#encoding", "cl100k_base")
+    wait_status(demo)
+    assert shown_count(demo) == table["cl100k_base"]
+    assert demo.get_attribute("#counts tr.selected", "data-encoding") == "cl100k_base"
+
+    text = "Before <|endoftext|> after"
+    enc = anytok_encoding("cl100k_base")
+    set_text(demo, text)
+    assert shown_count(demo) == enc.count(text, disallowed_special=())
+    demo.select_option("#special", "special")
+    wait_status(demo)
+    assert shown_count(demo) == enc.count(text, allowed_special="all")
+    demo.select_option("#special", "error")
+    wait_status(demo, "error")
+    assert "ValueError: Encountered text corresponding to disallowed special token '<|endoftext|>'" in demo.text_content("#error")
+    demo.select_option("#special", "text")
+    wait_status(demo)
+    assert demo.is_hidden("#error")
+
+
+def test_demo_lone_surrogates_get_a_notice_and_the_native_count(demo):
+    demo.evaluate(r"""() => {
+        const el = document.querySelector('#text');
+        el.value = 'broken \ud800 text \udfff!';
+        el.dispatchEvent(new Event('input'));
+    }""")
+    wait_status(demo)
+    assert "lone surrogate" in demo.text_content("#notice") and demo.is_visible("#notice")
+    assert shown_count(demo) == anytok_encoding("o200k_base").count("broken \ud800 text \udfff!", disallowed_special=())
+
+
+def test_demo_unknown_encoding_gives_a_clear_error(context, demo_url):
+    page = context.new_page()
+    page.goto(demo_url + "?encoding=o300k_base")
+    wait_status(page, "error")
+    message = page.text_content("#error")
+    assert 'unknown encoding "o300k_base"' in message and "cl100k_base" in message, message
+
+
+def test_demo_corrupt_vocabulary_gives_a_clear_error_and_is_not_cached(context, demo_url):
+    data = bytearray((ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    page = context.new_page()
+    page.route("**/vocab/o200k_base.atok*", lambda route: route.fulfill(status=200, body=bytes(data)))
+    page.goto(demo_url)
+    wait_status(page, "error")
+    message = page.text_content("#error")
+    assert "o200k_base.atok" in message and "VocabFormatError" in message, message
+    cached = page.evaluate("async () => (await caches.open('anytok-vocab-v1')).keys().then((k) => k.length)")
+    assert cached == 0
+    page.unroute("**/vocab/o200k_base.atok*")
+    page.reload()
+    wait_status(page)
+
+
+def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo_url):
+    # Routing (the network guard) turns the HTTP cache off, so a vocabulary not fetched on the
+    # second visit came from Cache Storage.
+    page = context.new_page()
+    page.goto(demo_url)
+    wait_status(page)
+    fetched = lambda: sum("/vocab/o200k_base.atok" in u for u in context.guard.requests)  # noqa: E731
+    assert fetched() == 1
+    page.reload()
+    wait_status(page)
+    assert fetched() == 1
+    assert load(page, "o200k_base") == "cache"
+
+
+def ten_megabytes(corpora) -> str:
+    # Ten different variants of the four corpora, so that no part repeats another.
+    parts, size, k = [], 0, 0
+    while size < 10 * 2**20:
+        for text in corpora.values():
+            variant = text.replace("\n", f"\n{k} ")
+            parts.append(variant)
+            size += len(variant.encode())
+        k += 1
+    return "".join(parts)
+
+
+def test_demo_counts_a_10mb_file_with_progress(demo, corpora):
+    text = ten_megabytes(corpora)
+    data = text.encode()
+    demo.set_input_files("#file", files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": data}])
+    seen, polls, slowest = set(), 0, 0.0
+    deadline = time.monotonic() + 400
+    while time.monotonic() < deadline:
+        t = time.monotonic()
+        status, value, visible = demo.evaluate(
+            "[document.body.dataset.status, document.querySelector('#progress').value, !document.querySelector('#progress-row').hidden]"
+        )
+        slowest = max(slowest, time.monotonic() - t)
+        polls += 1
+        if visible:
+            seen.add(round(value, 2))
+        if status != "busy":
+            break
+        time.sleep(0.2)
+    assert status == "ready", demo.text_content("#error")
+    assert shown_count(demo) == anytok_encoding("o200k_base").count(text, disallowed_special=())
+    assert demo.text_content("#file-name").startswith("big.txt")
+    assert demo.text_content("#bytes") == f"{len(data):,}"
+    assert len([v for v in seen if 0 < v < 1]) >= 3, sorted(seen)  # the bar moved
+    assert slowest < 2.0, f"the page took {slowest:.1f} s to answer while counting"
+    assert demo.is_hidden("#progress-row")
+
+
+def test_demo_takes_dropped_files(demo, corpora):
+    enc = anytok_encoding("o200k_base")
+    drop = """([name, text]) => {
+        const data = new DataTransfer();
+        data.items.add(new File([text], name, { type: 'text/plain' }));
+        for (const type of ['dragenter', 'dragover', 'drop']) {
+            window.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+        }
+    }"""
+    text = corpora["code"][:200_000]
+    demo.evaluate(drop, ["code.py", text])
+    wait_status(demo)
+    assert demo.input_value("#text") == text and demo.is_hidden("#file-view")
+    assert shown_count(demo) == enc.count(text, disallowed_special=())
+
+    # "\r\n" line ends: counted as the file is, not as a textarea would turn it.
+    crlf = corpora["en"][:100_000].replace("\n", "\r\n")
+    demo.evaluate(drop, ["windows.txt", crlf])
+    wait_status(demo)
+    assert demo.is_visible("#file-view") and "line ends" in demo.text_content("#file-why")
+    assert shown_count(demo) == enc.count(crlf, disallowed_special=())
+    assert demo.is_hidden("#drop-overlay")
+
+
+def test_demo_screenshot(demo, tmp_path):
+    # Not a picture comparison: the page renders, with tokens, a count and the table filled.
+    demo.wait_for_function("document.querySelectorAll('#counts td.tokens[data-count]').length === 7")
+    path = ROOT / ".cache" / "web-test" / "demo.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    demo.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 20_000
+    assert demo.locator("#tokens .t").count() > 20
+
+
+# --- the wheel on a bare Pyodide, through micropip -------------------------------------------
+
+def test_micropip_installs_the_wheel_in_a_bare_pyodide(context, demo_url):
+    wheels = sorted((ROOT / ".cache" / "micropip").glob("*.whl"))
+    names = {w.name.split("-")[0] for w in wheels}
+    assert {"micropip", "packaging"} <= names, "run build_scripts/test.sh: it downloads micropip for this test"
+    page = context.new_page()
+    page.goto(demo_url + "anytok-assets.json")
+    # The micropip wheels are served from the same origin, by the test itself.
+    def serve(wheel: Path):
+        body = wheel.read_bytes()
+        return lambda route: route.fulfill(status=200, body=body, headers={"Content-Type": "application/octet-stream"})
+
+    for wheel in wheels:
+        page.route(f"**/test-wheels/{wheel.name}", serve(wheel))
+    got = page.evaluate(
+        """async ([wheels]) => {
+            const manifest = await (await fetch('/anytok-assets.json')).json();
+            const { loadPyodide } = await import('/pyodide/pyodide.mjs');
+            const py = await loadPyodide({ indexURL: '/pyodide/' });
+            await py.loadPackage(wheels.map((w) => '/test-wheels/' + w));
+            py.globals.set('wheel_url', new URL(manifest.wheelURL, location.href).href);
+            py.globals.set('vocab', new Uint8Array(await (await fetch(manifest.encodings.o200k_base.url)).arrayBuffer()));
+            const run = py.runPythonAsync(`
+import micropip
+await micropip.install(wheel_url)
+import anytok
+from anytok.registry import encoding_from_bytes
+enc = encoding_from_bytes(vocab.to_bytes(), "o200k_base.atok")
+[anytok.__version__, micropip.list()["anytok"].version, anytok.list_encoding_names(), enc.encode("hello world, 世界")]
+`).then((r) => r.toJs());
+            const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error("micropip.install hung")), 60000));
+            return Promise.race([run, timeout]);
+        }""",
+        [[w.name for w in wheels]],
+    )
+    import anytok
+
+    assert got[0] == got[1] == anytok.__version__
+    assert got[2] == []  # the slim wheel holds no vocabularies
+    assert got[3] == anytok_encoding("o200k_base").encode("hello world, 世界")

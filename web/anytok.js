@@ -1,0 +1,342 @@
+// anytok in the browser: tiktoken-exact token ids, computed by anytok (pure Python) under
+// Pyodide in a Web Worker, so the page never freezes.
+//
+//   import { AnyTok } from "/anytok.js";
+//   const tok = await AnyTok.load({ encoding: "o200k_base" });
+//   await tok.count("hello world");        // 2
+//   await tok.encode("hello world");       // [24912, 2375]
+//   await tok.decode([24912, 2375]);       // "hello world"
+//
+// Every URL defaults to a file next to this module (as laid out by build_scripts/build_web.py)
+// and can be overridden: see anytok.d.ts for the options and their meaning.
+
+const MODULE_BASE = new URL(".", import.meta.url);
+const MANIFEST = "anytok-assets.json";
+
+/** A failure in anytok: a Python exception (pythonType set) or a loading problem. */
+export class AnyTokError extends Error {
+  constructor(message, { pythonType = null, traceback = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "AnyTokError";
+    this.pythonType = pythonType;
+    this.traceback = traceback;
+  }
+}
+
+// --- the worker -----------------------------------------------------------------------------
+
+// One Web Worker per set of runtime URLs, shared by every encoding loaded with them.
+const runtimes = new Map();
+
+class Runtime {
+  constructor(urls) {
+    this.urls = urls;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.encodings = new Map(); // key -> Promise of info
+    this.dead = null;
+    this.worker = new Worker(urls.workerURL, { type: "module", name: "anytok" });
+    this.worker.onmessage = ({ data }) => {
+      const request = this.pending.get(data.id);
+      if (!request) return;
+      this.pending.delete(data.id);
+      if (data.ok) request.resolve(data.result);
+      else request.reject(new AnyTokError(data.error.message, data.error));
+    };
+    // A worker that cannot start (bad URL, syntax error) would otherwise leave every request
+    // waiting forever.
+    this.worker.onerror = (event) => {
+      event.preventDefault?.();
+      this.fail(new AnyTokError(`anytok worker ${urls.workerURL} failed: ${event.message || "could not be started"}`));
+    };
+    this.worker.onmessageerror = () => this.fail(new AnyTokError("anytok worker: a message could not be read"));
+    this.ready = this.call("init", { pyodideURL: urls.pyodideURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL });
+    // A worker whose start failed is dropped, so that a later load starts afresh.
+    this.ready.catch((err) => this.terminate(err));
+  }
+
+  call(op, args, transfer = []) {
+    if (this.dead) return Promise.reject(this.dead);
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, op, args }, transfer);
+    });
+  }
+
+  fail(error) {
+    this.dead ??= error;
+    for (const { reject } of this.pending.values()) reject(error);
+    this.pending.clear();
+  }
+
+  terminate(reason = new AnyTokError("anytok worker was terminated")) {
+    this.fail(reason);
+    this.worker.terminate();
+  }
+}
+
+function runtimeFor(urls) {
+  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.wheelURL, urls.glueURL]);
+  let runtime = runtimes.get(key);
+  if (!runtime || runtime.dead) {
+    runtime = new Runtime(urls);
+    runtimes.set(key, runtime);
+  }
+  return runtime;
+}
+
+// --- assets ---------------------------------------------------------------------------------
+
+const manifests = new Map();
+
+function fetchManifest(url) {
+  if (!manifests.has(url)) {
+    const promise = fetch(url)
+      .then((response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        return response.json();
+      })
+      .catch((err) => {
+        manifests.delete(url);
+        throw new AnyTokError(`anytok: could not read ${url}: ${err.message}`);
+      });
+    manifests.set(url, promise);
+  }
+  return manifests.get(url);
+}
+
+function resolveURLs(options, manifest, manifestURL) {
+  const at = (value, fallback) => new URL(value ?? fallback, manifestURL).href;
+  const dir = (url) => (url.endsWith("/") ? url : `${url}/`);
+  return {
+    workerURL: at(options.workerURL, "worker.js"),
+    pyodideURL: dir(at(options.pyodideURL, manifest.pyodideURL)),
+    wheelURL: at(options.wheelURL, manifest.wheelURL),
+    glueURL: at(options.glueURL, manifest.glueURL),
+  };
+}
+
+async function manifestFor(options) {
+  const base = options.baseURL ? new URL(options.baseURL, globalThis.location?.href) : MODULE_BASE;
+  const manifestURL = new URL(options.manifestURL ?? MANIFEST, base).href;
+  return { manifest: await fetchManifest(manifestURL), manifestURL };
+}
+
+// --- text <-> tokens ------------------------------------------------------------------------
+
+function checkText(text, what = "text") {
+  if (typeof text !== "string") throw new TypeError(`anytok: ${what} must be a string, not ${text === null ? "null" : typeof text}`);
+}
+
+function specialOptions(options = {}) {
+  const check = (value, name) => {
+    if (value === undefined || value === "all" || (Array.isArray(value) && value.every((v) => typeof v === "string"))) return value;
+    if (value instanceof Set) return [...value];
+    throw new TypeError(`anytok: ${name} must be "all" or an array of special token strings`);
+  };
+  return {
+    allowedSpecial: check(options.allowedSpecial, "allowedSpecial"),
+    disallowedSpecial: check(options.disallowedSpecial, "disallowedSpecial"),
+  };
+}
+
+// UTF-8 length of the code point at text[i], and how many UTF-16 units it takes.  A lone
+// surrogate counts as U+FFFD (3 bytes): that is what anytok, like tiktoken, encodes it as.
+function codePointAt(text, i) {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return [1, 1];
+  if (c < 0x800) return [2, 1];
+  if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
+    const d = text.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d < 0xe000) return [4, 2];
+  }
+  return [3, 1];
+}
+
+// Group tokens into pieces of whole characters.  Most pieces are one token; a character whose
+// UTF-8 bytes are split between tokens (common in Chinese and Japanese) makes one piece of
+// all the tokens that share it.
+function piecesOf(text, pairs) {
+  const pieces = [];
+  let pos = 0;
+  let start = 0;
+  let tokenEnd = 0;
+  let charEnd = 0;
+  let ids = [];
+  for (let t = 0; t < pairs.length; t += 2) {
+    ids.push(pairs[t]);
+    tokenEnd += pairs[t + 1];
+    while (charEnd < tokenEnd && pos < text.length) {
+      const [bytes, units] = codePointAt(text, pos);
+      charEnd += bytes;
+      pos += units;
+    }
+    if (charEnd === tokenEnd) {
+      pieces.push({ text: text.slice(start, pos), ids, start, end: pos });
+      start = pos;
+      ids = [];
+    }
+  }
+  if (ids.length || pos < text.length) {
+    pieces.push({ text: text.slice(start), ids, start, end: text.length });
+  }
+  return pieces;
+}
+
+// --- the public API -------------------------------------------------------------------------
+
+/** One encoding, in a worker that may serve others too.  Made by `AnyTok.load`. */
+export class AnyTok {
+  #runtime;
+  #key;
+  #names;
+
+  constructor(runtime, key, info, names, methods) {
+    this.#runtime = runtime;
+    this.#key = key;
+    this.#names = names;
+    this.name = info.name;
+    this.nVocab = info.nVocab;
+    this.maxTokenValue = info.maxTokenValue;
+    this.specialTokens = info.specialTokens;
+    this.source = info.source;
+    this.runtimeInfo = runtime.info;
+    // Methods newer versions of anytok have: present here exactly when the Python side has them.
+    const count = (value, what, least) => {
+      if (!Number.isInteger(value) || value < least) throw new TypeError(`anytok: ${what} must be an integer >= ${least}`);
+    };
+    if (methods.includes("count_till_limit")) {
+      this.countTillLimit = async (text, limit) => {
+        checkText(text);
+        count(limit, "limit", 0);
+        return this.#call("countTillLimit", { text, limit });
+      };
+    }
+    if (methods.includes("chunks")) {
+      this.chunks = async (text, maxTokens, options = {}) => {
+        checkText(text);
+        count(maxTokens, "maxTokens", 1);
+        const overlap = options.overlap ?? 0;
+        count(overlap, "overlap", 0);
+        return this.#call("chunks", { text, maxTokens, overlap });
+      };
+    }
+    if (methods.includes("split_by_tokens")) {
+      this.splitByTokens = async (text, maxTokens) => {
+        checkText(text);
+        count(maxTokens, "maxTokens", 0);
+        return this.#call("splitByTokens", { text, maxTokens });
+      };
+    }
+    Object.freeze(this);
+  }
+
+  /**
+   * Load an encoding: `await AnyTok.load({ encoding: "o200k_base" })`.  Starts the worker and
+   * Pyodide on first use; later loads with the same URLs share that worker.
+   */
+  static async load(options = {}) {
+    const { manifest, manifestURL } = await manifestFor(options);
+    const names = Object.keys(manifest.encodings).sort();
+    let request;
+    if (options.vocab !== undefined) {
+      request = await customVocab(options, manifestURL);
+    } else {
+      const name = options.encoding;
+      if (typeof name !== "string" || name === "") {
+        throw new AnyTokError(`anytok: no encoding given; pass { encoding: "o200k_base" } (bundled: ${names.join(", ")})`);
+      }
+      const entry = manifest.encodings[name];
+      if (!entry) throw new AnyTokError(`anytok: unknown encoding "${name}". Bundled encodings: ${names.join(", ")}`);
+      const url = options.vocabURL ? new URL(options.vocabURL, manifestURL).href : new URL(entry.url, manifestURL).href;
+      request = { key: `${name} ${url}`, name, url, sha256: options.vocabURL ? null : entry.sha256 };
+    }
+    const runtime = runtimeFor(resolveURLs(options, manifest, manifestURL));
+    runtime.info ??= await runtime.ready;
+    let loading = runtime.encodings.get(request.key);
+    if (!loading || request.bytes) {
+      loading = runtime.call("load", request);
+      runtime.encodings.set(request.key, loading);
+      loading.catch(() => runtime.encodings.delete(request.key));
+    }
+    const info = await loading;
+    return new AnyTok(runtime, request.key, info, names, runtime.info.methods);
+  }
+
+  /** Names of the bundled encodings (no worker needed). */
+  static async encodings(options = {}) {
+    const { manifest } = await manifestFor(options);
+    return Object.keys(manifest.encodings).sort();
+  }
+
+  /** Stop every worker this module started; tokenizers made before then stop working. */
+  static terminate() {
+    for (const runtime of runtimes.values()) runtime.terminate();
+    runtimes.clear();
+  }
+
+  #call(op, args, transfer) {
+    return this.#runtime.call(op, { key: this.#key, ...args }, transfer);
+  }
+
+  /** Names of the bundled encodings. */
+  encodings() {
+    return [...this.#names];
+  }
+
+  /** Token ids of `text`; options as tiktoken's `allowed_special` / `disallowed_special`. */
+  async encode(text, options) {
+    checkText(text);
+    return Array.from(await this.#call("encode", { text, options: specialOptions(options) }));
+  }
+
+  /** The number of tokens `encode` would give, without sending the ids back. */
+  async count(text, options) {
+    checkText(text);
+    return this.#call("count", { text, options: specialOptions(options) });
+  }
+
+  /** `count` of each text, in one request. */
+  async countBatch(texts, options) {
+    if (!Array.isArray(texts)) throw new TypeError("anytok: texts must be an array of strings");
+    texts.forEach((text, i) => checkText(text, `texts[${i}]`));
+    return Array.from(await this.#call("countBatch", { texts, options: specialOptions(options) }));
+  }
+
+  /**
+   * The tokens of `text` as pieces of it: `[{ text, ids, start, end }, ...]`, one piece per
+   * token except where a character is split between tokens.  `start`/`end` index `text`.
+   */
+  async tokenize(text, options) {
+    checkText(text);
+    const pairs = await this.#call("tokenize", { text, options: specialOptions(options) });
+    return piecesOf(text, pairs);
+  }
+
+  /** The text of a list of token ids (invalid UTF-8 becomes U+FFFD unless errors: "strict"). */
+  async decode(ids, options = {}) {
+    const array = Int32Array.from(ids, (id) => {
+      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new TypeError(`anytok: ${id} is not a token id`);
+      return id;
+    });
+    return this.#call("decode", { ids: array, errors: options.errors ?? "replace" }, [array.buffer]);
+  }
+}
+
+let customCount = 0;
+
+async function customVocab(options, manifestURL) {
+  const vocab = options.vocab;
+  if (typeof vocab === "string" || vocab instanceof URL) {
+    const url = new URL(vocab, manifestURL).href;
+    return { key: `custom ${url}`, name: options.encoding ?? null, url, sha256: null };
+  }
+  if (vocab instanceof ArrayBuffer || ArrayBuffer.isView(vocab)) {
+    const bytes = vocab instanceof ArrayBuffer ? new Uint8Array(vocab) : new Uint8Array(vocab.buffer, vocab.byteOffset, vocab.byteLength);
+    return { key: `bytes ${++customCount}`, name: options.encoding ?? null, url: null, sha256: null, bytes: bytes.slice() };
+  }
+  throw new TypeError("anytok: vocab must be a URL or the bytes of an .atok file");
+}
+
+export default AnyTok;

@@ -1,0 +1,575 @@
+// The demo page: live token counts while typing, a token view, counts in every encoding, and
+// large files with a progress bar.  Everything goes through the public shim (anytok.js).
+//
+// Typing must not re-encode a long text: the text is cut into segments at positions where
+// token counts add up exactly (segments.js), and counts and tokens are cached per segment.
+// An edit changes one or two segments; only those go to the worker.
+
+import { AnyTok } from "./anytok.js";
+import { segments } from "./segments.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+const EDITOR_LIMIT = 1 << 20; // characters; a larger file is counted without going in the editor
+const VIEW_LIMIT = 60_000; // characters shown as tokens
+const BATCH_CHARS = 256 * 1024; // characters per request when counting much text
+const CACHE_LIMIT = 50_000; // segments per cache before it starts afresh
+const FILE_SEGMENTS = { min: 16384, max: 131072 };
+const DEBOUNCE_MS = 40;
+const SAMPLE = `anytok counts tokens exactly as tiktoken does, in pure Python running right here in your browser.
+
+Type or paste here, or drop a file anywhere on the page: every character stays on this page.
+Mixed scripts are fine: 日本語のテキスト, 中文文本, Ελληνικά, emoji 🙂, and code:
+
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+`;
+
+const SPECIAL_OPTIONS = {
+  text: { disallowedSpecial: [] },
+  special: { allowedSpecial: "all" },
+  error: {},
+};
+
+const state = {
+  names: [],
+  encoding: params.get("encoding") ?? "o200k_base",
+  special: "text",
+  file: null, // { name, text, bytes } while a large file is shown
+  tokenizers: new Map(), // name -> Promise<AnyTok>
+  caches: new Map(), // "encoding|special" -> { counts: Map, pieces: Map }
+  generation: 0, // bumped by every change; a stale update stops early
+  running: false,
+  dirty: false,
+  tableTimer: 0,
+  compareAll: false,
+  failed: null,
+};
+
+// For tests and curious readers: what the last update did.
+const demo = { lastUpdate: null, ready: null, state };
+window.anytokDemo = demo;
+
+// --- small helpers --------------------------------------------------------------------------
+
+const fmt = new Intl.NumberFormat("en");
+
+function utf8Length(text) {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3; // a lone surrogate is encoded as U+FFFD
+  }
+  return n;
+}
+
+function countChars(text) {
+  // Code points, as Python's len() counts them.
+  let n = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function sizeText(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1 << 20) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1 << 20)).toFixed(1)} MB`;
+}
+
+function msText(ms) {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+function showError(message) {
+  const el = $("error");
+  if (message) {
+    el.textContent = message;
+    el.hidden = false;
+  } else {
+    el.hidden = true;
+    el.textContent = "";
+  }
+}
+
+const notices = new Map(); // source -> message
+
+function setNotice(source, message) {
+  if (message) notices.set(source, message);
+  else notices.delete(source);
+  const el = $("notice");
+  el.textContent = [...notices.values()].join(" ");
+  el.hidden = notices.size === 0;
+}
+
+function setStatus(status) {
+  document.body.dataset.status = status;
+}
+
+function progress(fraction, label) {
+  const row = $("progress-row");
+  if (fraction === null) {
+    row.hidden = true;
+    return;
+  }
+  row.hidden = false;
+  $("progress").value = fraction;
+  $("progress-label").textContent = label;
+}
+
+function errorText(err) {
+  if (err?.pythonType) return `${err.pythonType}: ${err.message}`;
+  return err?.message ?? String(err);
+}
+
+// --- tokenizers and caches ------------------------------------------------------------------
+
+function tokenizer(name) {
+  if (!state.tokenizers.has(name)) {
+    const promise = AnyTok.load({ encoding: name });
+    promise.catch(() => state.tokenizers.delete(name)); // a later attempt may succeed
+    state.tokenizers.set(name, promise);
+  }
+  return state.tokenizers.get(name);
+}
+
+function cacheFor(name) {
+  const key = `${name}|${state.special}`;
+  let cache = state.caches.get(key);
+  if (!cache || cache.counts.size > CACHE_LIMIT) {
+    cache = { counts: new Map(), pieces: new Map() };
+    state.caches.set(key, cache);
+  }
+  return cache;
+}
+
+function currentText() {
+  return state.file ? state.file.text : $("text").value;
+}
+
+function currentSegments(text) {
+  return state.file ? segments(text, FILE_SEGMENTS) : segments(text);
+}
+
+// Counts of every segment not yet cached, in requests of about BATCH_CHARS characters.
+// Returns the segments it counted, or null if the text changed meanwhile.
+async function countMissing(tok, segs, counts, onBatch, generation) {
+  const missing = [...new Set(segs.filter((s) => !counts.has(s)))];
+  let batch = [];
+  let batchChars = 0;
+  let done = 0;
+  const flush = async () => {
+    if (!batch.length) return;
+    const result = await tok.countBatch(batch, SPECIAL_OPTIONS[state.special]);
+    batch.forEach((s, i) => counts.set(s, result[i]));
+    done += batchChars;
+    onBatch?.(done);
+    batch = [];
+    batchChars = 0;
+  };
+  for (const s of missing) {
+    if (generation !== state.generation) return null;
+    batch.push(s);
+    batchChars += s.length;
+    if (batchChars >= BATCH_CHARS) await flush();
+  }
+  await flush();
+  return missing;
+}
+
+// --- the live update ------------------------------------------------------------------------
+
+function changed() {
+  state.generation++;
+  setStatus("busy");
+  clearTimeout(state.debounce);
+  state.debounce = setTimeout(refresh, DEBOUNCE_MS);
+}
+
+async function refresh() {
+  if (state.running) {
+    state.dirty = true;
+    return;
+  }
+  state.running = true;
+  try {
+    do {
+      state.dirty = false;
+      await update();
+    } while (state.dirty);
+  } finally {
+    state.running = false;
+  }
+}
+
+async function update() {
+  const generation = state.generation;
+  const name = state.encoding;
+  const text = currentText();
+  const started = performance.now();
+  try {
+    const tok = await tokenizer(name);
+    const segs = currentSegments(text);
+    const { counts, pieces } = cacheFor(name);
+    const options = SPECIAL_OPTIONS[state.special];
+
+    // Tokens of the beginning, for the view; counts only for the rest.
+    const shown = [];
+    let shownChars = 0;
+    for (const s of segs) {
+      if (shownChars >= VIEW_LIMIT) break;
+      shown.push(s);
+      shownChars += s.length;
+    }
+    const needPieces = [...new Set(shown.filter((s) => !pieces.has(s)))];
+    const totalChars = text.length;
+    const big = segs.length > 1 && totalChars > BATCH_CHARS;
+    const label = state.file ? `Counting ${state.file.name}` : "Counting";
+    const tokenized = Promise.all(
+      needPieces.map((s) =>
+        tok.tokenize(s, options).then((p) => {
+          pieces.set(s, p);
+          counts.set(s, p.reduce((n, piece) => n + piece.ids.length, 0));
+        }),
+      ),
+    );
+    const rest = segs.slice(shown.length);
+    const counted = countMissing(tok, rest, counts, (sent) => {
+      const done = Math.min(1, (shownChars + sent) / totalChars);
+      if (big) progress(done, `${label}: ${Math.floor(100 * done)} %`);
+    }, generation);
+    await tokenized;
+    const sent = await counted;
+    if (sent === null || generation !== state.generation) return; // the text changed meanwhile
+    const reencoded = [...needPieces, ...sent].reduce((n, s) => n + utf8Length(s), 0);
+
+    const total = segs.reduce((n, s) => n + counts.get(s), 0);
+    const elapsed = performance.now() - started;
+    const chars = state.file ? state.file.chars : countChars(text);
+    const bytes = state.file ? state.file.bytes : utf8Length(text);
+    $("count").textContent = fmt.format(total);
+    $("count").dataset.count = String(total);
+    $("which").textContent = `${name}, special tokens ${$("special").selectedOptions[0].text}`;
+    $("chars").textContent = fmt.format(chars);
+    $("bytes").textContent = fmt.format(bytes);
+    $("ratio").textContent = total ? (chars / total).toFixed(2) : "–";
+    $("time").textContent = state.file?.readMs ? `${msText(elapsed)} (reading ${msText(state.file.readMs)})` : msText(elapsed);
+    $("reencoded").textContent = reencoded === bytes ? `all ${sizeText(bytes)}` : `${sizeText(reencoded)} of ${sizeText(bytes)}`;
+    demo.lastUpdate = { encoding: name, total, bytes, reencodedBytes: reencoded, segments: segs.length, shownChars, ms: elapsed };
+    renderTokens(shown, pieces, shownChars, totalChars);
+    progress(null);
+    const lone = text.match(LONE_SURROGATE);
+    setNotice(
+      "surrogates",
+      lone
+        ? `The text holds ${lone.length} lone surrogate${lone.length > 1 ? "s" : ""} (half of a UTF-16 pair, not valid Unicode); each is counted as U+FFFD, as tiktoken does.`
+        : null,
+    );
+    showError(null);
+    state.failed = null;
+    setStatus("ready");
+    scheduleTable();
+  } catch (err) {
+    if (generation !== state.generation) return;
+    progress(null);
+    state.failed = err;
+    $("count").textContent = "–";
+    delete $("count").dataset.count;
+    showError(`Could not count with ${name}: ${errorText(err)}`);
+    setStatus("error");
+  }
+}
+
+// --- the token view -------------------------------------------------------------------------
+
+const segmentViews = new Map(); // "encoding|special|segment" -> element
+
+function escapeHTML(s) {
+  return s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+function visible(text) {
+  // Line breaks and tabs made visible, the break itself kept so lines still wrap as typed.
+  return escapeHTML(text).replace(/\r?\n/g, (m) => `<span class="ws">${m.length > 1 ? "␍" : ""}↵</span>\n`).replace(/\t/g, '<span class="ws">⇥</span>\t');
+}
+
+function segmentView(pieces) {
+  const el = document.createElement("span");
+  el.className = "seg";
+  el.innerHTML = pieces
+    .map((p, i) => {
+      const ids = p.ids.join(" ");
+      const title = p.ids.length > 1 ? `ids ${p.ids.join(", ")} (one character split between tokens)` : `id ${ids}`;
+      return `<span class="t c${i % 6}" data-ids="${ids}" title="${title}">${visible(p.text)}</span>`;
+    })
+    .join("");
+  return el;
+}
+
+function renderTokens(shown, pieces, shownChars, totalChars) {
+  const prefix = `${state.encoding}|${state.special}|`;
+  const used = new Set();
+  const children = shown.map((s) => {
+    let el = segmentViews.get(prefix + s);
+    if (!el) {
+      el = segmentView(pieces.get(s));
+      segmentViews.set(prefix + s, el);
+    } else if (used.has(el)) {
+      el = el.cloneNode(true); // the same text twice
+    }
+    used.add(el);
+    return el;
+  });
+  $("tokens").replaceChildren(...children);
+  if (segmentViews.size > 4 * CACHE_LIMIT) segmentViews.clear();
+  $("tokens-note").textContent =
+    totalChars > shownChars ? `Showing the tokens of the first ${fmt.format(shownChars)} of ${fmt.format(totalChars)} characters.` : "";
+}
+
+function inspect(event) {
+  const t = event.target.closest?.(".t");
+  if (!t) return;
+  const ids = t.dataset.ids.split(" ");
+  const text = t.textContent.replace(/[↵⇥␍]/g, "");
+  $("inspect").textContent = `${ids.length > 1 ? "ids" : "id"} ${ids.join(", ")} · ${JSON.stringify(text)}`;
+}
+
+// --- counts in every encoding ---------------------------------------------------------------
+
+function buildTable() {
+  const body = $("counts").tBodies[0];
+  body.replaceChildren(
+    ...state.names.map((name) => {
+      const row = document.createElement("tr");
+      row.dataset.encoding = name;
+      row.innerHTML = `<td>${name}</td><td class="num tokens">…</td><td class="num ratio"></td>`;
+      row.addEventListener("click", () => selectEncoding(name));
+      return row;
+    }),
+  );
+  markSelected();
+}
+
+function markSelected() {
+  for (const row of $("counts").tBodies[0].rows) row.classList.toggle("selected", row.dataset.encoding === state.encoding);
+}
+
+function scheduleTable() {
+  clearTimeout(state.tableTimer);
+  const text = currentText();
+  const auto = !state.file || state.compareAll;
+  $("compare").hidden = auto;
+  if (!auto) {
+    for (const row of $("counts").tBodies[0].rows) {
+      if (row.dataset.encoding !== state.encoding) {
+        row.querySelector(".tokens").textContent = "";
+        row.querySelector(".ratio").textContent = "";
+      }
+    }
+  }
+  state.tableTimer = setTimeout(() => updateTable(text, auto), 250);
+}
+
+async function updateTable(text, all) {
+  const generation = state.generation;
+  const segs = currentSegments(text);
+  const chars = state.file ? state.file.chars : countChars(text);
+  for (const name of state.names) {
+    if (!all && name !== state.encoding) continue;
+    const row = $("counts").querySelector(`tr[data-encoding="${name}"]`);
+    const cell = row.querySelector(".tokens");
+    try {
+      const tok = await tokenizer(name);
+      const { counts } = cacheFor(name);
+      const big = state.file && name !== state.encoding;
+      const sent = await countMissing(tok, segs, counts, (done) => {
+        if (big) progress(done / text.length, `Counting ${state.file.name} with ${name}: ${Math.floor((100 * done) / text.length)} %`);
+      }, generation);
+      if (sent === null || generation !== state.generation) return;
+      const total = segs.reduce((n, s) => n + counts.get(s), 0);
+      cell.textContent = fmt.format(total);
+      cell.dataset.count = String(total);
+      row.querySelector(".ratio").textContent = total ? (chars / total).toFixed(2) : "–";
+      row.title = "";
+    } catch (err) {
+      if (generation !== state.generation) return;
+      cell.textContent = "error";
+      delete cell.dataset.count;
+      row.title = errorText(err);
+    }
+  }
+  if (state.file) progress(null);
+}
+
+// --- controls -------------------------------------------------------------------------------
+
+function selectEncoding(name) {
+  state.encoding = name;
+  $("encoding").value = name;
+  markSelected();
+  changed();
+}
+
+async function readFile(file) {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onprogress = (e) => {
+      if (e.lengthComputable) progress(e.loaded / e.total / 10, `Reading ${file.name}: ${sizeText(e.loaded)}`);
+    };
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error ?? new Error("could not read the file"));
+    reader.readAsArrayBuffer(file);
+  });
+}
+
+async function openFile(file) {
+  state.generation++;
+  setStatus("busy");
+  showError(null);
+  const started = performance.now();
+  try {
+    progress(0, `Reading ${file.name}`);
+    const buffer = await readFile(file);
+    let text;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buffer);
+      setNotice("utf8", null);
+    } catch {
+      text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(buffer);
+      setNotice("utf8", `${file.name} is not valid UTF-8: its invalid bytes were read as U+FFFD before counting.`);
+    }
+    const readMs = performance.now() - started;
+    // A textarea turns "\r\n" into "\n": such a file stays out of the editor, to be counted as it is.
+    if (text.length <= EDITOR_LIMIT && !text.includes("\r")) {
+      state.file = null;
+      $("text").value = text;
+      showFileView();
+      changed();
+      return;
+    }
+    const why = text.includes("\r") ? "It has \\r line ends, which the editor would change." : "It is too large to edit here.";
+    state.file = { name: file.name, text, bytes: buffer.byteLength, chars: countChars(text), readMs, why };
+    state.compareAll = false;
+    showFileView();
+    changed();
+  } catch (err) {
+    progress(null);
+    showError(`Could not open ${file.name}: ${errorText(err)}`);
+    setStatus("error");
+  }
+}
+
+function showFileView() {
+  const file = state.file;
+  $("text").hidden = Boolean(file);
+  $("file-view").hidden = !file;
+  if (file) {
+    $("file-name").textContent = `${file.name} · ${sizeText(file.bytes)}`;
+    $("file-why").textContent = `Counted as a file: ${file.why} The token view shows its beginning.`;
+  }
+}
+
+function closeFile() {
+  state.file = null;
+  state.compareAll = false;
+  setNotice("utf8", null);
+  showFileView();
+  changed();
+}
+
+function wireDrop() {
+  const overlay = $("drop-overlay");
+  let depth = 0;
+  const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
+  window.addEventListener("dragenter", (e) => {
+    if (!hasFiles(e)) return;
+    depth++;
+    overlay.hidden = false;
+  });
+  window.addEventListener("dragleave", () => {
+    depth = Math.max(0, depth - 1);
+    if (!depth) overlay.hidden = true;
+  });
+  window.addEventListener("dragover", (e) => {
+    if (hasFiles(e)) e.preventDefault();
+  });
+  window.addEventListener("drop", (e) => {
+    depth = 0;
+    overlay.hidden = true;
+    const file = e.dataTransfer?.files?.[0];
+    if (!file) return;
+    e.preventDefault();
+    openFile(file);
+  });
+}
+
+async function start() {
+  const text = $("text");
+  text.value = params.get("text") ?? SAMPLE;
+  text.addEventListener("input", changed);
+  $("special").addEventListener("change", (e) => {
+    state.special = e.target.value;
+    changed();
+  });
+  $("encoding").addEventListener("change", (e) => selectEncoding(e.target.value));
+  $("open-file").addEventListener("click", () => $("file").click());
+  $("file").addEventListener("change", (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = "";
+    if (file) openFile(file);
+  });
+  $("clear").addEventListener("click", () => {
+    if (state.file) closeFile();
+    text.value = "";
+    changed();
+    text.focus();
+  });
+  $("back-to-editor").addEventListener("click", closeFile);
+  $("compare").addEventListener("click", () => {
+    state.compareAll = true;
+    scheduleTable();
+  });
+  $("tokens").addEventListener("mouseover", inspect);
+  wireDrop();
+  window.addEventListener("unhandledrejection", (e) => showError(`Unexpected error: ${errorText(e.reason)}`));
+
+  try {
+    state.names = await AnyTok.encodings();
+  } catch (err) {
+    showError(`Could not start: ${errorText(err)}`);
+    setStatus("error");
+    return;
+  }
+  $("encoding").replaceChildren(...state.names.map((n) => new Option(n, n)));
+  $("encoding").value = state.names.includes(state.encoding) ? state.encoding : "";
+  buildTable();
+  try {
+    const tok = await tokenizer(state.encoding);
+    const rt = tok.runtimeInfo;
+    $("runtime").textContent = `Ready · Python ${rt.python} · anytok ${rt.anytok}`;
+    $("runtime").classList.add("ok");
+    $("versions").textContent = `anytok ${rt.anytok} on Python ${rt.python} (Pyodide), in a Web Worker.`;
+  } catch (err) {
+    $("runtime").textContent = "Not running";
+    $("runtime").classList.add("bad");
+    showError(`Could not load the encoding "${state.encoding}": ${errorText(err)}`);
+    setStatus("error");
+    return;
+  }
+  changed();
+}
+
+demo.ready = start();

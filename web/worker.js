@@ -1,0 +1,215 @@
+// anytok's Web Worker: Pyodide and anytok, off the page's main thread.
+//
+// Started by anytok.js as a module worker.  Protocol, one answer per request:
+//   page -> worker   { id, op, args }
+//   worker -> page   { id, ok: true, result }  or  { id, ok: false, error }
+// Requests run one at a time, in the order they arrived: Python is single-threaded, and the
+// queue keeps a vocabulary load or a long encode from interleaving with anything else.  One
+// worker holds any number of encodings, each under the key the page gave it.
+
+const VOCAB_CACHE = "anytok-vocab-v1";
+
+let runtime = null; // Promise of { py, glue }, set by "init"
+let queue = Promise.resolve();
+
+self.onmessage = (event) => {
+  const { id, op, args } = event.data;
+  queue = queue.then(async () => {
+    try {
+      const handler = OPS[op];
+      if (!handler) throw new Error(`anytok worker: unknown request ${JSON.stringify(op)}`);
+      const [result, transfer] = await handler(args);
+      self.postMessage({ id, ok: true, result }, transfer ?? []);
+    } catch (err) {
+      self.postMessage({ id, ok: false, error: describe(err) });
+    }
+  });
+};
+
+// --- errors ---------------------------------------------------------------------------------
+
+// A Python exception arrives as a PythonError whose message is the whole traceback.  The page
+// wants what Python would print last: the exception's own message, without the frames.
+function pythonMessage(traceback) {
+  const lines = traceback.replace(/\s+$/, "").split("\n");
+  let last = -1;
+  lines.forEach((line, i) => {
+    if (line.startsWith("  File ")) last = i;
+  });
+  let start = last + 1;
+  while (start < lines.length && /^\s/.test(lines[start])) start++; // the frame's source lines
+  const text = lines.slice(start).join("\n");
+  return text.replace(/^[\w.]+: /, "") || traceback;
+}
+
+function describe(err) {
+  if (err && typeof err.type === "string" && err.constructor?.name === "PythonError") {
+    return { name: "PythonError", pythonType: err.type, message: pythonMessage(err.message), traceback: err.message };
+  }
+  return { name: err?.name ?? "Error", pythonType: null, message: String(err?.message ?? err), traceback: null };
+}
+
+// --- start-up -------------------------------------------------------------------------------
+
+async function fetchOk(url, what) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new Error(`could not fetch ${what} from ${url}: ${err.message}`);
+  }
+  if (!response.ok) throw new Error(`could not fetch ${what} from ${url}: HTTP ${response.status}`);
+  return response;
+}
+
+async function boot({ pyodideURL, wheelURL, glueURL }) {
+  const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
+  const [py, wheel, glueSource] = await Promise.all([
+    loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) }),
+    fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
+    fetchOk(glueURL, "the worker's Python glue").then((r) => r.text()),
+  ]);
+  // unpackArchive rather than loadPackage: a bad URL or a broken wheel then fails here, loudly,
+  // instead of being logged and ignored.
+  py.unpackArchive(new Uint8Array(wheel), "wheel");
+  const site = py.runPython("import sysconfig; sysconfig.get_path('purelib')");
+  py.FS.writeFile(`${site}/anytok_web_glue.py`, glueSource);
+  py.runPython("import importlib; importlib.invalidate_caches()");
+  const glue = py.pyimport("anytok_web_glue");
+  return { py, glue };
+}
+
+function ready() {
+  if (!runtime) throw new Error("anytok worker: not initialised");
+  return runtime;
+}
+
+// --- vocabularies, kept in Cache Storage ----------------------------------------------------
+
+// The cache key carries the file's sha256, so a new vocabulary under the same URL is a new
+// entry.  A file goes into the cache only after Python accepted it: a corrupt download is
+// never kept.
+async function openCache() {
+  try {
+    return self.caches ? await caches.open(VOCAB_CACHE) : null;
+  } catch {
+    return null; // e.g. storage disabled: fall back to plain fetches
+  }
+}
+
+function cacheKey(url, sha256) {
+  const key = new URL(url);
+  key.searchParams.set("anytok-sha256", sha256);
+  return key.href;
+}
+
+async function loadVocab({ key, name, url, sha256, bytes }) {
+  const { glue } = await ready();
+  const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : "vocab file";
+  const parse = (data) => toObject(glue.load(key, data, what, name ?? undefined));
+  if (bytes) return [{ ...parse(bytes), source: "memory" }];
+
+  const cache = sha256 ? await openCache() : null;
+  const k = cache ? cacheKey(url, sha256) : null;
+  if (cache) {
+    const hit = await cache.match(k);
+    if (hit) {
+      try {
+        return [{ ...parse(new Uint8Array(await hit.arrayBuffer())), source: "cache" }];
+      } catch {
+        await cache.delete(k); // damaged in storage: fetch it again
+      }
+    }
+  }
+  const data = new Uint8Array(await (await fetchOk(url, `vocabulary ${what}`)).arrayBuffer());
+  const info = parse(data);
+  if (cache) {
+    try {
+      await cache.put(k, new Response(data, { headers: { "Content-Type": "application/octet-stream" } }));
+    } catch (err) {
+      console.warn(`anytok: could not keep ${what} in Cache Storage: ${err.message}`);
+    }
+  }
+  return [{ ...info, source: "network" }];
+}
+
+// --- conversions ----------------------------------------------------------------------------
+
+function toObject(proxy) {
+  try {
+    return proxy.toJs({ dict_converter: Object.fromEntries });
+  } finally {
+    proxy.destroy();
+  }
+}
+
+// An array('i') from Python -> an Int32Array the page receives without a copy.
+function int32s(proxy) {
+  const view = proxy.getBuffer("i32");
+  try {
+    return view.data.slice();
+  } finally {
+    view.release();
+    proxy.destroy();
+  }
+}
+
+function strings(proxy) {
+  try {
+    return proxy.toJs();
+  } finally {
+    proxy.destroy();
+  }
+}
+
+const specials = (options) => [options?.allowedSpecial ?? undefined, options?.disallowedSpecial ?? undefined];
+
+// --- requests -------------------------------------------------------------------------------
+
+const OPS = {
+  async init(args) {
+    runtime ??= boot(args);
+    const { glue } = await runtime;
+    return [toObject(glue.runtime())];
+  },
+  load: (args) => loadVocab(args),
+  async loaded({ key }) {
+    const { glue } = await ready();
+    return [glue.loaded(key)];
+  },
+  async encode({ key, text, options }) {
+    const { glue } = await ready();
+    const ids = int32s(glue.encode(key, text, ...specials(options)));
+    return [ids, [ids.buffer]];
+  },
+  async count({ key, text, options }) {
+    const { glue } = await ready();
+    return [glue.count(key, text, ...specials(options))];
+  },
+  async countBatch({ key, texts, options }) {
+    const { glue } = await ready();
+    const counts = int32s(glue.count_batch(key, texts, ...specials(options)));
+    return [counts, [counts.buffer]];
+  },
+  async tokenize({ key, text, options }) {
+    const { glue } = await ready();
+    const pairs = int32s(glue.tokenize(key, text, ...specials(options)));
+    return [pairs, [pairs.buffer]];
+  },
+  async decode({ key, ids, errors }) {
+    const { glue } = await ready();
+    return [glue.decode(key, ids, errors ?? "replace")];
+  },
+  async countTillLimit({ key, text, limit }) {
+    const { glue } = await ready();
+    return [glue.count_till_limit(key, text, limit) ?? null];
+  },
+  async chunks({ key, text, maxTokens, overlap }) {
+    const { glue } = await ready();
+    return [strings(glue.chunks(key, text, maxTokens, overlap ?? 0))];
+  },
+  async splitByTokens({ key, text, maxTokens }) {
+    const { glue } = await ready();
+    return [strings(glue.split_by_tokens(key, text, maxTokens))];
+  },
+};

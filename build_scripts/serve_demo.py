@@ -57,10 +57,16 @@ class DemoHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+def make_server(port: int, host: str = "127.0.0.1", quiet: bool = False) -> http.server.ThreadingHTTPServer:
+    """A server for web/dist/ (as it is), listening but not yet serving."""
+    handler = functools.partial(type("Handler", (DemoHandler,), {"quiet": quiet}), directory=str(build_web.DIST))
+    return http.server.ThreadingHTTPServer((host, port), handler)
+
+
 def serve(port: int, host: str = "127.0.0.1", quiet: bool = False, build: bool = True) -> None:
-    root = build_web.build(quiet=True) if build else build_web.DIST
-    handler = functools.partial(type("Handler", (DemoHandler,), {"quiet": quiet}), directory=str(root))
-    with http.server.ThreadingHTTPServer((host, port), handler) as httpd:
+    if build:
+        build_web.build(quiet=True)
+    with make_server(port, host, quiet) as httpd:
         shown = "127.0.0.1" if host in ("127.0.0.1", "0.0.0.0") else host
         print(f"anytok demo: http://{shown}:{httpd.server_address[1]}/", flush=True)
         try:

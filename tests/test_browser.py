@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import subprocess
 import time
 import urllib.request
 import zipfile
@@ -134,6 +135,18 @@ def test_server_serves_the_right_types(demo_url):
     assert manifest["pyodide"] == json.loads((ROOT / "web" / "package.json").read_text())["dependencies"]["pyodide"]
     vocab = (ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes()
     assert manifest["encodings"]["o200k_base"]["sha256"] == hashlib.sha256(vocab).hexdigest()
+
+
+def test_typescript_declarations_type_check():
+    # web/types_check.ts uses the whole API as documented, and misuses it where marked
+    # @ts-expect-error: both must hold for anytok.d.ts.
+    web = ROOT / "web"
+    result = subprocess.run(
+        [str(web / "node_modules" / ".bin" / "tsc"), "--noEmit", "--strict", "--target", "es2022", "--module", "esnext",
+         "--moduleResolution", "bundler", "--lib", "es2022,dom", "types_check.ts"],
+        cwd=web, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 # --- the shim: identity with native anytok --------------------------------------------------

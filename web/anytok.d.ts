@@ -56,6 +56,9 @@ export interface RuntimeInfo {
   python: string;
   /** Optional Python methods this anytok has, e.g. "count_till_limit", "chunks". */
   methods: string[];
+  /** Start-up time in the worker: Pyodide's boot, then installing and importing anytok. */
+  pyodideMs: number;
+  anytokMs: number;
 }
 
 /**
@@ -86,6 +89,8 @@ export declare class AnyTok {
   readonly specialTokens: string[];
   /** Where the vocabulary came from this time: Cache Storage, the network, or given bytes. */
   readonly source: "cache" | "network" | "memory";
+  /** Milliseconds the worker took to get and parse the vocabulary. */
+  readonly loadMs: number;
   readonly runtimeInfo: RuntimeInfo;
 
   /** Names of the bundled encodings. */

@@ -201,6 +201,7 @@ export class AnyTok {
     this.maxTokenValue = info.maxTokenValue;
     this.specialTokens = info.specialTokens;
     this.source = info.source;
+    this.loadMs = info.loadMs;
     this.runtimeInfo = runtime.info;
     // Methods newer versions of anytok have: present here exactly when the Python side has them.
     const count = (value, what, least) => {

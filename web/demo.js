@@ -251,6 +251,7 @@ async function update() {
       const done = Math.min(1, (shownChars + sent) / totalChars);
       if (big) progress(done, `${label}: ${Math.floor(100 * done)} %`);
     }, generation);
+    counted.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
     await tokenized;
     const sent = await counted;
     if (sent === null || generation !== state.generation) return; // the text changed meanwhile

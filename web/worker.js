@@ -63,9 +63,14 @@ async function fetchOk(url, what) {
 }
 
 async function boot({ pyodideURL, wheelURL, glueURL }) {
+  const start = performance.now();
+  let booted;
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
   const [py, wheel, glueSource] = await Promise.all([
-    loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) }),
+    loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) }).then((py) => {
+      booted = performance.now();
+      return py;
+    }),
     fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
     fetchOk(glueURL, "the worker's Python glue").then((r) => r.text()),
   ]);
@@ -76,7 +81,8 @@ async function boot({ pyodideURL, wheelURL, glueURL }) {
   py.FS.writeFile(`${site}/anytok_web_glue.py`, glueSource);
   py.runPython("import importlib; importlib.invalidate_caches()");
   const glue = py.pyimport("anytok_web_glue");
-  return { py, glue };
+  const timings = { pyodideMs: Math.round(booted - start), anytokMs: Math.round(performance.now() - booted) };
+  return { py, glue, timings };
 }
 
 function ready() {
@@ -106,7 +112,8 @@ function cacheKey(url, sha256) {
 async function loadVocab({ key, name, url, sha256, bytes }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : "vocab file";
-  const parse = (data) => toObject(glue.load(key, data, what, name ?? undefined));
+  const start = performance.now();
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;
@@ -169,8 +176,8 @@ const specials = (options) => [options?.allowedSpecial ?? undefined, options?.di
 const OPS = {
   async init(args) {
     runtime ??= boot(args);
-    const { glue } = await runtime;
-    return [toObject(glue.runtime())];
+    const { glue, timings } = await runtime;
+    return [{ ...toObject(glue.runtime()), ...timings }];
   },
   load: (args) => loadVocab(args),
   async loaded({ key }) {

@@ -1,0 +1,173 @@
+"""Browser benchmark: anytok (Pyodide, in its Web Worker) against gpt-tokenizer and js-tiktoken.
+
+    python build_scripts/bench_browser.py [--runs 3] [--corpora DIR]
+
+All in one headless Chromium page (Debian's /usr/bin/chromium), o200k_base, on the four corpora
+of ../shared/corpora.  Each tokenizer encodes each corpus once ("first": nothing of that corpus
+cached yet; for anytok this includes sending the text to the worker and the ids back), then
+`--runs` more times ("best" of those).  Every tokenizer's ids are checked against the others'.
+
+Also: time from navigation to the first `count()` resolved, in a fresh browser profile (cold:
+everything downloaded) and on a second visit (warm: Pyodide from the HTTP cache, the vocabulary
+from Cache Storage), and the time a bare Pyodide takes to boot on a warm visit, for scale.
+
+Prints a markdown table with the date, the machine and the exact command.  A script, not a test:
+the numbers depend on the machine and its load.  Nothing is fetched from outside 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_web  # noqa: E402
+from serve_demo import make_server  # noqa: E402
+
+ROOT = build_web.ROOT
+CORPORA = {
+    "English": "en_emma.txt",
+    "Python code": "code_cpython_stdlib.txt",
+    "Chinese": "zh_peoplesdaily_1998.txt",
+    "Japanese": "ja_debian_reference.txt",
+}
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+    # Belt and braces: no host name but 127.0.0.1 resolves.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+TOKENIZERS = ["anytok", "gpt-tokenizer", "js-tiktoken"]
+
+
+def build_bench(corpora_dir: Path) -> None:
+    """web/dist/ plus web/dist/bench/: the page, the peers bundled by esbuild, the corpora."""
+    build_web.build(quiet=True)
+    out = build_web.DIST / "bench"
+    out.mkdir(exist_ok=True)
+    shutil.copy2(build_web.WEB / "bench" / "index.html", out / "index.html")
+    esbuild = build_web.NODE_MODULES / ".bin" / "esbuild"
+    subprocess.run(
+        [str(esbuild), "bench/peers.js", "--bundle", "--format=esm", "--minify", "--log-level=warning",
+         f"--outfile={out / 'peers.js'}"],
+        cwd=build_web.WEB, check=True,
+    )
+    (out / "corpora").mkdir(exist_ok=True)
+    for name in CORPORA.values():
+        shutil.copy2(corpora_dir / name, out / "corpora" / name)
+
+
+def start_server() -> str:
+    httpd = make_server(0, quiet=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}/"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3, help="timed runs after the first (default 3)")
+    ap.add_argument("--corpora", type=Path, default=Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora")))
+    args = ap.parse_args(argv)
+
+    from playwright.sync_api import sync_playwright
+
+    build_bench(args.corpora)
+    url = start_server()
+    outside: list[str] = []
+
+    def watch(page):
+        page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url))
+        return page
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+        # Cold, then warm, time to first count; then a bare Pyodide boot, warm.
+        context = browser.new_context()
+        first = {}
+        for visit in ("cold", "warm"):
+            page = watch(context.new_page())
+            page.goto(url + "bench/index.html?first-count")
+            first[visit] = page.evaluate("window.firstCount")
+            page.close()
+        page = watch(context.new_page())
+        page.goto(url + "bench/index.html?boot-only")
+        boot = page.evaluate("window.firstCount")["ms"]
+        page.close()
+        context.close()
+
+        # Throughput, all in one page.
+        page = watch(browser.new_page())
+        page.set_default_timeout(600_000)
+        page.goto(url + "bench/index.html")
+        page.wait_for_function("window.bench !== undefined")
+        runtime = page.evaluate("bench.setup()")
+        results: dict[str, dict[str, dict]] = {}
+        for label, file in CORPORA.items():
+            size = (args.corpora / file).stat().st_size
+            page.evaluate("async ([url]) => { window.text = await bench.corpus(url); }", [f"/bench/corpora/{file}"])
+            results[label] = {"bytes": size}
+            ids = {}
+            for name in TOKENIZERS:
+                runs = [page.evaluate("async ([name]) => { const r = await bench.run(name, window.text); window.lastIds = r.ids; return { ms: r.ms, n: r.n }; }", [name])]
+                ids[name] = page.evaluate("window.lastIds.join(',')")
+                for _ in range(args.runs):
+                    runs.append(page.evaluate("async ([name]) => { const r = await bench.run(name, window.text); return { ms: r.ms, n: r.n }; }", [name]))
+                results[label][name] = {
+                    "first": size / 2**20 / (runs[0]["ms"] / 1000),
+                    "best": size / 2**20 / (min(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
+                    "median": statistics.median(r["ms"] for r in runs[1:]) if len(runs) > 1 else None,
+                    "tokens": runs[0]["n"],
+                }
+            results[label]["identical"] = len(set(ids.values())) == 1
+        version = browser.version
+        browser.close()
+
+    if outside:
+        raise SystemExit(f"requests left 127.0.0.1: {outside}")
+
+    command = "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench_browser.py", *(argv if argv is not None else sys.argv[1:])])
+    print(f"Browser benchmark, {datetime.date.today().isoformat()}: headless Chromium {version}, Pyodide "
+          f"{build_web.pinned_pyodide_version()} (Python {runtime['python']}), anytok {runtime['anytok']}, o200k_base.")
+    print(f"Machine: {machine()}.  Command: `{command}`.\n")
+    print("Encode MiB/s, first run (best of the next {}):\n".format(args.runs))
+    print("| corpus | MB | anytok | gpt-tokenizer | js-tiktoken | anytok ÷ js-tiktoken | anytok ÷ gpt-tokenizer | same ids |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, r in results.items():
+        cell = lambda n: f"{r[n]['first']:.2f} ({r[n]['best']:.2f})" if r[n]["best"] else f"{r[n]['first']:.2f}"  # noqa: E731
+        ratio = lambda a, b: f"{r[a]['first'] / r[b]['first']:.2f}× ({r[a]['best'] / r[b]['best']:.2f}×)" if r[a]["best"] else f"{r[a]['first'] / r[b]['first']:.2f}×"  # noqa: E731
+        print(f"| {label} | {r['bytes'] / 1e6:.2f} | {cell('anytok')} | {cell('gpt-tokenizer')} | {cell('js-tiktoken')} "
+              f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
+    print()
+    print("| time from navigation to first count | ms |")
+    print("|---|---|")
+    print(f"| cold (empty profile: Pyodide, wheel and vocabulary downloaded) | {first['cold']['ms']:.0f} |")
+    print(f"| warm (second visit; vocabulary from {first['warm']['source']}) | {first['warm']['ms']:.0f} |")
+    print(f"| bare Pyodide boot, warm (for scale) | {boot:.0f} |")
+    return 0 if all(r["identical"] for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

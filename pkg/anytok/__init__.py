@@ -18,7 +18,7 @@ from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe
 from .model import encoding_for_model, encoding_name_for_model
 from .pretokenize import UnsupportedPatternError
 from .registry import get_encoding, list_encoding_names
-from .files import load_encoding, save_encoding
+from .files import load, load_encoding, save, save_encoding
 
 __version__ = "0.1.0"
 
@@ -33,7 +33,9 @@ __all__ = [
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken_bpe",
+    "load",
     "load_encoding",
+    "save",
     "save_encoding",
     "__version__",
 ]

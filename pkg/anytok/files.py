@@ -1,12 +1,19 @@
-"""Saving an `Encoding` to the anytok binary format and loading one back from a file."""
+"""Saving tokenizers to the anytok binary format, and loading any supported tokenizer file.
+
+`load()` recognizes an anytok `.atok` file, a tiktoken `.tiktoken` file (given its pattern),
+a Hugging Face `tokenizer.json`, a SentencePiece `.model`, a Mistral tekken JSON, and GPT-2's
+`encoder.json` + `vocab.bpe` (a folder holding them).  The converters for each format live in
+`anytok/convert/`, one module per format, imported only when needed.
+"""
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Union
+from typing import Any, Union
 
 from . import format as vocab_format
-from .convert.tiktoken_bpe import load_tiktoken_bpe, read_source
+from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe, read_source
 from .core import Encoding
 from .registry import encoding_from_bytes
 
@@ -75,3 +82,137 @@ def load_encoding(
         special_tokens=special_tokens or {},
         explicit_n_vocab=explicit_n_vocab,
     )
+
+
+# A tokenizer stored as a config names its kind in config["format"]: how to build it back.
+def _config_kinds() -> dict[str, Any]:
+    kinds: dict[str, Any] = {}
+    try:
+        from .sentencepiece.tokenizer import CONFIG_FORMAT as SP, SentencePieceTokenizer
+
+        kinds[SP] = SentencePieceTokenizer.from_config
+    except ImportError:
+        pass
+    try:
+        from .pipeline.tokenizer import CONFIG_FORMAT as HF, Tokenizer
+
+        kinds[HF] = Tokenizer.from_config
+    except ImportError:
+        pass
+    return kinds
+
+
+def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
+    """An Encoding, or another tokenizer, from the bytes of an anytok `.atok` file."""
+    vocab = vocab_format.loads(data, what, check_duplicates=False)
+    if vocab.config is None:
+        return Encoding._from_vocab(vocab, what)
+    kind = vocab.config.get("format")
+    build = _config_kinds().get(kind)
+    if build is None:
+        raise vocab_format.VocabFormatError(f"{what}: holds a tokenizer of kind {kind!r}, which this anytok cannot build")
+    return build(vocab.config)
+
+
+def tokenizer_to_bytes(tok, *, compression: str = "zlib", source: str = "") -> bytes:
+    """The anytok binary form of any tokenizer anytok can load (deterministic)."""
+    if isinstance(tok, Encoding):
+        return encoding_to_bytes(tok, compression=compression, source=source)
+    vocab = vocab_format.VocabData(name=getattr(tok, "name", ""), config=tok.to_config(), source=source)
+    return vocab_format.dumps(vocab, compression=compression)
+
+
+def save(tok, path: str | os.PathLike[str], *, compression: str = "zlib", source: str = "") -> None:
+    """Write any tokenizer (an Encoding, a HF pipeline, a SentencePiece model) as `.atok`."""
+    data = tokenizer_to_bytes(tok, compression=compression, source=source)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _sniff(data: bytes) -> str:
+    if data.startswith(vocab_format.MAGIC):
+        return "atok"
+    head = data[:4096].lstrip()
+    if head.startswith(b"{"):
+        return "json"
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) == 2 and first[1].isdigit():
+        return "tiktoken"
+    if data[:1] == b"\x0a":  # protobuf field 1 (pieces), length-delimited: a SentencePiece model
+        return "sentencepiece"
+    return "unknown"
+
+
+def load(
+    source: PathOrBytes,
+    *,
+    name: str | None = None,
+    pat_str: str | None = None,
+    special_tokens: dict[str, int] | None = None,
+):
+    """Load a tokenizer from a file, a folder, or bytes, whatever its format.
+
+    Returns an `Encoding` for tiktoken-style vocabularies (`.atok`, `.tiktoken` with
+    `pat_str`, tekken JSON, GPT-2 files) and a tokenizer object with the same core API
+    (`encode`, `decode`, `count`, ...) for Hugging Face `tokenizer.json` and SentencePiece
+    `.model` files.  Raises `VocabFormatError` / `VocabSourceError` for a damaged file and
+    `UnsupportedTokenizerError` for a configuration anytok cannot reproduce exactly.
+
+    ```
+    >>> tok = anytok.load("tokenizer.json")
+    >>> anytok.save(tok, "llama3.atok")      # compact, loads back identically
+    ```
+    """
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        return _load_folder(os.fspath(source), name)
+    data = read_source(source)
+    what = str(source) if isinstance(source, (str, os.PathLike)) else "tokenizer data"
+    if name is None and isinstance(source, (str, os.PathLike)):
+        name = os.path.basename(os.fspath(source)).split(".")[0] or None
+    kind = _sniff(data)
+    if kind == "atok":
+        tok = tokenizer_from_bytes(data, what)
+        return tok
+    if kind == "json":
+        try:
+            obj = json.loads(data)
+        except ValueError as e:
+            raise VocabSourceError(f"{what}: not valid JSON ({e})") from None
+        if isinstance(obj, dict) and "model" in obj and ("pre_tokenizer" in obj or "normalizer" in obj):
+            from .convert.hf_json import load_tokenizer_json
+
+            return load_tokenizer_json(obj)
+        if isinstance(obj, dict) and "vocab" in obj and "config" in obj:
+            from .convert.tekken import load_tekken
+
+            return load_tekken(data, name=name)
+        raise VocabSourceError(f"{what}: a JSON file, but neither a tokenizer.json nor a tekken file")
+    if kind == "tiktoken":
+        if pat_str is None:
+            raise ValueError(f"{what} is a .tiktoken file, which holds no split pattern: pass pat_str=")
+        return load_encoding(data, name=name, pat_str=pat_str, special_tokens=special_tokens)
+    if kind == "sentencepiece":
+        from .convert.sentencepiece_model import load_sentencepiece_model
+
+        return load_sentencepiece_model(data, name=name)
+    raise VocabSourceError(f"{what}: not a tokenizer file anytok recognizes")
+
+
+def _load_folder(folder: str, name: str | None):
+    def has(f: str) -> bool:
+        return os.path.exists(os.path.join(folder, f))
+
+    name = name or os.path.basename(folder.rstrip("/")) or None
+    for f in ("tokenizer.atok", "tokenizer.json", "tokenizer.model", "tekken.json"):
+        if has(f):
+            return load(os.path.join(folder, f), name=name)
+    if has("encoder.json") and has("vocab.bpe"):
+        from .convert.gpt2 import data_gym_to_mergeable_bpe_ranks
+
+        ranks = data_gym_to_mergeable_bpe_ranks(os.path.join(folder, "vocab.bpe"), os.path.join(folder, "encoder.json"))
+        from .registry import get_encoding
+
+        gpt2 = get_encoding("gpt2")
+        return Encoding(name or "gpt2", pat_str=gpt2._pat_str, mergeable_ranks=ranks,
+                        special_tokens={"<|endoftext|>": len(ranks)})
+    raise VocabSourceError(f"{folder}: no tokenizer file found in this folder")

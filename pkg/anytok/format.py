@@ -17,8 +17,12 @@ way a file can be wrong raises `VocabFormatError` with a message saying what is 
 
 from __future__ import annotations
 
+import json
 import lzma
+import struct
+import sys
 import zlib
+from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from typing import Sequence
@@ -43,8 +47,10 @@ F_IDS = 5  # count of exceptions, then (position delta, id) pairs: ids that diff
 F_SPECIALS = 6  # count, then (str, id) pairs
 F_N_VOCAB = 7  # varint: tiktoken's explicit_n_vocab
 F_PROPERTIES = 8  # varint bit set: facts about the vocabulary checked by the writer
-_CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS}
-_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB, F_PROPERTIES}
+F_CONFIG = 9  # JSON text: a tokenizer that is not tiktoken-style (see "Pipeline tokenizers")
+F_COLUMNS = 10  # the config's large arrays, as typed columns
+_CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_CONFIG, F_COLUMNS}
+_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB, F_PROPERTIES, F_CONFIG, F_COLUMNS}
 
 # Property bits.  REGULAR: every token's own BPE is that token, and the two parts of its last
 # merge have lower ranks (what the shortcuts of segment.py and backtrack.py rely on).
@@ -65,13 +71,15 @@ class VocabData:
     """Everything a vocab file holds, as plain Python values."""
 
     name: str
-    pat_str: str
-    tokens: list[bytes]  # in rank order: tokens[rank] is the token of that merge priority
+    pat_str: str = ""
+    tokens: list[bytes] = field(default_factory=list)  # in rank order: tokens[rank] has that merge priority
     special_tokens: dict[str, int] = field(default_factory=dict)
     ids: dict[int, int] = field(default_factory=dict)  # rank -> id where they differ
     explicit_n_vocab: int | None = None
     source: str = ""
     properties: int = 0  # PROP_* bits
+    # For other tokenizers (HF pipelines, SentencePiece): their JSON-able description.
+    config: dict | None = None
     unknown_fields: dict[int, bytes] = field(default_factory=dict)  # kept for round trips
 
     def token_ids(self) -> Sequence[int]:
@@ -151,9 +159,15 @@ def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
     parts = [_field(F_NAME, vocab.name.encode("utf-8"))]
     if vocab.source:
         parts.append(_field(F_SOURCE, vocab.source.encode("utf-8")))
-    parts.append(_field(F_PATTERN, vocab.pat_str.encode("utf-8")))
-    lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
-    parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
+    if vocab.config is None:
+        parts.append(_field(F_PATTERN, vocab.pat_str.encode("utf-8")))
+        lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
+        parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
+    else:
+        columns: list[bytes] = []
+        text = json.dumps(_to_columns(vocab.config, columns), separators=(",", ":"))
+        parts.append(_field(F_CONFIG, text.encode("ascii")))
+        parts.append(_field(F_COLUMNS, _varint(len(columns)) + b"".join(columns)))
     if vocab.ids:
         body = [_varint(len(vocab.ids))]
         prev = 0
@@ -356,6 +370,8 @@ def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> Voca
             raise r.fail(f"unknown critical field {number}: written by a newer anytok, cannot be read safely")
         else:
             unknown[tag] = data
+    if F_CONFIG in seen:
+        return _parse_config_file(seen, unknown, what)
     for required, label in ((F_PATTERN, "split pattern"), (F_TOKENS, "tokens")):
         if required not in seen:
             raise VocabFormatError(f"{what}: missing required field {required} ({label})")
@@ -451,3 +467,160 @@ def describe_compression(buf: bytes) -> str:
     r = _Reader(buf, len(MAGIC), len(buf), "vocab file")
     r.varint("format version")
     return _COMPRESSION_NAMES.get(r.varint("flags"), "unknown")
+
+
+# --------------------------------------------------------------------------------------------
+# Pipeline tokenizers: a JSON config with typed columns
+# --------------------------------------------------------------------------------------------
+# A tokenizer that is not tiktoken-style (a Hugging Face pipeline, a SentencePiece model) is
+# stored as its config (field 9, JSON) in which every large array is replaced by
+# {"$column": i}, the i-th entry of field 10.  A column is `type varint | size varint |
+# data[size]`:
+#   1 strings     count, count x varint(byte length), UTF-8 bytes concatenated
+#   2 float64     count, count x 8 bytes little-endian
+#   3 float32     count, count x 4 bytes little-endian (when every value is a float32)
+#   4 integers    count, count x zigzag varint
+#   5 str pairs   count, then 2 x count strings laid out as type 1
+# Strings use UTF-8 with surrogates allowed (a vocabulary may hold anything).
+
+COLUMN_MIN = 64
+COL_STR, COL_F64, COL_F32, COL_INT, COL_STR_PAIR = 1, 2, 3, 4, 5
+_COLUMN_NAMES = {COL_STR: "strings", COL_F64: "float64", COL_F32: "float32", COL_INT: "integers", COL_STR_PAIR: "string pairs"}
+
+
+def _strings(items: list[str]) -> bytes:
+    data = [s.encode("utf-8", "surrogatepass") for s in items]
+    return _varint(len(data)) + b"".join(map(_varint, map(len, data))) + b"".join(data)
+
+
+def _is_f32(values: list[float]) -> bool:
+    packed = array("f", values)
+    return packed.tolist() == values
+
+
+def _column(values: list) -> bytes | None:
+    """The column encoding of a list, or None if it is not one uniform type."""
+    kinds = set(map(type, values))
+    if kinds == {str}:
+        kind, body = COL_STR, _strings(values)
+    elif kinds == {float}:
+        if _is_f32(values):
+            kind, arr = COL_F32, array("f", values)
+        else:
+            kind, arr = COL_F64, array("d", values)
+        if sys.byteorder == "big":
+            arr.byteswap()
+        body = _varint(len(values)) + arr.tobytes()
+    elif kinds == {int}:
+        body = _varint(len(values)) + b"".join(_varint(v << 1 if v >= 0 else (-v << 1) - 1) for v in values)
+        kind = COL_INT
+    elif kinds <= {list, tuple} and all(len(v) == 2 and type(v[0]) is str and type(v[1]) is str for v in values):
+        kind, body = COL_STR_PAIR, _strings([s for pair in values for s in pair])
+        body = _varint(len(values)) + body
+    else:
+        return None
+    return _varint(kind) + _varint(len(body)) + body
+
+
+def _to_columns(obj, columns: list[bytes]):
+    if isinstance(obj, dict):
+        if "$column" in obj:
+            raise ValueError("a config may not use the key '$column'")
+        return {k: _to_columns(v, columns) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        if len(obj) >= COLUMN_MIN:
+            col = _column(list(obj))
+            if col is not None:
+                columns.append(col)
+                return {"$column": len(columns) - 1}
+        return [_to_columns(v, columns) for v in obj]
+    return obj
+
+
+def _read_strings(r: _Reader, count: int) -> list[str]:
+    lengths = [r.varint("string length", r.end - r.pos) for _ in range(count)]
+    total = sum(lengths)
+    blob = r.take(total, "strings")
+    out = []
+    pos = 0
+    for n in lengths:
+        try:
+            out.append(blob[pos : pos + n].decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            raise r.fail("a string in a column is not UTF-8") from None
+        pos += n
+    return out
+
+
+def _read_column(kind: int, data: bytes, what: str) -> list:
+    r = _Reader(data, 0, len(data), f"{what}: {_COLUMN_NAMES.get(kind, 'column')} column")
+    count = r.varint("column length", len(data))
+    if kind == COL_STR:
+        out: list = _read_strings(r, count)
+    elif kind in (COL_F64, COL_F32):
+        width = 8 if kind == COL_F64 else 4
+        raw = r.take(count * width, "numbers")
+        arr = array("d" if kind == COL_F64 else "f")
+        arr.frombytes(raw)
+        if sys.byteorder == "big":
+            arr.byteswap()
+        out = arr.tolist()
+    elif kind == COL_INT:
+        out = []
+        for _ in range(count):
+            z = r.varint("integer")
+            out.append(z >> 1 if not z & 1 else -((z + 1) >> 1))
+    elif kind == COL_STR_PAIR:
+        if count > len(data):
+            raise r.fail("absurd count of string pairs")
+        flat = _read_strings(r, 2 * count) if r.varint("string count", 2 * count) == 2 * count else None
+        if flat is None:
+            raise r.fail("string pair column does not hold twice as many strings")
+        out = [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
+    else:
+        raise VocabFormatError(f"{what}: unknown column type {kind}")
+    r.done("column")
+    return out
+
+
+def _from_columns(obj, columns: list, what: str):
+    if isinstance(obj, dict):
+        if set(obj) == {"$column"}:
+            i = obj["$column"]
+            if not isinstance(i, int) or not 0 <= i < len(columns):
+                raise VocabFormatError(f"{what}: config refers to column {i!r}, but there are {len(columns)}")
+            return columns[i]
+        return {k: _from_columns(v, columns, what) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_from_columns(v, columns, what) for v in obj]
+    return obj
+
+
+def _parse_config_file(seen: dict[int, bytes], unknown: dict[int, bytes], what: str) -> VocabData:
+    for other in (F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS):
+        if other in seen:
+            raise VocabFormatError(f"{what}: field {other} cannot go with a tokenizer config")
+    if F_COLUMNS not in seen:
+        raise VocabFormatError(f"{what}: missing required field {F_COLUMNS} (columns)")
+    d = seen[F_COLUMNS]
+    r = _Reader(d, 0, len(d), f"{what}: columns field")
+    n = r.varint("column count", len(d))
+    columns = []
+    for _ in range(n):
+        kind = r.varint("column type")
+        size = r.varint("column size", r.end - r.pos)
+        columns.append(_read_column(kind, r.take(size, "column"), what))
+    r.done("columns field")
+    try:
+        config = json.loads(seen[F_CONFIG].decode("ascii"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise VocabFormatError(f"{what}: the tokenizer config is not valid JSON ({e})") from None
+    if not isinstance(config, dict):
+        raise VocabFormatError(f"{what}: the tokenizer config is not a JSON object")
+    vocab = VocabData(
+        name=seen[F_NAME].decode("utf-8", "replace") if F_NAME in seen else "",
+        config=_from_columns(config, columns, what),
+        source=seen[F_SOURCE].decode("utf-8", "replace") if F_SOURCE in seen else "",
+        unknown_fields=unknown,
+    )
+    return vocab

@@ -25,6 +25,19 @@ while the class stays small:
 
 Text containing lone surrogates is not split here: `Encoding` first repairs it the way tiktoken
 does (surrogate pairs joined, lone ones replaced by U+FFFD).
+
+Two dialects are parsed.  `"fancy"` (the default) is tiktoken's: Rust's regex / fancy-regex.
+`"onig"` is Oniguruma's default (Ruby) syntax, which Hugging Face `tokenizers` compiles its
+`Split` / `Replace` regexes with; where the two read the same text differently:
+
+* `X{n,m}+` is `(?:X{n,m})+` (not possessive), `X{n}?` is `(?:X{n})?` (not lazy), `{,n}` is
+  `{0,n}`; `X*+`, `X++`, `X?+` are possessive in both.
+* `^` / `$` are always line anchors (`$` before any "\\n" and at the end), `\\Z` is "end, or before
+  a final newline", `\\z` the end; the flag `m` means "dot matches newline" (Ruby's /m).
+* `\\h` is an ASCII hex digit.  Case-insensitive literals that a multi-character case folding
+  could match (Oniguruma matches "ß" with `(?i:ss)`) are refused.
+* Oniguruma's `\\p{..}` and `\\s` follow Unicode 16.0 (probed in tests/test_hf_unicode.py), the
+  same tables as tiktoken's; `\\w` (which needs the Alphabetic property) is not supported yet.
 """
 
 from __future__ import annotations
@@ -60,10 +73,19 @@ class UnsupportedPatternError(ValueError):
 _SIMPLE_ESCAPES = {"n": 0x0A, "r": 0x0D, "t": 0x09, "f": 0x0C, "v": 0x0B, "a": 0x07, "e": 0x1B}
 
 
+# ASCII letter pairs that are the full case folding of some character (CaseFolding.txt, status
+# F): Oniguruma lets `(?i:ss)` match "ß", `(?i:st)` match "ﬆ", ...
+_MULTI_FOLD_PAIRS = frozenset({"ss", "st", "ff", "fi", "fl"})
+_HEX_DIGITS: Ranges = ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66))
+
+
 class _Parser:
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, dialect: str = "fancy"):
+        if dialect not in ("fancy", "onig"):
+            raise ValueError(f"unknown regex dialect {dialect!r}")
         self.p = pattern
         self.i = 0
+        self.onig = dialect == "onig"
 
     def error(self, msg: str) -> UnsupportedPatternError:
         return UnsupportedPatternError(f"{msg} at offset {self.i} of split pattern {self.p!r}")
@@ -97,11 +119,19 @@ class _Parser:
 
     def parse_seq(self, flags):
         items = []
+        prev_letter = ""
         while self.i < len(self.p) and self.peek() not in "|)":
             if self.p.startswith("(?", self.i) and self._is_bare_flag_group():
                 flags = self._parse_bare_flags(flags)
+                prev_letter = ""
                 continue
+            start = self.i
             atom = self.parse_atom(flags)
+            if self.onig and "i" in flags:
+                letter = self.p[start] if self.i == start + 1 and self.p[start].isascii() and self.p[start].isalpha() else ""
+                if letter and (prev_letter + letter).lower() in _MULTI_FOLD_PAIRS:
+                    raise self.error(f"case-insensitive {prev_letter + letter!r} can match a multi-character case folding")
+                prev_letter = letter
             items.append(self.parse_quantifier(atom))
         return ("seq", items), flags
 
@@ -118,8 +148,11 @@ class _Parser:
         on, _, off = spec.partition("-")
         new = set(flags)
         for ch in on + off:
-            if ch not in "ims":
+            if ch not in ("im" if self.onig else "ims"):
                 raise self.error(f"unsupported regex flag {ch!r}")
+        if self.onig:
+            # Ruby's (?m) is "dot matches newline"; its ^ and $ are always line anchors.
+            on, off = on.replace("m", "s"), off.replace("m", "s")
         new.update(on)
         new.difference_update(off)
         return frozenset(new)
@@ -136,12 +169,26 @@ class _Parser:
             lo, hi = 0, 1
             self.i += 1
         elif c == "{":
-            m = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.p, self.i)
-            if not m:
+            m = re.compile(r"\{(\d*)(,(\d*))?\}" if self.onig else r"\{(\d+)(,(\d*))?\}").match(self.p, self.i)
+            if not m or (self.onig and not m.group(1) and not m.group(3)):
+                if self.onig:
+                    return atom  # Oniguruma reads a "{" that starts no interval as a literal
                 raise self.error("bad repetition")
-            lo = int(m.group(1))
+            lo = int(m.group(1) or 0)
             hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
             self.i = m.end()
+            if self.onig and self.peek() == "+":
+                # Ruby syntax: an interval followed by "+" is that interval, repeated.
+                self.i += 1
+                if atom[0] == "assert":
+                    raise self.error("quantified assertion")
+                return ("repeat", ("group", ":", ("repeat", atom, lo, hi, "")), 1, None, "")
+            if self.onig and self.peek() == "?" and m.group(2) is None:
+                # Ruby syntax: "X{n}?" is "(?:X{n})?", not a lazy X{n}.
+                self.i += 1
+                if atom[0] == "assert":
+                    raise self.error("quantified assertion")
+                return ("repeat", ("group", ":", ("repeat", atom, lo, hi, "")), 0, 1, "")
         else:
             return atom
         mode = ""
@@ -164,10 +211,10 @@ class _Parser:
                 return ("set", ucd.difference(ucd.EVERYTHING, ucd.SURROGATES))
             return ("set", ucd.difference(ucd.EVERYTHING, ((0x0A, 0x0A),) + ucd.SURROGATES))
         if c == "^":
-            return ("assert", "line_start" if "m" in flags else "start")
+            return ("assert", "line_start" if "m" in flags or self.onig else "start")
         if c == "$":
-            return ("assert", "line_end" if "m" in flags else "end")
-        if c in "*+?{":
+            return ("assert", "line_end" if "m" in flags or self.onig else "end")
+        if c in "*+?" or (c == "{" and not self.onig):
             raise self.error("nothing to repeat")
         return ("set", self.literal(ord(c), flags))
 
@@ -241,8 +288,8 @@ class _Parser:
             if negate:
                 ranges = ucd.difference(ucd.complement(ranges), ucd.SURROGATES)
             return ranges if in_class else ("set", self.finish_set(ranges, flags))
-        if c in "sSdD":
-            ranges = ucd.white_space() if c in "sS" else ucd.category("Nd")
+        if c in "sSdD" or (self.onig and c in "hH"):
+            ranges = ucd.white_space() if c in "sS" else _HEX_DIGITS if c in "hH" else ucd.category("Nd")
             if c.isupper():
                 ranges = ucd.difference(ucd.complement(ranges), ucd.SURROGATES)
             return ranges if in_class else ("set", ranges)
@@ -267,6 +314,10 @@ class _Parser:
             return ("assert", "start")
         elif c == "z" and not in_class:
             return ("assert", "end")
+        elif c == "Z" and not in_class and self.onig:
+            return ("assert", "end_or_final_newline")
+        elif self.onig and c.isdigit():
+            raise self.error(f"unsupported escape \\{c} (back-reference or octal)")
         elif c.isalnum():
             raise self.error(f"unsupported escape \\{c}")
         else:
@@ -321,9 +372,13 @@ class _Parser:
         return ranges
 
 
-def parse_pattern(pattern: str):
-    """Parse a tiktoken / fancy-regex split pattern into anytok's small regex AST."""
-    return _factor(_Parser(pattern).parse())
+def parse_pattern(pattern: str, dialect: str = "fancy"):
+    """Parse a split pattern into anytok's small regex AST.
+
+    `dialect`: "fancy" for tiktoken's (Rust regex / fancy-regex) syntax, "onig" for the
+    Oniguruma (Ruby) syntax of Hugging Face tokenizers.
+    """
+    return _factor(_Parser(pattern, dialect).parse())
 
 
 # --------------------------------------------------------------------------------------------
@@ -364,7 +419,8 @@ def _render_set(ranges: Ranges) -> str:
     return "[" + "".join(parts) + "]"
 
 
-_ASSERTS = {"start": r"\A", "end": r"\Z", "line_start": "(?m:^)", "line_end": "(?m:$)"}
+_ASSERTS = {"start": r"\A", "end": r"\Z", "line_start": "(?m:^)", "line_end": "(?m:$)",
+            "end_or_final_newline": r"(?=\n?\Z)"}
 
 
 def _render(node, universe: Ranges | None, sub: Callable[[Ranges], Ranges] | None = None) -> str:
@@ -441,13 +497,13 @@ def _sets(node, out: list[Ranges]) -> None:
         _sets(node[1], out)
 
 
-def translate_pattern(pattern: str, universe: Ranges | None = None) -> str:
-    """Translate a fancy-regex split pattern into an equivalent stdlib `re` pattern.
+def translate_pattern(pattern: str, universe: Ranges | None = None, dialect: str = "fancy") -> str:
+    """Translate a fancy-regex (or, with dialect="onig", Oniguruma) pattern into stdlib `re`.
 
     With `universe` (e.g. `unicode.ASCII`), every class is cut down to it: the result is then
     exact only on text whose characters all lie in the universe.
     """
-    return _render(parse_pattern(pattern), universe)
+    return _render(parse_pattern(pattern, dialect), universe)
 
 
 # --------------------------------------------------------------------------------------------
@@ -513,9 +569,10 @@ class Splitter:
     one takes ~25 ms for o200k's pattern, the full one much longer).
     """
 
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, dialect: str = "fancy"):
         self.pattern = pattern
-        self._ast = parse_pattern(pattern)
+        self.dialect = dialect
+        self._ast = parse_pattern(pattern, dialect)
         self._ascii = re.compile(_render(self._ast, ucd.ASCII))
         self._bmp_rx: re.Pattern[str] | None = None
         self._full_rx: re.Pattern[str] | None = None

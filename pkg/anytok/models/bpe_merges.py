@@ -1,0 +1,319 @@
+"""BPE driven by an ordered merge list, exactly as Hugging Face tokenizers' `BPE` model.
+
+The rule (`Word::merge_all` in the Rust crate): start from one symbol per character (its
+vocabulary id; see `_symbols` for the continuation prefix, end-of-word suffix, byte fallback and
+unk); repeatedly merge the adjacent pair of symbols that comes *first in the merge list*, the
+leftmost one on a tie, into the token the merge names; stop when no adjacent pair is a merge.
+
+Pairs are ranked by their place in the merge list, never by the rank of the token they make: a
+token reachable by several pairs (say `abc` from `ab c` and from `a bc`) is made by whichever
+of those pairs comes first in the list *and is present*, which a token-rank rule gets wrong.
+The Rust crate keeps a heap of (rank, position) candidates and drops a popped candidate whose
+pair has changed since (it compares the id the merge would make; distinct strings have distinct
+ids, so that is the same test); taking the lowest-ranked, leftmost present pair each time is the
+same sequence of merges.  Two implementations of it:
+
+* `_merge_list`: lists of symbols and of pair keys; each step is a C-level `min` + `index`.
+  O(n^2), the smallest constant: used for short words.
+* `_merge_heap`: linked list + binary heap with lazy deletion, O(n log n), for long words.
+
+A pair (a, b) is looked up as one int key `a * K + b`; its value `rank * 2**20 + new_id` sorts
+by rank, and the low bits give the merged token.
+
+Very long words (SentencePiece-style models without a pre-tokenizer see the whole text as one
+word) are first cut before each "▁" (or " ") that no token of the vocabulary can span: a merge
+never joins symbols across such a cut, so the parts are merged independently -- and cached, as
+words are.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from typing import Iterable
+
+__all__ = ["BPEMerges"]
+
+_NO = 1 << 62
+_ID_BITS = 20
+_ID_MASK = (1 << _ID_BITS) - 1
+LIST_MAX = 48  # symbols; longer words use the heap merge
+CUT_MIN = 256  # characters; longer words are cut at word boundaries first
+CACHE_SIZE = 1 << 16
+
+
+class BPEMerges:
+    """Hugging Face `BPE` model (dropout unsupported: it is random)."""
+
+    kind = "BPE"
+
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        merges: Iterable[tuple[str, str]],
+        *,
+        unk_token: str | None = None,
+        fuse_unk: bool = False,
+        byte_fallback: bool = False,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        ignore_merges: bool = False,
+    ):
+        self.vocab = dict(vocab)
+        self.merges = [tuple(m) for m in merges]
+        self.unk_token = unk_token
+        self.fuse_unk = bool(fuse_unk)
+        self.byte_fallback = bool(byte_fallback)
+        self.continuing_subword_prefix = continuing_subword_prefix or None
+        self.end_of_word_suffix = end_of_word_suffix or None
+        self.ignore_merges = bool(ignore_merges)
+        size = max(self.vocab.values(), default=-1) + 1
+        if size > _ID_MASK:
+            raise ValueError(f"BPE vocabulary ids up to {size - 1} do not fit in {_ID_BITS} bits")
+        self._ids: list[str | None] = [None] * size
+        for tok, i in self.vocab.items():
+            self._ids[i] = tok
+        self._k = size or 1
+        k = self._k
+        prefix_len = len(self.continuing_subword_prefix or "")
+        vocab_get = self.vocab.get
+        pairs: dict[int, int] = {}
+        for rank, (a, b) in enumerate(self.merges):
+            a_id, b_id = vocab_get(a), vocab_get(b)
+            new_id = vocab_get(a + b[prefix_len:])
+            if a_id is None or b_id is None or new_id is None:
+                missing = a if a_id is None else b if b_id is None else a + b[prefix_len:]
+                raise ValueError(f"BPE merge {a!r} {b!r}: token {missing!r} is not in the vocabulary")
+            pairs[a_id * k + b_id] = (rank << _ID_BITS) | new_id  # a repeated pair: the last wins, as in Rust
+        self._pairs = pairs
+        self._unk_id = vocab_get(unk_token) if unk_token is not None else None
+        if unk_token is not None and self._unk_id is None:
+            self._unk_id = -1  # Rust errors only when an unknown character shows up
+        self._byte_ids = [vocab_get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback else None
+        self._cache: dict[str, list[int]] = {}
+        self._cutter = self._make_cutter()
+
+    # ----------------------------------------------------------------------------------------
+    def token_to_id(self, token: str) -> int | None:
+        return self.vocab.get(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        return self._ids[i] if 0 <= i < len(self._ids) else None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    # ----------------------------------------------------------------------------------------
+    def tokenize(self, piece: str) -> list[int]:
+        """The ids of one pre-token."""
+        if not piece:
+            return []
+        if self.ignore_merges:
+            i = self.vocab.get(piece)
+            if i is not None:
+                return [i]
+        cache = self._cache
+        out = cache.get(piece)
+        if out is not None:
+            return out
+        if len(piece) >= CUT_MIN and self._cutter is not None:
+            out = []
+            for part in self._cutter(piece):
+                out += self._tokenize_part(part)
+        else:
+            out = self._word(piece)
+        if len(cache) >= CACHE_SIZE:
+            cache.clear()
+        cache[piece] = out
+        return out
+
+    def _tokenize_part(self, part: str) -> list[int]:
+        cache = self._cache
+        out = cache.get(part)
+        if out is None:
+            out = self._word(part)
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            cache[part] = out
+        return out
+
+    def _word(self, word: str) -> list[int]:
+        syms = self._symbols(word)
+        if len(syms) < 2:
+            return syms
+        if len(syms) <= LIST_MAX:
+            return self._merge_list(syms)
+        return self._merge_heap(syms)
+
+    def _symbols(self, word: str) -> list[int]:
+        """Initial symbols: one per character, as `BPE::merge_word` in the Rust crate."""
+        vocab_get = self.vocab.get
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        if prefix is None and suffix is None:
+            ids = list(map(vocab_get, word))
+            if None not in ids:
+                return ids  # type: ignore[return-value]
+        out: list[int] = []
+        unk: list[int] | None = None  # [unk_id, pending]
+        last = len(word) - 1
+        for pos, ch in enumerate(word):
+            s = ch
+            if pos and prefix is not None:
+                s = prefix + s
+            if pos == last and suffix is not None:
+                s = s + suffix
+            i = vocab_get(s)
+            if i is not None:
+                if unk is not None:
+                    out.append(unk[0])
+                    unk = None
+                out.append(i)
+                continue
+            if self._byte_ids is not None:
+                byte_ids = [self._byte_ids[b] for b in s.encode("utf-8")]
+                if None not in byte_ids:
+                    out.extend(byte_ids)  # type: ignore[arg-type]
+                    continue  # (a pending unk stays pending, as in Rust)
+            if self._unk_id is not None:
+                if self._unk_id < 0:
+                    raise ValueError(f"unk token {self.unk_token!r} is not in the vocabulary")
+                if unk is not None and not self.fuse_unk:
+                    out.append(unk[0])
+                if unk is None or not self.fuse_unk:
+                    unk = [self._unk_id]
+            # no unk token: the character is dropped, as in Rust
+        if unk is not None:
+            out.append(unk[0])
+        return out
+
+    def _merge_list(self, syms: list[int]) -> list[int]:
+        get = self._pairs.get
+        k = self._k
+        pv = [get(a * k + b, _NO) for a, b in zip(syms, syms[1:])]
+        while pv:
+            low = min(pv)
+            if low == _NO:
+                break
+            i = pv.index(low)
+            new = low & _ID_MASK
+            syms[i] = new
+            del syms[i + 1]
+            del pv[i]
+            if i < len(pv):
+                pv[i] = get(new * k + syms[i + 1], _NO)
+            if i:
+                pv[i - 1] = get(syms[i - 1] * k + new, _NO)
+        return syms
+
+    def _merge_heap(self, syms: list[int]) -> list[int]:
+        get = self._pairs.get
+        k = self._k
+        n = len(syms)
+        nxt = list(range(1, n + 1))
+        prv = list(range(-1, n - 1))
+        alive = bytearray(b"\x01") * n
+        heap = []
+        for i in range(n - 1):
+            v = get(syms[i] * k + syms[i + 1])
+            if v is not None:
+                heap.append((v, i))
+        heapq.heapify(heap)
+        pop, push = heapq.heappop, heapq.heappush
+        while heap:
+            v, i = pop(heap)
+            if not alive[i]:
+                continue
+            j = nxt[i]
+            if j >= n or get(syms[i] * k + syms[j]) != v:
+                continue  # stale: the pair at i changed since this entry was pushed
+            new = v & _ID_MASK
+            syms[i] = new
+            alive[j] = 0
+            after = nxt[j]
+            nxt[i] = after
+            if after < n:
+                prv[after] = i
+                v2 = get(new * k + syms[after])
+                if v2 is not None:
+                    push(heap, (v2, i))
+            before = prv[i]
+            if before >= 0:
+                v2 = get(syms[before] * k + new)
+                if v2 is not None:
+                    push(heap, (v2, before))
+        return [s for s, a in zip(syms, alive) if a]
+
+    # ----------------------------------------------------------------------------------------
+    def _make_cutter(self):
+        """A function cutting a long word before word-boundary characters no token spans."""
+        if self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None  # symbols depend on the position in the word: no cuts
+        # Symbols that stand for other characters (byte fallback, unk) must never be merged,
+        # or the test below, which looks at the characters, would not see such a merge.
+        stand_ins = {f"<0x{b:02X}>" for b in range(256)} if self.byte_fallback else set()
+        if self.unk_token is not None:
+            stand_ins.add(self.unk_token)
+        if stand_ins and any(a in stand_ins or b in stand_ins for a, b in self.merges):
+            return None
+        for boundary in ("\u2581", " "):
+            if boundary not in self.vocab:
+                continue
+            # Characters that some token holds right before the boundary character: a cut
+            # between them and the boundary could be crossed by a merge.
+            blocked = {boundary}
+            for tok in self.vocab:
+                j = tok.find(boundary, 1)
+                while j > 0:
+                    blocked.add(tok[j - 1])
+                    j = tok.find(boundary, j + 1)
+            cls = "".join(re.escape(c) for c in sorted(blocked))
+            rx = re.compile(f"(?<![{cls}])(?={re.escape(boundary)})")
+
+            def cut(word: str, _split=rx.split) -> list[str]:
+                return [p for p in _split(word) if p]
+
+            return cut
+        return None
+
+    # ----------------------------------------------------------------------------------------
+    def to_config(self) -> dict:
+        return {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": dict(self.vocab),
+            "merges": [list(m) for m in self.merges],
+        }
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "BPEMerges":
+        from ..pipeline import UnsupportedTokenizerError
+
+        if cfg.get("dropout") not in (None, 0, 0.0):
+            raise UnsupportedTokenizerError("model BPE with dropout (random segmentation) is not supported")
+        merges = []
+        for m in cfg.get("merges") or ():
+            if isinstance(m, str):
+                a, sep, b = m.partition(" ")
+                if not sep:
+                    raise ValueError(f"bad BPE merge {m!r}")
+                merges.append((a, b))
+            else:
+                a, b = m
+                merges.append((a, b))
+        return cls(
+            cfg.get("vocab") or {},
+            merges,
+            unk_token=cfg.get("unk_token"),
+            fuse_unk=cfg.get("fuse_unk", False),
+            byte_fallback=cfg.get("byte_fallback", False),
+            continuing_subword_prefix=cfg.get("continuing_subword_prefix"),
+            end_of_word_suffix=cfg.get("end_of_word_suffix"),
+            ignore_merges=cfg.get("ignore_merges", False),
+        )

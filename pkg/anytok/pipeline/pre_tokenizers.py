@@ -1,0 +1,268 @@
+"""Pre-tokenizers: one split -> pieces, as Hugging Face tokenizers' `pre_tokenizers`.
+
+Each object has `split(text, first) -> list[str]` (non-empty pieces, in order) and
+`to_config()`.  `first` tells whether `text` starts the input (only Metaspace's
+`prepend_scheme="first"` looks at it; within a Sequence, only the first piece of a split that
+was first stays first).  Regexes are Oniguruma's, translated by `anytok.pretokenize`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import UnsupportedTokenizerError
+from . import _unicode as U
+from .patterns import BEHAVIORS, Pattern, split_by
+
+__all__ = ["from_config", "bytes_to_unicode_text", "BYTE_TO_CHAR", "CHAR_TO_BYTE"]
+
+
+def _bytes_to_unicode() -> list[str]:
+    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    out = [""] * 256
+    n = 0
+    for b in range(256):
+        if b in keep:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + n)
+            n += 1
+    return out
+
+
+BYTE_TO_CHAR: list[str] = _bytes_to_unicode()
+CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
+_LATIN1_TO_BYTE_CHAR = {b: c for b, c in enumerate(BYTE_TO_CHAR)}
+
+
+def bytes_to_unicode_text(text: str) -> str:
+    """The GPT-2 byte-level spelling of the UTF-8 bytes of `text`."""
+    return text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
+
+
+# GPT-2's split pattern, as the ByteLevel pre-tokenizer compiles it (Oniguruma).
+GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+
+
+class PreTokenizer:
+    type = ""
+
+    def split(self, text: str, first: bool) -> list[str]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_config(self) -> dict:
+        return {"type": self.type}
+
+
+class ByteLevel(PreTokenizer):
+    """Optional prefix space, optional GPT-2 regex split, then the byte-level spelling."""
+
+    type = "ByteLevel"
+    byte_level = True
+
+    def __init__(self, add_prefix_space: bool = True, use_regex: bool = True, trim_offsets: bool = True):
+        self.add_prefix_space = bool(add_prefix_space)
+        self.use_regex = bool(use_regex)
+        self.trim_offsets = bool(trim_offsets)
+        self._pattern = Pattern({"Regex": GPT2_PATTERN}, "pre-tokenizer ByteLevel") if use_regex else None
+
+    def split(self, text: str, first: bool) -> list[str]:
+        if self.add_prefix_space and not text.startswith(" "):
+            text = " " + text
+        if self._pattern is None:
+            pieces = [text] if text else []
+        else:
+            pieces = self._pattern.findall(text)
+            if pieces is None:
+                pieces = split_by(text, self._pattern.spans(text), "Isolated")
+        return [bytes_to_unicode_text(p) for p in pieces]
+
+    def to_config(self) -> dict:
+        return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space,
+                "trim_offsets": self.trim_offsets, "use_regex": self.use_regex}
+
+
+class Split(PreTokenizer):
+    type = "Split"
+
+    def __init__(self, pattern, behavior: str, invert: bool = False):
+        self.pattern = Pattern(pattern, "pre-tokenizer Split")
+        if behavior not in BEHAVIORS:
+            raise UnsupportedTokenizerError(f"pre-tokenizer Split: unsupported behavior {behavior!r}")
+        self.behavior = behavior
+        self.invert = bool(invert)
+
+    def split(self, text: str, first: bool) -> list[str]:
+        if self.behavior == "Isolated" and not self.invert:
+            pieces = self.pattern.findall(text)
+            if pieces is not None:
+                return pieces
+        return split_by(text, self.pattern.spans(text), self.behavior, self.invert)
+
+    def to_config(self) -> dict:
+        return {"type": "Split", "pattern": dict(self.pattern.spec), "behavior": self.behavior,
+                "invert": self.invert}
+
+
+class _ClassSplit(PreTokenizer):
+    """Splits on every character of a class, with a behaviour."""
+
+    def __init__(self, cls: str, behavior: str):
+        self._rx = re.compile(cls)
+        self.behavior = behavior
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return split_by(text, [m.span() for m in self._rx.finditer(text)], self.behavior)
+
+
+class WhitespaceSplit(PreTokenizer):
+    type = "WhitespaceSplit"
+
+    def __init__(self):
+        self._rx = re.compile(U.char_class("WHITE_SPACE_17") + "+")
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return [p for p in self._rx.split(text) if p]
+
+
+def _punct_class() -> str:
+    ascii_punct = [(0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)]
+    return U.re_class(sorted(ascii_punct + U.ranges("PUNCTUATION_8")))
+
+
+class BertPreTokenizer(PreTokenizer):
+    """Removes White_Space (Unicode 17) and isolates punctuation (ASCII or P of Unicode 8.0)."""
+
+    type = "BertPreTokenizer"
+
+    def __init__(self):
+        punct = _punct_class()
+        ws = U.char_class("WHITE_SPACE_17")
+        other = "[^" + punct[1:-1] + ws[1:-1] + "]"
+        self._rx = re.compile(f"{other}+|{punct}")
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return self._rx.findall(text)
+
+
+class Punctuation(_ClassSplit):
+    type = "Punctuation"
+
+    def __init__(self, behavior: str = "Isolated"):
+        if behavior not in BEHAVIORS:
+            raise UnsupportedTokenizerError(f"pre-tokenizer Punctuation: unsupported behavior {behavior!r}")
+        super().__init__(_punct_class(), behavior)
+
+    def to_config(self) -> dict:
+        return {"type": "Punctuation", "behavior": self.behavior}
+
+
+class Digits(PreTokenizer):
+    """Isolates numeric characters (general category N of Unicode 17.0), one by one or in runs."""
+
+    type = "Digits"
+
+    def __init__(self, individual_digits: bool = False):
+        self.individual_digits = bool(individual_digits)
+        num = U.char_class("NUMERIC_17")
+        other = "[^" + num[1:-1] + "]+"
+        self._rx = re.compile(f"{num}|{other}" if individual_digits else f"{num}+|{other}")
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return self._rx.findall(text)
+
+    def to_config(self) -> dict:
+        return {"type": "Digits", "individual_digits": self.individual_digits}
+
+
+class CharDelimiterSplit(PreTokenizer):
+    type = "CharDelimiterSplit"
+
+    def __init__(self, delimiter: str):
+        self.delimiter = delimiter
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return [p for p in text.split(self.delimiter) if p]
+
+    def to_config(self) -> dict:
+        return {"type": "CharDelimiterSplit", "delimiter": self.delimiter}
+
+
+class Metaspace(PreTokenizer):
+    """Spaces become `replacement`, which is prepended (always / first piece / never) and split on."""
+
+    type = "Metaspace"
+
+    def __init__(self, replacement: str = "\u2581", prepend_scheme: str = "always", split: bool = True):
+        if len(replacement) != 1:
+            raise UnsupportedTokenizerError(f"pre-tokenizer Metaspace: replacement {replacement!r} is not one character")
+        if prepend_scheme not in ("always", "first", "never"):
+            raise UnsupportedTokenizerError(f"pre-tokenizer Metaspace: unsupported prepend_scheme {prepend_scheme!r}")
+        self.replacement = replacement
+        self.prepend_scheme = prepend_scheme
+        self.split_ = bool(split)
+        self._rx = re.compile(re.escape(replacement))
+
+    def split(self, text: str, first: bool) -> list[str]:
+        text = text.replace(" ", self.replacement)
+        if not text.startswith(self.replacement):
+            if self.prepend_scheme == "always" or (self.prepend_scheme == "first" and first):
+                text = self.replacement + text
+        if not self.split_:
+            return [text] if text else []
+        return split_by(text, [m.span() for m in self._rx.finditer(text)], "MergedWithNext")
+
+    def to_config(self) -> dict:
+        return {"type": "Metaspace", "replacement": self.replacement,
+                "prepend_scheme": self.prepend_scheme, "split": self.split_}
+
+
+class Sequence(PreTokenizer):
+    type = "Sequence"
+
+    def __init__(self, pretokenizers: list[PreTokenizer]):
+        self.pretokenizers = list(pretokenizers)
+        self.byte_level = bool(self.pretokenizers) and getattr(self.pretokenizers[-1], "byte_level", False)
+
+    def split(self, text: str, first: bool) -> list[str]:
+        pieces = [text]
+        for stage in self.pretokenizers:
+            out: list[str] = []
+            for k, piece in enumerate(pieces):
+                out += stage.split(piece, first and k == 0)
+            pieces = out
+        return pieces
+
+    def to_config(self) -> dict:
+        return {"type": "Sequence", "pretokenizers": [p.to_config() for p in self.pretokenizers]}
+
+
+def from_config(cfg: dict | None) -> PreTokenizer | None:
+    if cfg is None:
+        return None
+    kind = cfg.get("type")
+    if kind == "Sequence":
+        return Sequence([from_config(c) for c in cfg.get("pretokenizers", [])])
+    if kind == "ByteLevel":
+        return ByteLevel(cfg.get("add_prefix_space", True), cfg.get("use_regex", True), cfg.get("trim_offsets", True))
+    if kind == "Split":
+        return Split(cfg["pattern"], cfg.get("behavior", "Isolated"), cfg.get("invert", False))
+    if kind == "WhitespaceSplit":
+        return WhitespaceSplit()
+    if kind == "BertPreTokenizer":
+        return BertPreTokenizer()
+    if kind == "Punctuation":
+        return Punctuation(cfg.get("behavior", "Isolated"))
+    if kind == "Digits":
+        return Digits(cfg.get("individual_digits", False))
+    if kind == "CharDelimiterSplit":
+        return CharDelimiterSplit(cfg["delimiter"])
+    if kind == "Metaspace":
+        scheme = cfg.get("prepend_scheme")
+        if scheme is None:  # files written before prepend_scheme existed
+            scheme = "always" if cfg.get("add_prefix_space", True) else "never"
+        return Metaspace(cfg.get("replacement", "\u2581"), scheme, cfg.get("split", True))
+    if kind == "Whitespace":
+        raise UnsupportedTokenizerError(
+            "pre-tokenizer Whitespace (Oniguruma's \\w, which needs the Alphabetic property) is not supported yet")
+    raise UnsupportedTokenizerError(f"pre-tokenizer {kind!r} is not supported")

@@ -1,0 +1,232 @@
+"""`Tokenizer`: a Hugging Face `tokenizer.json` pipeline, giving exactly the ids of `tokenizers`.
+
+```
+>>> tok = anytok.convert.hf_json.load_tokenizer_json("tokenizer.json")
+>>> tok.encode("Hello world")
+[9906, 1917]
+>>> tok.encode("Hello world", add_special_tokens=True)     # + what the post-processor adds
+[128000, 9906, 1917]
+>>> tok.decode([128000, 9906, 1917], skip_special_tokens=True)
+'Hello world'
+```
+
+Stages, as in HF: added tokens are split out of the original text; every other split is
+normalized, normalized added tokens are split out of it, the rest is pre-tokenized into pieces,
+and the model turns each piece into ids; the post-processor adds special tokens on request.
+Truncation and padding (batch shaping in HF) are kept in the configuration but not applied.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from . import UnsupportedTokenizerError
+from . import decoders as D
+from . import normalizers as N
+from . import post_processors as PP
+from . import pre_tokenizers as PT
+from .added_tokens import AddedToken, AddedVocabulary
+
+__all__ = ["Tokenizer", "CONFIG_FORMAT"]
+
+# to_config()["format"]: how anytok's loader (files.py) recognizes a stored HF pipeline.
+CONFIG_FORMAT = "anytok.hf"
+_ANYTOK_KEYS = ("format", "name")
+
+
+def _repair_surrogates(text: str) -> str:
+    # Rust strings cannot hold lone surrogates (the `tokenizers` binding refuses them): join
+    # surrogate pairs, replace lone surrogates by U+FFFD, as anytok's Encoding does.
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _model_from_config(cfg: dict):
+    from ..models import BPEMerges, WordPiece
+
+    kind = cfg.get("type")
+    if kind is None:  # old files: guess from the fields, as the Rust deserializer does
+        kind = "BPE" if "merges" in cfg else "WordPiece" if "continuing_subword_prefix" in cfg else None
+    if kind == "BPE":
+        return BPEMerges.from_config(cfg)
+    if kind == "WordPiece":
+        return WordPiece.from_config(cfg)
+    if kind == "Unigram":
+        # TODO(sentencepiece): the Unigram model lives in anytok.sentencepiece; hook it here.
+        try:
+            from ..sentencepiece import unigram  # type: ignore[attr-defined]
+        except ImportError:
+            raise UnsupportedTokenizerError("model Unigram is not supported yet") from None
+        return unigram.from_config(cfg)  # pragma: no cover - provided by the other module
+    raise UnsupportedTokenizerError(f"model {kind!r} is not supported")
+
+
+class Tokenizer:
+    """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder."""
+
+    def __init__(self, *, model, normalizer=None, pre_tokenizer=None, post_processor=None, decoder=None,
+                 added_tokens: Iterable[AddedToken] = (), truncation=None, padding=None, name: str = "hf"):
+        self.model = model
+        self.normalizer = normalizer
+        self.pre_tokenizer = pre_tokenizer
+        self.post_processor = post_processor
+        self.decoder = decoder
+        self.truncation = truncation
+        self.padding = padding
+        self.name = name
+        self.added = AddedVocabulary(list(added_tokens), normalizer)
+        self._special_ids = {t.id for t in self.added.tokens if t.special}
+
+    # ----------------------------------------------------------------------------------------
+    # Encoding
+    # ----------------------------------------------------------------------------------------
+    def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
+        """Token ids of `text`; with add_special_tokens=True the post-processor's too (HF's
+        default is True, anytok's False)."""
+        if not text.isascii():
+            from ..pretokenize import SURROGATE
+
+            if SURROGATE.search(text):
+                text = _repair_surrogates(text)
+        ids: list[int] = []
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        pre = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
+        tokenize = self.model.tokenize
+        norm_split = self.added.normalized.split if self.added.has_normalized else None
+        splits = self.added.raw.split(text) if self.added.has_raw else [(text, None)]
+        at = 0
+        for piece, tok_id in splits:
+            first = at == 0
+            at += len(piece)
+            if tok_id is not None:
+                ids.append(tok_id)
+                continue
+            if normalize is not None:
+                piece = normalize(piece)
+            if not piece:
+                continue
+            subs = norm_split(piece) if norm_split is not None else [(piece, None)]
+            for k, (sub, sub_id) in enumerate(subs):
+                if sub_id is not None:
+                    ids.append(sub_id)
+                    continue
+                if not sub:
+                    continue
+                if pre is None:
+                    ids += tokenize(sub)
+                else:
+                    for p in pre(sub, first and k == 0):
+                        ids += tokenize(p)
+        if self.post_processor is not None and add_special_tokens:
+            ids = self.post_processor.wrap(ids, True)
+        return ids
+
+    def encode_batch(self, texts: Sequence[str], *, add_special_tokens: bool = False) -> list[list[int]]:
+        return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+
+    def count(self, text: str, *, add_special_tokens: bool = False) -> int:
+        """The number of tokens of `text` (len(encode(text)))."""
+        return len(self.encode(text, add_special_tokens=add_special_tokens))
+
+    # ----------------------------------------------------------------------------------------
+    # Decoding
+    # ----------------------------------------------------------------------------------------
+    def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
+        """Text of `ids`, through the decoder, as HF's `Tokenizer.decode` (unknown ids skipped)."""
+        added = self.added.id_to_content
+        special = self.added.special
+        model_token = self.model.id_to_token
+        tokens = []
+        for i in ids:
+            tok = added.get(i)
+            if tok is None:
+                tok = model_token(i)
+                if tok is None:
+                    continue
+            if skip_special_tokens and tok in special:
+                continue
+            tokens.append(tok)
+        return D.decode(self.decoder, tokens)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[str]:
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    # ----------------------------------------------------------------------------------------
+    # Vocabulary
+    # ----------------------------------------------------------------------------------------
+    def token_to_id(self, token: str) -> int | None:
+        i = self.added.content_to_id.get(token)
+        return i if i is not None else self.model.token_to_id(token)
+
+    def id_to_token(self, i: int) -> str | None:
+        tok = self.added.id_to_content.get(i)
+        return tok if tok is not None else self.model.id_to_token(i)
+
+    @property
+    def n_vocab(self) -> int:
+        """One more than the largest id (model and added tokens)."""
+        top = max(self.added.id_to_content, default=-1)
+        return max(top + 1, len(self.model._ids))
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self.added.special)
+
+    def is_special_token(self, i: int) -> bool:
+        return i in self._special_ids
+
+    # ----------------------------------------------------------------------------------------
+    # Serialization
+    # ----------------------------------------------------------------------------------------
+    def to_config(self) -> dict:
+        """The pipeline as a JSON-serializable dict: HF's tokenizer.json schema + 2 keys.
+
+        ```
+        {"format": "anytok.hf", "name": str,            # anytok's keys
+         "version": "1.0", "truncation": ..., "padding": ...,
+         "added_tokens": [{"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"}],
+         "normalizer": {...} | None, "pre_tokenizer": {...} | None,
+         "post_processor": {...} | None, "decoder": {...} | None,
+         "model": {"type": "BPE", ..., "vocab": {token: id}, "merges": [[a, b], ...]}
+                | {"type": "WordPiece", ..., "vocab": {token: id}}}
+        ```
+        Big tables stay Python dicts / lists (model "vocab", "merges").
+        `Tokenizer.from_config(cfg)` rebuilds this tokenizer exactly; `to_tokenizer_json()` is
+        the same without anytok's keys, which `tokenizers` itself loads.
+        """
+        return {"format": CONFIG_FORMAT, "name": self.name, **self.to_tokenizer_json()}
+
+    def to_tokenizer_json(self) -> dict:
+        """The pipeline as a tokenizer.json dict (HF's schema only)."""
+        return {
+            "version": "1.0",
+            "truncation": self.truncation,
+            "padding": self.padding,
+            "added_tokens": [t.to_config() for t in self.added.tokens],
+            "normalizer": self.normalizer.to_config() if self.normalizer is not None else None,
+            "pre_tokenizer": self.pre_tokenizer.to_config() if self.pre_tokenizer is not None else None,
+            "post_processor": self.post_processor.to_config() if self.post_processor is not None else None,
+            "decoder": self.decoder.to_config() if self.decoder is not None else None,
+            "model": self.model.to_config(),
+        }
+
+    @classmethod
+    def from_config(cls, cfg: dict, *, name: str | None = None) -> "Tokenizer":
+        """Build from a tokenizer.json dict, or from `to_config()`'s output."""
+        fmt = cfg.get("format")
+        if fmt is not None and fmt != CONFIG_FORMAT:
+            raise ValueError(f"not a Hugging Face pipeline config (format {fmt!r})")
+        normalizer = N.from_config(cfg.get("normalizer"))
+        return cls(
+            model=_model_from_config(cfg["model"]),
+            normalizer=normalizer,
+            pre_tokenizer=PT.from_config(cfg.get("pre_tokenizer")),
+            post_processor=PP.from_config(cfg.get("post_processor")),
+            decoder=D.from_config(cfg.get("decoder")),
+            added_tokens=[AddedToken.from_config(t) for t in cfg.get("added_tokens") or ()],
+            truncation=cfg.get("truncation"),
+            padding=cfg.get("padding"),
+            name=name or cfg.get("name") or "hf",
+        )
+
+    def __repr__(self) -> str:
+        return f"<anytok.pipeline.Tokenizer {self.name!r} model={self.model.kind} n_vocab={self.n_vocab}>"

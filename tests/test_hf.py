@@ -1,0 +1,192 @@
+"""Hugging Face tokenizer.json: ids and decoded text identical to `tokenizers`, for real models.
+
+The models (see hf_support.MODELS) are fetched, sha256-verified, by
+build_scripts/fetch_models.py; a missing fixture fails.  Every test compares with the
+`tokenizers` library itself, loaded from the same file (truncation and padding switched off:
+anytok keeps them in the configuration but, like `encode` in most uses, does not apply them).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT
+from hf_support import (MODELS, anytok_tokenizer, assert_same_decode, assert_same_ids, hf_tokenizer, model_path,
+                        narrow)
+
+NAMES = list(MODELS)
+SLICE = 12000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixtures_present():
+    for name in NAMES:
+        assert model_path(name).exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Corpora
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
+@pytest.mark.parametrize("name", NAMES)
+def test_corpus(name, corpus, corpora):
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    text = corpora[corpus]
+    middle = len(text) // 2
+    for part in (text[:SLICE], text[middle:middle + SLICE]):
+        for add in (False, True):
+            ids = assert_same_ids(at, hf, part, add)
+            assert at.count(part, add_special_tokens=add) == len(ids)
+        assert_same_decode(at, hf, ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Every code point, in context
+# ---------------------------------------------------------------------------------------------
+
+SCALARS = [cp for cp in range(1, 0x110000) if not 0xD800 <= cp <= 0xDFFF]
+CHUNK = 1 << 14
+CONTEXTS = {
+    "after space": " {}",
+    "between letters": "a{}b",
+    "doubled before newline": "{}{}\n",
+    "after digits, before apostrophe": "12{}'s",
+}
+# The byte-level models share their byte-level handling: two contexts each; the models whose
+# normalizers or pre-tokenizers look at every character get all of them.
+MODEL_CONTEXTS = {
+    "llama3": ["after space", "after digits, before apostrophe"],
+    "qwen3": list(CONTEXTS),
+    "deepseek_v3": ["between letters", "doubled before newline"],
+    "gemma3": ["after space", "doubled before newline"],
+    "llama2": ["between letters", "after digits, before apostrophe"],
+    "minilm": list(CONTEXTS),
+}
+
+
+@pytest.mark.parametrize("name,context", [(n, c) for n in NAMES for c in MODEL_CONTEXTS[n]])
+def test_every_code_point(name, context):
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    fmt = CONTEXTS[context]
+    for start in range(0, len(SCALARS), CHUNK):
+        items = [fmt.format(chr(cp), chr(cp)) for cp in SCALARS[start:start + CHUNK]]
+        text = "".join(items)
+        add = start == 0
+        expected = hf.encode(text, add_special_tokens=add).ids
+        if at.encode(text, add_special_tokens=add) != expected:
+            culprit = narrow(at, hf, items)
+            raise AssertionError(f"{name}, {context}: chunk at U+{SCALARS[start]:04X} differs; "
+                                 f"first differing item: {culprit!r}")
+        assert at.decode(expected) == hf.decode(expected, skip_special_tokens=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fuzzing
+# ---------------------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    " ", "  ", "   ", "\t", "\t\t", "\n", "\n\n", "\r\n", "\r", "\u00a0", "\u3000", "\u2028", "\x0b", "\x0c", "\x85",
+    "'s", "'S", "'t", "'re", "'ve", "'m", "'ll", "'d", "'LL", "\u017f", "'", "’s", "n't",
+    "0", "7", "123", "4567", "١٢٣", "Ⅻ", "½", "²", "①",
+    "a", "Z", "hello", "World", "ǅ", "ß", "é", "e\u0301", "İ", "ﬁ", "Å", "A\u030a", "ḱ", "\u1e9b\u0323",
+    "中", "文字", "日本語", "カタカナ", "ひらがな", "が", "か\u3099", "한국어", "\u1100\u1161\u11a8", "русский",
+    "Ελληνικά", "Σ", "עברית", "العربية", "हिन्दी", "ไทย", "\u0f73",
+    "😀", "👍🏽", "🇫🇷", "👨\u200d👩\u200d👧", "\U0001d400", "\U00020000", "\U0010fffd", "\ufffd", "\ufeff", "\u00ad",
+    "!", "?", "...", "--", "/", "//", "\\", "{}", "()", "<", ">", "<|", "|>", "▁", "▁▁", "##", "<0x41>", "[", "]",
+    "\x00", "\x01", "\x7f", "\u200b", "\u0300", "\u0345", "\U000e0001", "\ue000",
+    # Added tokens of the models (special or not, normalized or not).
+    "<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>", "<|endoftext|>", "<|im_start|>", "<think>", "</think>",
+    "<tool_call>", "<s>", "</s>", "<unk>", "<bos>", "<eos>", "<pad>", "<start_of_turn>", "<unused7>", "<h5>",
+    "[CLS]", "[SEP]", "[MASK]", "[UNK]", "[PAD]", "<｜User｜>", "<｜Assistant｜>", "<|EOT|>", "<｜begin▁of▁sentence｜>",
+    "<｜tool▁sep｜>",
+]
+
+texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=5)), max_size=30).map("".join)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts)
+def test_fuzz(name, text):
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # what HF can take
+    for add in (False, True):
+        ids = assert_same_ids(at, hf, text, add)
+    assert_same_decode(at, hf, ids)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_decode_any_ids(name, data):
+    """Any id sequence (broken UTF-8, stray byte tokens, specials) decodes as in HF."""
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    n = hf.get_vocab_size(with_added_tokens=True)
+    low = st.integers(0, min(n - 1, 600))  # byte tokens and specials sit at the start of most vocabularies
+    ids = data.draw(st.lists(st.one_of(low, st.integers(0, n - 1)), max_size=30))
+    assert_same_decode(at, hf, ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# API and serialization
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vocabulary_api(name):
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    vocab = hf.get_vocab(with_added_tokens=True)
+    assert at.n_vocab == max(vocab.values()) + 1
+    for tok, i in list(vocab.items())[:2000]:
+        assert at.token_to_id(tok) == i
+        assert at.id_to_token(i) == hf.id_to_token(i)
+    specials = {t.content for t in hf.get_added_tokens_decoder().values() if t.special}
+    assert at.special_tokens_set == specials
+    batch = ["Hello world", "", "  x\n"]
+    assert at.encode_batch(batch) == [e.ids for e in hf.encode_batch(batch, add_special_tokens=False)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_config_round_trip(name, corpora):
+    from anytok.pipeline.tokenizer import Tokenizer
+
+    at = anytok_tokenizer(name)
+    cfg = at.to_config()
+    again = Tokenizer.from_config(json.loads(json.dumps(cfg)))
+    assert again.to_config() == cfg
+    text = corpora["en"][:3000] + corpora["zh"][:1000] + "<s>[CLS]<|endoftext|>\n\n"
+    assert again.encode(text) == at.encode(text)
+    assert again.encode(text, add_special_tokens=True) == at.encode(text, add_special_tokens=True)
+    # And what anytok writes is a tokenizer.json that `tokenizers` itself loads, with the same ids.
+    from hf_support import hf_from_json
+
+    assert again.name == at.name
+    assert hf_from_json(at.to_tokenizer_json()).encode(text, add_special_tokens=True).ids == at.encode(
+        text, add_special_tokens=True)
+
+
+SCRIPT = r"""
+import json, sys
+sys.modules["regex"] = None
+sys.path.insert(0, sys.argv[2])
+from anytok.convert.hf_json import load_tokenizer_json
+tok = load_tokenizer_json(sys.argv[1])
+print(json.dumps(tok.encode(sys.stdin.read(), add_special_tokens=True)))
+assert sys.modules.get("regex") is None
+"""
+
+
+def test_without_regex():
+    text = "Hello wörld! 12345 'll 😀 中文 <|begin_of_text|>\n\n"
+    r = subprocess.run([sys.executable, "-c", SCRIPT, str(model_path("llama3")), str(ROOT / "pkg")],
+                       input=text, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == hf_tokenizer("llama3").encode(text).ids

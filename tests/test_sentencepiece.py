@@ -10,6 +10,7 @@ sentencepiece too, so the expected ids always come from the reference library.
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import random
@@ -31,10 +32,11 @@ from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402
 from anytok.convert.sentencepiece_model import load_sentencepiece_model  # noqa: E402
 from anytok.sentencepiece import UnsupportedTokenizerError  # noqa: E402
 from anytok.sentencepiece.model_proto import BYTE, CONTROL, NORMAL, UNUSED, USER_DEFINED, parse_model_proto  # noqa: E402
+from anytok.sentencepiece import precompiled, unigram  # noqa: E402
+from anytok.sentencepiece.graphemes import graphemes  # noqa: E402
 from anytok.sentencepiece.normalizer import Normalizer, Precompiled  # noqa: E402
 from anytok.sentencepiece.protobuf import parse_fields  # noqa: E402
 from anytok.sentencepiece.tokenizer import SentencePieceTokenizer, decode_utf8_bytes  # noqa: E402
-from anytok.sentencepiece.unigram import UnigramModel  # noqa: E402
 
 MODELS = [
     "test_model.model",
@@ -409,10 +411,14 @@ def test_variant_decode_fuzz(variant, data):
 
 # --- normalizer: fast path against the step-by-step reference ----------------------------------
 
+MODEL_BYTES: dict[str, bytes] = {}
+
+
 @pytest.fixture(params=["nfkc", "nmt_nfkc", "nmt_nfkc_cf", "nfkc_cf"])
 def charsmap(request, models_dir, trained_charsmaps):
+    MODEL_BYTES.setdefault("test_model.model", (models_dir / "test_model.model").read_bytes())
     if request.param == "nfkc":
-        return charsmap_of((models_dir / "test_model.model").read_bytes())
+        return charsmap_of(MODEL_BYTES["test_model.model"])
     return trained_charsmaps[request.param]
 
 
@@ -434,25 +440,65 @@ def test_precompiled_is_the_rewriting_stage(charsmap, corpora):
 
 
 def test_precompiled_hf_semantics(charsmap, corpora):
-    # tokenizers' Precompiled normalizer works per grapheme cluster; here the clusters come from
-    # the `regex` module's \X (anytok's own segmenter belongs to the tokenizer.json pipeline).
-    import regex
+    # tokenizers' Precompiled normalizer works per grapheme cluster (graphemes.py).
     from tokenizers import normalizers
 
-    cluster = regex.compile(r"\X")
-
-    def spans(text):
-        return [m.span() for m in cluster.finditer(text) if m.end() - m.start() > 1]
-
     hf = normalizers.Precompiled(charsmap)
-    ours = Precompiled(charsmap)
+    ours = precompiled.from_config({"type": "Precompiled",
+                                    "precompiled_charsmap": base64.b64encode(charsmap).decode()})
+    assert ours.to_config()["precompiled_charsmap"] == base64.b64encode(charsmap).decode()
     texts = [corpora[k][:50000] for k in ("en", "ja", "zh")]
     texts += ["e\u0301\r\nＡ\u0301 \u1100\u1161\u11a8 👍🏽 🇯🇵 \u0915\u094d\u0937 ﬁ\u0301"]
+    special = "\u0301\u200d\u094d\u0915\u1100\u1161\u11a8\uac00\U0001f1ef\U0001f44d\U0001f3fd\u0600\r\n\u0903\u0e33\uff9e²"
+    rng = random.Random(3)
+    # every code point in every context for one charsmap; a sample for the others
+    step = 1 if charsmap == charsmap_of(MODEL_BYTES["test_model.model"]) else 7
     for k in range(0, len(CODE_POINTS), 8192):
-        chars = CODE_POINTS[k : k + 8192 : 3]
-        texts += ["".join(chars), "x".join(c + "\u0301" for c in chars), "\r\n".join(chars)]
+        chars = CODE_POINTS[k : k + 8192 : step]
+        texts += ["".join(chars), "x".join(c + "\u0301" for c in chars), "\r\n".join(chars),
+                  "".join(rng.choice(special) + c for c in chars),
+                  # a cluster of < 6 bytes starting with a rule's key is replaced whole: so
+                  # whether each character joins "²" shows in the output
+                  "".join(f"²{c}z\n" for c in chars)]
     for text in texts:
-        assert ours.normalize_hf(text, spans) == hf.normalize_str(text)
+        assert ours.normalize(text) == hf.normalize_str(text)
+
+
+@pytest.mark.parametrize("name", UNIGRAM_MODELS)
+def test_tokenizer_json_unigram_precompiled(models_dir, corpora, name):
+    # The Hugging Face pipeline with this package's Unigram model and Precompiled normalizer,
+    # against tokenizers, on a tokenizer.json as tokenizers writes it for a SentencePiece model.
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
+    from tokenizers.models import Unigram
+
+    from anytok.convert.hf_json import load_tokenizer_json
+
+    proto = parse_model_proto((models_dir / name).read_bytes())
+    ref = Tokenizer(Unigram(list(zip(proto.pieces, proto.scores)), unk_id=0, byte_fallback=False))
+    ref.normalizer = normalizers.Sequence([normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap),
+                                           normalizers.Replace(" {2,}", " ")])
+    ref.pre_tokenizer = pre_tokenizers.Metaspace()
+    ref.decoder = decoders.Metaspace()
+    ours = load_tokenizer_json(ref.to_str().encode())
+    for key in ("en", "code", "zh", "ja"):
+        text = corpora[key][:30000]
+        expected = ref.encode(text).ids
+        assert ours.encode(text) == expected
+        assert ours.decode(expected) == ref.decode(expected)
+    text = "".join(CODE_POINTS[::11])
+    assert ours.encode(text) == ref.encode(text).ids
+
+
+def test_graphemes_against_regex_module():
+    # A second opinion on the cluster grammar, where `regex` (its own Unicode version) agrees on
+    # the classes: the corpora and common combining sequences.
+    import regex
+
+    cluster = regex.compile(r"\X")
+    for text in ["e\u0301\u0302x\r\n\n\r", "\u1100\u1161\u11a8\uac00\u11a8\u1100\uac00",
+                 "🇯🇵🇺🇸🇫", "👍🏽\u200d👩\u200d👩\u200d👧", "\u0915\u094d\u0937\u093f \u0600\u0661",
+                 "ｶﾞｷﾞ", "\u0e01\u0e33"]:
+        assert graphemes(text) == cluster.findall(text)
 
 
 def test_decode_utf8_bytes_like_sentencepiece(models_dir):
@@ -477,7 +523,9 @@ def test_unigram_hf_flag_matches_tokenizers(models_dir, corpora):
     for byte_fallback in (False, True):
         voc = vocab + ([(f"<0x{b:02X}>", 0.0) for b in range(256)] if byte_fallback else [])
         ref = Tokenizer(Unigram(voc, unk_id=0, byte_fallback=byte_fallback))
-        ours = UnigramModel([p for p, _ in voc], [s for _, s in voc], unk_id=0, byte_fallback=byte_fallback, hf=True)
+        cfg = {"type": "Unigram", "unk_id": 0, "vocab": [list(v) for v in voc], "byte_fallback": byte_fallback}
+        ours = unigram.from_config(json.loads(json.dumps(cfg)))
+        assert ours.to_config() == cfg
         for key in ("en", "ja", "zh"):
             for word in corpora[key][:20000].replace("\n", " ").split(" ")[:1500]:
                 w = "\u2581" + word

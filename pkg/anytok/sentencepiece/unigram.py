@@ -41,7 +41,7 @@ from typing import Sequence
 from . import UnsupportedTokenizerError
 from .model_proto import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 
-__all__ = ["UnigramModel", "byte_piece"]
+__all__ = ["UnigramModel", "byte_piece", "from_config"]
 
 FLT_MAX = 3.4028234663852886e38
 FLT_MIN = 1.1754943508222875e-38
@@ -99,12 +99,25 @@ class UnigramModel:
 
     # -- vocabulary ---------------------------------------------------------------------------
 
+    kind = "Unigram"
+
     @property
     def vocab_size(self) -> int:
         return len(self.pieces)
 
-    def id_to_token(self, i: int) -> str:
-        return self.pieces[i]
+    @property
+    def _ids(self) -> list[str]:
+        # id -> piece, the attribute the Hugging Face pipeline reads from every model
+        return self.pieces
+
+    def id_to_token(self, i: int) -> str | None:
+        return self.pieces[i] if 0 <= i < len(self.pieces) else None
+
+    def to_config(self) -> dict:
+        """tokenizer.json's model section (Hugging Face semantics: `hf=True`)."""
+        return {"type": "Unigram", "unk_id": self.unk_id,
+                "vocab": [[p, s] for p, s in zip(self.pieces, self.scores)],
+                "byte_fallback": self.byte_fallback}
 
     def token_to_id(self, piece: str) -> int | None:
         """The id of `piece` (None when absent): for sentencepiece control, unknown and byte
@@ -421,6 +434,7 @@ class UnigramModel:
                 _add(table, p, (i, self.scores[i]))
         self._table = table
         self._single = {p for p, v in table.items() if len(p) == 1 and v is not _PREFIX}
+        self._cache: dict[str, list[int]] = {}
 
     def _viterbi_hf(self, text: str) -> list[tuple[int, int, int]]:
         n = len(text)
@@ -465,6 +479,16 @@ class UnigramModel:
         return path
 
     def _tokenize_hf(self, text: str) -> list[int]:
+        # Hugging Face scores each pre-token on its own, from 0: a plain cache is exact.
+        ids = self._cache.get(text)
+        if ids is None:
+            ids = self._tokenize_hf_uncached(text)
+            if len(self._cache) >= CACHE_SIZE:
+                self._cache.clear()
+            self._cache[text] = ids
+        return list(ids)
+
+    def _tokenize_hf_uncached(self, text: str) -> list[int]:
         if not text:
             return []
         unk_id = self.unk_id
@@ -513,3 +537,16 @@ def _add(table: dict, piece: str, info) -> None:
         if pre in table:
             break
         table[pre] = _PREFIX
+
+
+def from_config(cfg: dict) -> UnigramModel:
+    """A tokenizer.json `Unigram` model, with Hugging Face's semantics (`hf=True`)."""
+    vocab = cfg.get("vocab") or []
+    try:
+        pieces = [str(p) for p, _ in vocab]
+        scores = [float(s) for _, s in vocab]
+    except (TypeError, ValueError):
+        raise UnsupportedTokenizerError("model Unigram: vocab must be a list of [piece, score]") from None
+    unk_id = cfg.get("unk_id")
+    return UnigramModel(pieces, scores, unk_id=None if unk_id is None else int(unk_id),
+                        byte_fallback=bool(cfg.get("byte_fallback", False)), hf=True)

@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         # Time to first count: cold (fresh profile), then warm (second visit), then a bare
         # Pyodide boot in the same warm profile; --visits times, medians reported.
         visits: dict[str, list[float]] = {"cold": [], "warm": [], "boot": []}
+        parts: dict[str, list[float]] = {"pyodideMs": [], "anytokMs": [], "vocabMs": [], "countMs": []}
         source = None
         for _ in range(args.visits):
             context = browser.new_context()
@@ -120,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                 visits[kind].append(result["ms"])
                 if kind == "warm":
                     source = result["source"]
+                    for key in parts:
+                        parts[key].append(result[key])
                 page.close()
             context.close()
 
@@ -180,6 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| cold: empty profile, Pyodide + wheel + vocabulary downloaded | {spread(visits['cold'])} |")
     print(f"| warm: second visit, vocabulary from Cache Storage ({source}) | {spread(visits['warm'])} |")
     print(f"| bare Pyodide boot in the warm profile, for scale | {spread(visits['boot'])} |")
+    print(f"| warm, in the worker: Pyodide boot | {spread(parts['pyodideMs'])} |")
+    print(f"| warm, in the worker: install and import anytok | {spread(parts['anytokMs'])} |")
+    print(f"| warm, in the worker: vocabulary from Cache Storage, parsed | {spread(parts['vocabMs'])} |")
+    print(f"| warm: first count (\"hello world\") | {spread(parts['countMs'])} |")
     return 0 if all(r["identical"] for r in results.values()) else 1
 
 

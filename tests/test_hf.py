@@ -173,6 +173,41 @@ def test_config_round_trip(name, corpora):
         text, add_special_tokens=True)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_atok_file_round_trip(name, corpora, tmp_path):
+    """tokenizer.json -> .atok (smaller) -> the same ids, specials and decode."""
+    import anytok
+
+    at = anytok_tokenizer(name)
+    path = tmp_path / f"{name}.atok"
+    anytok.save(at, path)
+    assert path.stat().st_size < model_path(name).stat().st_size
+    back = anytok.load(path)
+    text = corpora["en"][:3000] + corpora["code"][:2000] + corpora["ja"][:1000] + "<s>[CLS]<|endoftext|>\n"
+    ids = at.encode(text, add_special_tokens=True)
+    assert back.encode(text, add_special_tokens=True) == ids
+    assert back.decode(ids) == at.decode(ids)
+    assert back.special_tokens_set == at.special_tokens_set
+
+
+def test_atok_inconsistent_config_is_a_format_error():
+    import anytok
+    from anytok.files import tokenizer_from_bytes
+    from anytok.format import VocabData, VocabFormatError, dumps
+
+    cfg = anytok_tokenizer("llama2").to_config()
+    assert "anytok_merges" in cfg["model"] and "anytok_vocab" in cfg["model"]
+    bad = json.loads(json.dumps(cfg))
+    bad["model"]["anytok_merges"][7] = 10**6  # a merge naming an id no token has
+    with pytest.raises(VocabFormatError, match="inconsistent anytok.hf configuration.*1000000"):
+        tokenizer_from_bytes(dumps(VocabData(name="x", config=bad)))
+    bad = json.loads(json.dumps(cfg))
+    bad["model"]["anytok_vocab_ids"] = [0, 1]
+    with pytest.raises(VocabFormatError, match="differ in length"):
+        tokenizer_from_bytes(dumps(VocabData(name="x", config=bad)))
+    assert isinstance(anytok.load(dumps(VocabData(name="x", config=cfg))).encode("hi"), list)
+
+
 SCRIPT = r"""
 import json, sys
 sys.modules["regex"] = None

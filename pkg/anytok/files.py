@@ -111,7 +111,14 @@ def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
     build = _config_kinds().get(kind)
     if build is None:
         raise vocab_format.VocabFormatError(f"{what}: holds a tokenizer of kind {kind!r}, which this anytok cannot build")
-    return build(vocab.config)
+    try:
+        return build(vocab.config)
+    except vocab_format.VocabFormatError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        if type(e).__name__ == "UnsupportedTokenizerError":
+            raise
+        raise vocab_format.VocabFormatError(f"{what}: inconsistent {kind} configuration: {e}") from e
 
 
 def tokenizer_to_bytes(tok, *, compression: str = "zlib", source: str = "") -> bytes:

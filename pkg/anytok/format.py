@@ -484,8 +484,8 @@ def describe_compression(buf: bytes) -> str:
 # Strings use UTF-8 with surrogates allowed (a vocabulary may hold anything).
 
 COLUMN_MIN = 64
-COL_STR, COL_F64, COL_F32, COL_INT, COL_STR_PAIR = 1, 2, 3, 4, 5
-_COLUMN_NAMES = {COL_STR: "strings", COL_F64: "float64", COL_F32: "float32", COL_INT: "integers", COL_STR_PAIR: "string pairs"}
+COL_STR, COL_F64, COL_F32, COL_INT, COL_STR_PAIR, COL_I32 = 1, 2, 3, 4, 5, 6
+_COLUMN_NAMES = {COL_STR: "strings", COL_F64: "float64", COL_F32: "float32", COL_INT: "integers", COL_STR_PAIR: "string pairs", COL_I32: "int32"}
 
 
 def _strings(items: list[str]) -> bytes:
@@ -512,8 +512,15 @@ def _column(values: list) -> bytes | None:
             arr.byteswap()
         body = _varint(len(values)) + arr.tobytes()
     elif kinds == {int}:
-        body = _varint(len(values)) + b"".join(_varint(v << 1 if v >= 0 else (-v << 1) - 1) for v in values)
-        kind = COL_INT
+        if -(1 << 31) <= min(values) and max(values) < (1 << 31):
+            # Fixed width: read with one C-level call (varints would take a Python loop).
+            arr = array("i", values) if array("i").itemsize == 4 else array("l", values)
+            if sys.byteorder == "big":
+                arr.byteswap()
+            kind, body = COL_I32, _varint(len(values)) + arr.tobytes()
+        else:
+            body = _varint(len(values)) + b"".join(_varint(v << 1 if v >= 0 else (-v << 1) - 1) for v in values)
+            kind = COL_INT
     elif kinds <= {list, tuple} and all(len(v) == 2 and type(v[0]) is str and type(v[1]) is str for v in values):
         kind, body = COL_STR_PAIR, _strings([s for pair in values for s in pair])
         body = _varint(len(values)) + body
@@ -538,18 +545,19 @@ def _to_columns(obj, columns: list[bytes]):
 
 
 def _read_strings(r: _Reader, count: int) -> list[str]:
-    lengths = [r.varint("string length", r.end - r.pos) for _ in range(count)]
+    head = r.buf[r.pos : min(r.pos + count, r.end)]
+    if len(head) == count and head.isascii():
+        lengths: bytes | list[int] = head  # every length < 128: one varint byte each
+        r.pos += count
+    else:
+        lengths = [r.varint("string length", r.end - r.pos) for _ in range(count)]
     total = sum(lengths)
     blob = r.take(total, "strings")
-    out = []
-    pos = 0
-    for n in lengths:
-        try:
-            out.append(blob[pos : pos + n].decode("utf-8", "surrogatepass"))
-        except UnicodeDecodeError:
-            raise r.fail("a string in a column is not UTF-8") from None
-        pos += n
-    return out
+    bounds = list(accumulate(lengths, initial=0))
+    try:
+        return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds, islice(bounds, 1, None))]
+    except UnicodeDecodeError:
+        raise r.fail("a string in a column is not UTF-8") from None
 
 
 def _read_column(kind: int, data: bytes, what: str) -> list:
@@ -570,6 +578,13 @@ def _read_column(kind: int, data: bytes, what: str) -> list:
         for _ in range(count):
             z = r.varint("integer")
             out.append(z >> 1 if not z & 1 else -((z + 1) >> 1))
+    elif kind == COL_I32:
+        raw = r.take(count * 4, "integers")
+        arr = array("i") if array("i").itemsize == 4 else array("l")
+        arr.frombytes(raw)
+        if sys.byteorder == "big":
+            arr.byteswap()
+        out = arr.tolist()
     elif kind == COL_STR_PAIR:
         if count > len(data):
             raise r.fail("absurd count of string pairs")

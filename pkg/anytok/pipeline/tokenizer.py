@@ -40,6 +40,62 @@ def _repair_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _pack_model(model: dict) -> dict:
+    """`to_config`'s model section with its tables as flat lists (see `Tokenizer.to_config`)."""
+    model = dict(model)
+    vocab = model.get("vocab")
+    if isinstance(vocab, dict) and vocab:
+        pairs = sorted(vocab.items(), key=lambda kv: kv[1])
+        tokens = [t for t, _ in pairs]
+        ids = [i for _, i in pairs]
+        model["vocab"] = None
+        model["anytok_vocab"] = tokens
+        if ids != list(range(len(ids))):
+            model["anytok_vocab_ids"] = ids
+        merges = model.get("merges")
+        if merges:
+            flat = []
+            for a, b in merges:
+                flat += (vocab[a], vocab[b])
+            model["merges"] = None
+            model["anytok_merges"] = flat
+    elif isinstance(vocab, list) and vocab:
+        model["vocab"] = None
+        model["anytok_pieces"] = [p for p, _ in vocab]
+        model["anytok_scores"] = [float(s) for _, s in vocab]
+    return model
+
+
+def _unpack_model(model: dict) -> dict:
+    """The inverse of `_pack_model` (a model section without anytok's keys is returned as is)."""
+    if "anytok_vocab" in model:
+        model = dict(model)
+        tokens = model.pop("anytok_vocab")
+        ids = model.pop("anytok_vocab_ids", None)
+        if ids is None:
+            ids = range(len(tokens))
+        elif len(ids) != len(tokens):
+            raise ValueError("anytok_vocab_ids and anytok_vocab differ in length")
+        model["vocab"] = dict(zip(tokens, ids))
+        flat = model.pop("anytok_merges", None)
+        if flat is not None:
+            if len(flat) % 2:
+                raise ValueError("anytok_merges has an odd length")
+            by_id = dict(zip(ids, tokens))
+            try:
+                model["merges"] = [(by_id[a], by_id[b]) for a, b in zip(flat[::2], flat[1::2])]
+            except KeyError as e:
+                raise ValueError(f"anytok_merges names id {e.args[0]}, which is not in the vocab") from None
+    elif "anytok_pieces" in model:
+        model = dict(model)
+        pieces = model.pop("anytok_pieces")
+        scores = model.pop("anytok_scores", None)
+        if scores is None or len(scores) != len(pieces):
+            raise ValueError("anytok_scores missing or of a different length than anytok_pieces")
+        model["vocab"] = [[p, s] for p, s in zip(pieces, scores)]
+    return model
+
+
 def _model_from_config(cfg: dict):
     from ..models import BPEMerges, WordPiece
 
@@ -189,11 +245,16 @@ class Tokenizer:
          "model": {"type": "BPE", ..., "vocab": {token: id}, "merges": [[a, b], ...]}
                 | {"type": "WordPiece", ..., "vocab": {token: id}}}
         ```
-        Big tables stay Python dicts / lists (model "vocab", "merges").
-        `Tokenizer.from_config(cfg)` rebuilds this tokenizer exactly; `to_tokenizer_json()` is
-        the same without anytok's keys, which `tokenizers` itself loads.
+        The model's big tables are stored as flat lists, which anytok's file format keeps as
+        typed columns instead of JSON text (`_pack_model`): a vocab dict becomes
+        "anytok_vocab" (tokens in id order, plus "anytok_vocab_ids" if the ids are not
+        0..n-1), a merge list "anytok_merges" (the two tokens' ids, flat), a Unigram vocab
+        "anytok_pieces" + "anytok_scores".  `Tokenizer.from_config(cfg)` rebuilds this
+        tokenizer exactly; `to_tokenizer_json()` is HF's schema, which `tokenizers` loads.
         """
-        return {"format": CONFIG_FORMAT, "name": self.name, **self.to_tokenizer_json()}
+        cfg = self.to_tokenizer_json()
+        cfg["model"] = _pack_model(cfg["model"])
+        return {"format": CONFIG_FORMAT, "name": self.name, **cfg}
 
     def to_tokenizer_json(self) -> dict:
         """The pipeline as a tokenizer.json dict (HF's schema only)."""
@@ -217,7 +278,7 @@ class Tokenizer:
             raise ValueError(f"not a Hugging Face pipeline config (format {fmt!r})")
         normalizer = N.from_config(cfg.get("normalizer"))
         return cls(
-            model=_model_from_config(cfg["model"]),
+            model=_model_from_config(_unpack_model(cfg["model"])),
             normalizer=normalizer,
             pre_tokenizer=PT.from_config(cfg.get("pre_tokenizer")),
             post_processor=PP.from_config(cfg.get("post_processor")),

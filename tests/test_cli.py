@@ -67,3 +67,44 @@ def test_list_convert_inspect(tmp_path, reference_dir):
     bad.write_bytes(target.read_bytes()[:100])
     code, _, err = cli("inspect", bad)
     assert code == 1 and "truncated" in err or "checksum" in err
+
+
+def test_convert_inspect_count_every_format(tmp_path):
+    """convert / inspect / count / encode take tokenizer.json, SentencePiece .model and tekken
+    files (and their .atok conversions), with the reference libraries' ids."""
+    import sentencepiece
+    from hf_support import hf_tokenizer, model_path
+
+    text = "Hello world! Grüße, 世界 😀\n  indented\tcode()"
+    sp_path = model_path("llama3").parent / "mistral_instruct_tokenizer_240323.model.v3"
+    tekken_path = model_path("llama3").parent / "tekken_240911.json"
+    cases = [
+        (model_path("llama3"), hf_tokenizer("llama3").encode(text, add_special_tokens=False).ids, "anytok.hf", "BPE"),
+        (model_path("minilm"), hf_tokenizer("minilm").encode(text, add_special_tokens=False).ids, "anytok.hf",
+         "WordPiece"),
+        (sp_path, sentencepiece.SentencePieceProcessor(model_file=str(sp_path)).encode(text), "anytok.sentencepiece",
+         "SentencePiece BPE"),
+    ]
+    for src, expected, kind, model in cases:
+        target = tmp_path / (src.name + ".atok")
+        code, out, err = cli("convert", src, "-o", target)
+        assert code == 0, err
+        assert target.stat().st_size < src.stat().st_size
+        for path in (src, target):
+            code, out, err = cli("inspect", path, "--json")
+            assert code == 0, err
+            info = json.loads(out)
+            assert (info["kind"], info["model"], info["file_size"]) == (kind, model, path.stat().st_size)
+            code, out, err = cli("encode", "--vocab", path, "--json", input=text)
+            assert code == 0, err
+            assert json.loads(out) == expected
+            code, out, err = cli("count", "--vocab", path, input=text)
+            assert out.strip() == str(len(expected)), err
+    # tekken: a tiktoken-style encoding
+    code, out, err = cli("inspect", tekken_path, "--json")
+    info = json.loads(out)
+    assert code == 0 and info["kind"] == "tiktoken-style encoding" and info["n_vocab"] == 131072
+    code, out, err = cli("convert", tekken_path, "-o", tmp_path / "tekken.atok")
+    assert code == 0, err
+    code, out, err = cli("inspect", tmp_path / "tekken.atok", "--json")
+    assert json.loads(out)["mergeable_tokens"] == 130072

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import format as vocab_format
 from .core import Encoding
-from .files import encoding_to_bytes, load_encoding
+from .files import load, tokenizer_to_bytes
 from .model import encoding_name_for_model
 from .registry import get_encoding, list_encoding_names
 
@@ -25,15 +25,29 @@ def _read_text(path: str) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def _encoding(args: argparse.Namespace) -> Encoding:
+def _load_any(path: str, args: argparse.Namespace):
+    """Any tokenizer file anytok.load() reads; a .tiktoken file takes its pattern and special
+    tokens from --like / --pat-str / --specials."""
+    like = get_encoding(args.like) if getattr(args, "like", None) else None
+    pat = getattr(args, "pat_str", None) or (like._pat_str if like else None)
+    specials = getattr(args, "specials", None)
+    specials = json.loads(specials) if specials else (dict(like._special_tokens) if like else None)
+    return load(path, pat_str=pat, special_tokens=specials, name=getattr(args, "name", None))
+
+
+def _encoding(args: argparse.Namespace):
     if getattr(args, "vocab", None):
-        return load_encoding(args.vocab)
+        return _load_any(args.vocab, args)
     if getattr(args, "model", None):
         return get_encoding(encoding_name_for_model(args.model))
     return get_encoding(args.encoding)
 
 
-def _special_kwargs(mode: str) -> dict:
+def _special_kwargs(mode: str, tok=None) -> dict:
+    if tok is not None and not isinstance(tok, Encoding):
+        # A tokenizer.json / SentencePiece model: its special tokens are never matched in text
+        # unless --special allow, which also adds what the post-processor adds (BOS, ...).
+        return {"add_special_tokens": True} if mode == "allow" else {}
     if mode == "allow":
         return {"allowed_special": "all"}
     if mode == "text":
@@ -45,7 +59,10 @@ def _add_encoding_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-e", "--encoding", default="o200k_base", help="bundled encoding name (default: o200k_base)")
     g.add_argument("-m", "--model", help="model name, e.g. gpt-4o (picks its encoding)")
-    g.add_argument("--vocab", help="an .atok file to use instead of a bundled encoding")
+    g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
+                   "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
+    p.add_argument("--like", help="for a .tiktoken --vocab: the bundled encoding whose pattern and specials it uses")
+    p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern")
 
 
 def _add_special_arg(p: argparse.ArgumentParser) -> None:
@@ -60,7 +77,7 @@ def _add_special_arg(p: argparse.ArgumentParser) -> None:
 
 def cmd_count(args: argparse.Namespace) -> int:
     enc = _encoding(args)
-    kwargs = _special_kwargs(args.special)
+    kwargs = _special_kwargs(args.special, enc)
     total = 0
     files = args.files or ["-"]
     for path in files:
@@ -81,12 +98,13 @@ def cmd_count(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     enc = _encoding(args)
     text = args.text if args.text is not None else _read_text(args.file)
-    ids = enc.encode(text, **_special_kwargs(args.special))
+    ids = enc.encode(text, **_special_kwargs(args.special, enc))
     if args.json:
         print(json.dumps(ids))
     elif args.show:
         for t in ids:
-            print(f"{t}\t{enc.decode_single_token_bytes(t)!r}")
+            shown = enc.decode_single_token_bytes(t) if isinstance(enc, Encoding) else enc.id_to_token(t)
+            print(f"{t}\t{shown!r}")
     else:
         print(" ".join(map(str, ids)))
     return 0
@@ -114,56 +132,116 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     src = Path(args.src)
-    data = src.read_bytes()
-    if data.startswith(vocab_format.MAGIC):
-        enc = load_encoding(data)
-    else:
-        like = get_encoding(args.like) if args.like else None
-        pat = args.pat_str or (like._pat_str if like else None)
-        if pat is None:
+    size_in = sum(f.stat().st_size for f in src.iterdir() if f.is_file()) if src.is_dir() else src.stat().st_size
+    try:
+        tok = _load_any(str(src), args)
+    except ValueError as e:
+        if "no split pattern" in str(e):
             print("error: a .tiktoken file holds no split pattern: pass --like ENCODING or --pat-str", file=sys.stderr)
             return 2
-        specials = json.loads(args.specials) if args.specials else (dict(like._special_tokens) if like else {})
-        enc = load_encoding(data, name=args.name or src.name.split(".")[0], pat_str=pat, special_tokens=specials)
+        raise
     if args.name:
-        enc.name = args.name
-    out = encoding_to_bytes(enc, compression=args.compression, source=f"converted from {src.name}")
+        tok.name = args.name
+    out = tokenizer_to_bytes(tok, compression=args.compression, source=f"converted from {src.name}")
     Path(args.output).write_bytes(out)
-    print(f"wrote {args.output}: {len(out):,} bytes ({len(data):,} bytes in)")
+    print(f"wrote {args.output}: {len(out):,} bytes ({size_in:,} bytes in)")
     return 0
 
 
-def cmd_inspect(args: argparse.Namespace) -> int:
-    data = Path(args.file).read_bytes()
-    vocab = vocab_format.loads(data, args.file)
-    lengths = [len(t) for t in vocab.tokens]
-    info = {
-        "file": args.file,
-        "file_size": len(data),
-        "format_version": vocab_format.FORMAT_VERSION,
-        "compression": vocab_format.describe_compression(data),
-        "name": vocab.name,
-        "source": vocab.source,
-        "model": "bpe (tiktoken ranks)",
-        "mergeable_tokens": len(vocab.tokens),
-        "max_token_bytes": max(lengths, default=0),
-        "ids_differing_from_rank": len(vocab.ids),
-        "special_tokens": len(vocab.special_tokens),
-        "explicit_n_vocab": vocab.explicit_n_vocab,
-        "regular": bool(vocab.properties & vocab_format.PROP_REGULAR),
-        "pattern": vocab.pat_str,
-    }
-    if args.json:
-        info["special_tokens"] = vocab.special_tokens
-        print(json.dumps(info, ensure_ascii=False, indent=2))
+def _types(cfg) -> str | None:
+    """A pipeline component's type, with a Sequence's members: "Sequence[NFC, Replace]"."""
+    if not cfg:
+        return None
+    members = cfg.get("normalizers") or cfg.get("pretokenizers") or cfg.get("decoders") or cfg.get("processors")
+    if cfg.get("type") == "Sequence" and members:
+        return f"Sequence[{', '.join(filter(None, map(_types, members)))}]"
+    return cfg.get("type")
+
+
+def _describe(tok) -> dict:
+    """What `inspect` shows of a loaded tokenizer that is not tiktoken-style."""
+    cfg = tok.to_config()
+    info: dict = {"kind": cfg.get("format"), "name": getattr(tok, "name", None), "n_vocab": tok.n_vocab}
+    if cfg.get("format") == "anytok.sentencepiece":
+        norm = cfg.get("normalizer") or {}
+        info.update({
+            "model": f"SentencePiece {cfg.get('model_type')}",
+            "byte_fallback": cfg.get("byte_fallback"),
+            "normalizer": norm.get("name"),
+            "add_dummy_prefix": norm.get("add_dummy_prefix"),
+            "remove_extra_whitespaces": norm.get("remove_extra_whitespaces"),
+            "special_tokens": {p: tok.token_to_id(p) for p in (cfg.get("unk_piece"), cfg.get("bos_piece"),
+                                                              cfg.get("eos_piece"), cfg.get("pad_piece"))
+                               if p and tok.token_to_id(p) is not None},
+        })
     else:
-        for k, v in info.items():
+        model = cfg.get("model") or {}
+        info.update({
+            "model": model.get("type"),
+            "byte_fallback": model.get("byte_fallback"),
+            "unk_token": model.get("unk_token") or model.get("unk_id"),
+            "merges": len(model.get("anytok_merges") or ()) // 2 if model.get("type") == "BPE" else None,
+            "normalizer": _types(cfg.get("normalizer")),
+            "pre_tokenizer": _types(cfg.get("pre_tokenizer")),
+            "post_processor": _types(cfg.get("post_processor")),
+            "decoder": _types(cfg.get("decoder")),
+            "added_tokens": len(cfg.get("added_tokens") or ()),
+            "special_tokens": {t["content"]: t["id"] for t in cfg.get("added_tokens") or () if t.get("special")},
+        })
+    return info
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    data = b"" if path.is_dir() else path.read_bytes()
+    if data.startswith(vocab_format.MAGIC):
+        vocab = vocab_format.loads(data, args.file)
+    else:
+        vocab = None
+    if vocab is not None and vocab.config is None:
+        lengths = [len(t) for t in vocab.tokens]
+        info = {
+            "file": args.file,
+            "file_size": len(data),
+            "format_version": vocab_format.FORMAT_VERSION,
+            "compression": vocab_format.describe_compression(data),
+            "kind": "tiktoken-style encoding",
+            "name": vocab.name,
+            "source": vocab.source,
+            "model": "bpe (tiktoken ranks)",
+            "mergeable_tokens": len(vocab.tokens),
+            "max_token_bytes": max(lengths, default=0),
+            "ids_differing_from_rank": len(vocab.ids),
+            "special_tokens": vocab.special_tokens,
+            "explicit_n_vocab": vocab.explicit_n_vocab,
+            "regular": bool(vocab.properties & vocab_format.PROP_REGULAR),
+            "pattern": vocab.pat_str,
+        }
+    else:
+        tok = _load_any(args.file, args)
+        head = {"file": args.file, "file_size": len(data) if data else None}
+        if vocab is not None:
+            head.update(format_version=vocab_format.FORMAT_VERSION, compression=vocab_format.describe_compression(data),
+                        source=vocab.source)
+        if isinstance(tok, Encoding):  # a .tiktoken, tekken or GPT-2 source
+            body = {"kind": "tiktoken-style encoding", "name": tok.name, "model": "bpe (tiktoken ranks)",
+                    "n_vocab": tok.n_vocab, "special_tokens": dict(tok._special_tokens), "pattern": tok._pat_str}
+        else:
+            body = _describe(tok)
+        info = {**head, **body}
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return 0
+    specials = info.pop("special_tokens", {}) or {}
+    for k, v in info.items():
+        if v is not None:
             print(f"{k:>24}: {v}")
-        shown = sorted(vocab.special_tokens.items(), key=lambda kv: kv[1])
-        for s, i in shown[:12]:
-            print(f"{'':>24}  {i}\t{s}")
-        if len(shown) > 12:
-            print(f"{'':>24}  ... and {len(shown) - 12} more")
+    print(f"{'special_tokens':>24}: {len(specials)}")
+    shown = sorted(specials.items(), key=lambda kv: kv[1])
+    for s_, i in shown[:12]:
+        print(f"{'':>24}  {i}\t{s_}")
+    if len(shown) > 12:
+        print(f"{'':>24}  ... and {len(shown) - 12} more")
     return 0
 
 
@@ -195,30 +273,35 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("list", help="list the bundled encodings")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("convert", help="convert a .tiktoken (or .atok) file to an anytok binary")
+    p = sub.add_parser("convert", help="convert any tokenizer file (tokenizer.json, .model, tekken, .tiktoken, "
+                       "GPT-2 folder, .atok) to an anytok .atok file")
     p.add_argument("src")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--like", help="take the split pattern and special tokens of this bundled encoding")
     p.add_argument("--pat-str", help="the split pattern")
     p.add_argument("--specials", help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
     p.add_argument("--name", help="encoding name to store")
-    p.add_argument("--compression", choices=("lzma", "zlib", "none"), default="lzma")
+    p.add_argument("--compression", choices=("lzma", "zlib", "none"), default="zlib",
+                   help="zlib (default: loads fastest), lzma (smallest) or none")
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("inspect", help="describe an anytok vocab file")
+    p = sub.add_parser("inspect", help="describe a tokenizer file (.atok or any format convert reads)")
     p.add_argument("file")
+    p.add_argument("--like", help="for a .tiktoken file: the bundled encoding whose pattern and specials it uses")
+    p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_inspect)
 
     args = ap.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `| head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"error: {msg}", file=sys.stderr)
         if isinstance(e, ValueError) and "special token" in str(e):
             print("hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
         return 1
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+

@@ -188,7 +188,7 @@ def load(
         if isinstance(obj, dict) and "model" in obj and ("pre_tokenizer" in obj or "normalizer" in obj):
             from .convert.hf_json import load_tokenizer_json
 
-            return load_tokenizer_json(obj)
+            return load_tokenizer_json(obj, name=name)
         if isinstance(obj, dict) and "vocab" in obj and "config" in obj:
             from .convert.tekken import load_tekken
 

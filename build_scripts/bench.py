@@ -65,17 +65,15 @@ import time
 import unicodedata
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_common  # noqa: E402
+from bench_common import CORPORA  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 CACHE_DIR = ROOT / ".cache" / "bench"
 MiB = 1024 * 1024
 
-CORPORA = {
-    "en": "en_emma.txt",
-    "code": "code_cpython_stdlib.txt",
-    "zh": "zh_peoplesdaily_1998.txt",
-    "ja": "ja_debian_reference.txt",
-}
 PEERS = ["tiktoken", "puretiktoken", "hf", "kitoken", "bpe-openai"]
 FAMILIES = ["a", "lo", "ascii_rand", "lo_mix"]
 SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -866,14 +864,7 @@ def table_note(text: str, md: bool) -> str:
 
 
 def machine_header(args, cpu, markdown: bool) -> list[str]:
-    cpu_model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu_model = bench_common.cpu_model()
     exe = os.path.relpath(sys.executable) if sys.executable.startswith(str(ROOT)) else sys.executable
     command = shlex.join([exe, os.path.relpath(__file__), *sys.argv[1:]])
     versions = ", ".join(f"{LABELS.get(k, k)} {version(k)}" for k in ["anytok"] + PEERS if installed(k))

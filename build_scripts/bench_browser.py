@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_web  # noqa: E402
 from serve_demo import make_server  # noqa: E402
 
+import bench_common  # noqa: E402
+
 ROOT = build_web.ROOT
 CORPORA = {
     "English": "en_emma.txt",
@@ -74,14 +76,7 @@ def start_server() -> str:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = bench_common.cpu_model()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, load average {load} at the start"
 
@@ -90,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="timed runs after the first (default 3)")
     ap.add_argument("--visits", type=int, default=3, help="cold/warm start-up measurements (default 3)")
-    ap.add_argument("--corpora", type=Path, default=Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora")))
+    ap.add_argument("--corpora", type=Path, default=bench_common.CORPORA_DIR)
     args = ap.parse_args(argv)
 
     from playwright.sync_api import sync_playwright

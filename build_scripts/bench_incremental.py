@@ -37,12 +37,10 @@ sys.path.insert(0, str(ROOT / "pkg"))
 
 import anytok  # noqa: E402
 
-CORPORA = {
-    "en": "en_emma.txt",
-    "code": "code_cpython_stdlib.txt",
-    "zh": "zh_peoplesdaily_1998.txt",
-    "ja": "ja_debian_reference.txt",
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_common  # noqa: E402
+from bench_common import CORPORA  # noqa: E402
+
 
 
 def median_time(fn, runs: int = 3, reset=None) -> float:
@@ -57,21 +55,14 @@ def median_time(fn, runs: int = 3, reset=None) -> float:
 
 
 def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = bench_common.cpu_model()
     return f"{platform.machine()}, {cpu}, {os.cpu_count()} cores, CPython {platform.python_version()}"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encoding", default="o200k_base")
-    ap.add_argument("--corpus-dir", type=Path, default=Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora")))
+    ap.add_argument("--corpus-dir", type=Path, default=bench_common.CORPORA_DIR)
     ap.add_argument("--markdown", action="store_true", help="also print a markdown table")
     ap.add_argument("--quick", action="store_true", help="smaller documents (smoke test)")
     args = ap.parse_args()

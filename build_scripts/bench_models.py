@@ -81,14 +81,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "pkg"))
 sys.path.insert(0, str(HERE))
 
+import bench_common  # noqa: E402
+from bench_common import CORPORA, CORPORA_DIR  # noqa: E402
+
 MiB = 1024 * 1024
-CORPORA_DIR = Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora"))
-CORPORA = {
-    "en": "en_emma.txt",
-    "code": "code_cpython_stdlib.txt",
-    "zh": "zh_peoplesdaily_1998.txt",
-    "ja": "ja_debian_reference.txt",
-}
 # Short names; anything else is taken as a file name in the model cache, or a path.
 MODELS = {
     "llama3": "llama3.tokenizer.json",
@@ -620,14 +616,7 @@ def anytok_version() -> str:
 
 
 def header_lines(cpu: int | None) -> list[str]:
-    cpu_model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu_model = bench_common.cpu_model()
     exe = sys.executable
     if exe.startswith(str(ROOT)):
         exe = os.path.relpath(exe)

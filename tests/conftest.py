@@ -15,15 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build_scripts"))
 
+from bench_common import CORPORA, CORPORA_DIR  # noqa: E402
 from fetch_reference import fetch, tiktoken_cache  # noqa: E402
-
-CORPORA_DIR = Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora"))
-CORPORA = {
-    "en": "en_emma.txt",
-    "code": "code_cpython_stdlib.txt",
-    "zh": "zh_peoplesdaily_1998.txt",
-    "ja": "ja_debian_reference.txt",
-}
 ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony"]
 # One encoding per distinct split pattern, for the heaviest sweeps.
 PATTERN_ENCODINGS = ["r50k_base", "cl100k_base", "o200k_base"]

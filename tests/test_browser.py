@@ -364,6 +364,161 @@ def test_network_guard_sees_requests_made_by_workers(browser, demo_url):
         ctx.close()
 
 
+# --- any tokenizer file: tokenizer.json, SentencePiece .model, tekken, converted .atok ---------
+
+# The test models (build_scripts/fetch_models.py, fetch_sentencepiece_models.py), served to the
+# page from its own origin under /test-models/ by the test itself.
+TOKENIZER_FILES = {
+    "llama3.tokenizer.json": "hf",
+    "minilm.tokenizer.json": "hf",
+    "mistral_instruct_tokenizer_240323.model.v3": "sentencepiece",
+    "tekken_240911.json": "encoding",
+}
+FILE_SAMPLE_CHARS = 1_500
+
+
+def model_file(name: str) -> Path:
+    from hf_support import model_path
+
+    if name.endswith(".tokenizer.json"):
+        return model_path(name.split(".")[0])
+    from fetch_sentencepiece_models import fetch as fetch_sentencepiece_models
+
+    return fetch_sentencepiece_models() / name
+
+
+_native_tokenizers: dict[str, object] = {}
+
+
+def native_tokenizer(name: str):
+    import anytok
+
+    if name not in _native_tokenizers:
+        _native_tokenizers[name] = anytok.load(model_file(name))
+    return _native_tokenizers[name]
+
+
+def native_ids(tok, text: str, add_special_tokens: bool = False) -> list[int]:
+    import anytok
+
+    if isinstance(tok, anytok.Encoding):
+        return tok.encode(text, disallowed_special=())
+    return tok.encode(text, add_special_tokens=add_special_tokens)
+
+
+def file_samples(corpora: dict[str, str]) -> dict[str, str]:
+    """A start and a middle of each corpus, smaller than `samples`: the pipelines are slower."""
+    out = {}
+    for key, text in corpora.items():
+        for start in (0, len(text) // 2):
+            out[f"{key}@{start}"] = text[start : start + FILE_SAMPLE_CHARS]
+    return out
+
+
+def serve_files(page, files: dict[str, bytes]) -> None:
+    for name, body in files.items():
+        page.route(f"**/test-models/{name}", lambda route, body=body: route.fulfill(
+            status=200, body=body, headers={"Content-Type": "application/octet-stream"}))
+
+
+JS_FILE_IDS = """async ([url, texts, isEncoding]) => {
+    const tok = await AnyTok.load({ url });
+    window.toks[url] = tok;
+    const options = isEncoding ? { disallowedSpecial: [] } : {};
+    const out = { name: tok.name, kind: tok.kind, nVocab: tok.nVocab, specialTokens: tok.specialTokens,
+                  methods: [typeof tok.countTillLimit, typeof tok.chunks, typeof tok.splitByTokens], texts: {} };
+    for (const [label, text] of Object.entries(texts)) {
+        const ids = await tok.encode(text, options);
+        const pieces = await tok.tokenize(text, options);
+        out.texts[label] = {
+            ids,
+            count: await tok.count(text, options),
+            piecesJoin: pieces.map((p) => p.text).join("") === text,
+            piecesIds: pieces.flatMap((p) => p.ids).join(",") === ids.join(","),
+        };
+    }
+    out.batch = await tok.countBatch(Object.values(texts), options);
+    return out;
+}"""
+
+
+@pytest.mark.parametrize("file", list(TOKENIZER_FILES))
+def test_tokenizer_files_load_by_url_and_give_native_ids(shim, corpora, file):
+    tok = native_tokenizer(file)
+    kind = TOKENIZER_FILES[file]
+    texts = file_samples(corpora)
+    serve_files(shim, {file: model_file(file).read_bytes()})
+    shim.evaluate("() => { window.toks = window.toks || {}; }")
+    got = shim.evaluate(JS_FILE_IDS, [f"/test-models/{file}", texts, kind == "encoding"])
+    assert got["kind"] == kind
+    assert got["name"] == tok.name == file.split(".")[0]
+    assert got["nVocab"] == tok.n_vocab
+    # count_till_limit, chunks, split_by_tokens: offered exactly when the tokenizer has them.
+    assert [t == "function" for t in got["methods"]] == [
+        hasattr(tok, m) for m in ("count_till_limit", "chunks", "split_by_tokens")]
+    for label, text in texts.items():
+        expected = native_ids(tok, text)
+        r = got["texts"][label]
+        assert r["ids"] == expected, f"{file} {label}: ids differ"
+        assert r["count"] == len(expected)
+        assert r["piecesJoin"] and r["piecesIds"], (file, label, r)
+    assert got["batch"] == [len(native_ids(tok, t)) for t in texts.values()]
+
+
+@pytest.mark.parametrize("file", ["llama3.tokenizer.json", "minilm.tokenizer.json", "mistral_instruct_tokenizer_240323.model.v3"])
+def test_tokenizer_files_special_token_options(shim, file):
+    tok = native_tokenizer(file)
+    serve_files(shim, {file: model_file(file).read_bytes()})
+    text = "Hello <|begin_of_text|> [CLS] <s> world\nCafé"
+    got = shim.evaluate(
+        """async ([url, text]) => {
+            const tok = await AnyTok.load({ url });
+            const out = {
+                plain: await tok.encode(text),
+                added: await tok.encode(text, { addSpecialTokens: true }),
+                addedCount: await tok.count(text, { addSpecialTokens: true }),
+                addedPieces: (await tok.tokenize(text, { addSpecialTokens: true })).flatMap((p) => p.ids),
+                decoded: await tok.decode(await tok.encode(text)),
+            };
+            try { await tok.encode(text, { allowedSpecial: "all" }); out.wrongOption = null; }
+            catch (e) { out.wrongOption = [e.pythonType, e.message]; }
+            return out;
+        }""",
+        [f"/test-models/{file}", text],
+    )
+    assert got["plain"] == tok.encode(text)
+    assert got["added"] == got["addedPieces"] == tok.encode(text, add_special_tokens=True)
+    assert got["addedCount"] == len(got["added"])
+    assert got["decoded"] == tok.decode(tok.encode(text))
+    assert got["wrongOption"][0] == "ValueError" and "addSpecialTokens" in got["wrongOption"][1]
+
+
+def test_converted_atok_and_bytes_load_with_native_ids(shim, corpora):
+    from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
+
+    tok = native_tokenizer("llama3.tokenizer.json")
+    atok = tokenizer_to_bytes(tok)
+    serve_files(shim, {"llama3.atok": atok})
+    texts = file_samples({k: corpora[k] for k in ("en", "zh")})
+    got = shim.evaluate(JS_FILE_IDS, ["/test-models/llama3.atok", texts, False])
+    assert got["kind"] == "hf" and got["name"] == tok.name
+    for label, text in texts.items():
+        assert got["texts"][label]["ids"] == tok.encode(text), label
+
+    # The same, as bytes ({ data }), and converted back to .atok by the page.
+    minilm = native_tokenizer("minilm.tokenizer.json")
+    text = corpora["en"][:2000]
+    got = shim.evaluate(
+        """async ([bytes, text]) => {
+            const tok = await AnyTok.load({ data: new Uint8Array(bytes), fileName: "minilm.tokenizer.json" });
+            return { name: tok.name, ids: await tok.encode(text), atok: Array.from(await tok.toAtok()) };
+        }""",
+        [list(model_file("minilm.tokenizer.json").read_bytes()), text],
+    )
+    assert got["name"] == "minilm" and got["ids"] == minilm.encode(text)
+    assert tokenizer_from_bytes(bytes(got["atok"])).encode(text) == minilm.encode(text)
+
+
 # --- the demo page --------------------------------------------------------------------------
 
 def shown_count(page) -> int:
@@ -580,6 +735,59 @@ def test_demo_screenshot(demo, tmp_path):
     demo.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 20_000
     assert demo.locator("#tokens .t").count() > 20
+
+
+def test_demo_opens_a_tokenizer_file(demo, corpora):
+    tok = native_tokenizer("minilm.tokenizer.json")
+    data = model_file("minilm.tokenizer.json").read_bytes()
+    demo.set_input_files("#tokenizer-file", files=[{"name": "minilm.tokenizer.json", "mimeType": "application/json", "buffer": data}])
+    demo.wait_for_function("document.querySelector('#encoding').value === 'file:minilm.tokenizer.json'")
+    wait_status(demo)
+    sample = demo.input_value("#text")
+    assert shown_count(demo) == tok.count(sample)
+    assert demo.evaluate("document.querySelector('#encoding').selectedOptions[0].textContent") == "minilm.tokenizer.json"
+    assert "minilm.tokenizer.json" in demo.text_content("#which")
+    ids = demo.evaluate("Array.from(document.querySelectorAll('#tokens .t'), (t) => t.dataset.ids).join(' ')")
+    assert [int(i) for i in ids.split()] == tok.encode(sample)
+    assert demo.is_visible("#download-atok") and demo.is_disabled("#special")
+
+    # Live: an edit is counted with it too.
+    text = corpora["en"][:3000] + "\nCafé 日本語"
+    set_text(demo, text)
+    assert shown_count(demo) == tok.count(text)
+
+    # Its .atok, converted in the page, gives the same ids natively.
+    from anytok.files import tokenizer_from_bytes
+
+    with demo.expect_download() as download:
+        demo.click("#download-atok")
+    assert download.value.suggested_filename == "minilm.tokenizer.atok"
+    assert tokenizer_from_bytes(Path(download.value.path()).read_bytes()).encode(text) == tok.encode(text)
+
+    # Dropped on the button: a SentencePiece model; the bundled encodings still work after.
+    sp = native_tokenizer("mistral_instruct_tokenizer_240323.model.v3")
+    demo.evaluate(
+        """([bytes]) => {
+            const data = new DataTransfer();
+            data.items.add(new File([new Uint8Array(bytes)], "mistral.model.v3"));
+            const button = document.querySelector('#open-tokenizer');
+            for (const type of ['dragenter', 'dragover', 'drop']) {
+                button.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+            }
+        }""",
+        [list(model_file("mistral_instruct_tokenizer_240323.model.v3").read_bytes())],
+    )
+    demo.wait_for_function("document.querySelector('#encoding').value === 'file:mistral.model.v3'")
+    wait_status(demo)
+    assert shown_count(demo) == sp.count(text)
+    assert demo.input_value("#text") == text and demo.is_hidden("#file-view")
+    path = ROOT / ".cache" / "web-test" / "demo-tokenizer-file.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    demo.screenshot(path=str(path), full_page=True)
+    demo.select_option("#encoding", "cl100k_base")
+    wait_status(demo)
+    assert shown_count(demo) == anytok_encoding("cl100k_base").count(text, disallowed_special=())
+    assert not demo.is_disabled("#special")
 
 
 # --- the wheel on a bare Pyodide, through micropip -------------------------------------------

@@ -208,6 +208,21 @@ def test_atok_inconsistent_config_is_a_format_error():
     assert isinstance(anytok.load(dumps(VocabData(name="x", config=cfg))).encode("hi"), list)
 
 
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3"])
+def test_segmented_words_equal_whole_words(name, corpora):
+    """Byte-level models cut long words where no token spans (models/bpe_merges.py): with the
+    segmenter from the first word on, and without it, the ids are the same."""
+    from anytok.convert.hf_json import load_tokenizer_json
+
+    seg, whole = load_tokenizer_json(model_path(name)), load_tokenizer_json(model_path(name))
+    seg.model._segment_wait = 0
+    whole.model._segmenter = False
+    for key in ("zh", "ja", "code"):
+        text = corpora[key][:20000]
+        assert seg.encode(text) == whole.encode(text)
+    assert seg.model._segmenter and seg.model._segment_cache  # it was used
+
+
 SCRIPT = r"""
 import json, sys
 sys.modules["regex"] = None

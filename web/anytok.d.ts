@@ -4,6 +4,7 @@
 //   import { AnyTok } from "./anytok.js";
 //   const tok = await AnyTok.load({ encoding: "o200k_base" });
 //   await tok.count("hello world");   // 2
+//   const llama = await AnyTok.load({ url: "/models/tokenizer.json" });   // any tokenizer file
 
 /** How text that spells a special token (e.g. `<|endoftext|>`) is treated; as in tiktoken. */
 export interface SpecialOptions {
@@ -17,14 +18,45 @@ export interface SpecialOptions {
   disallowedSpecial?: "all" | readonly string[] | ReadonlySet<string>;
 }
 
+/**
+ * Options of `encode`, `count`, `countBatch` and `tokenize`.  `allowedSpecial` and
+ * `disallowedSpecial` apply to tiktoken-style encodings (`kind` "encoding"), `addSpecialTokens`
+ * to the others; an option given for the wrong kind rejects with a ValueError saying so.
+ */
+export interface EncodeOptions extends SpecialOptions {
+  /**
+   * Hugging Face and SentencePiece tokenizers: add the special tokens the tokenizer adds around
+   * a text (its post-processor's, e.g. BOS; `add_special_tokens=True`).  Default false, as in
+   * anytok (Hugging Face's default is true).  Special tokens written in the text are matched
+   * either way, as the tokenizer does.
+   */
+  addSpecialTokens?: boolean;
+}
+
+/** What a tokenizer is: tiktoken-style, a Hugging Face tokenizer.json pipeline, or SentencePiece. */
+export type TokenizerKind = "encoding" | "hf" | "sentencepiece";
+
 export interface LoadOptions {
   /** A bundled encoding: "o200k_base", "cl100k_base", ... (see `AnyTok.encodings()`). */
   encoding?: string;
   /**
-   * Instead of a bundled encoding: an anytok vocab file (`.atok`), as a URL or its bytes.
-   * `encoding`, if also given, must match the name stored in the file.
+   * Instead of a bundled encoding: a tokenizer file, as a URL (fetched by the worker) or its
+   * bytes.  Any file `anytok.load` reads: an anytok `.atok` (tiktoken-style, or a converted
+   * tokenizer.json / SentencePiece model), a Hugging Face `tokenizer.json`, a SentencePiece
+   * `.model`, a Mistral tekken `.json`.  `encoding`, if also given, must match the tokenizer's
+   * name.  Give one of `vocab`, `url` and `data`.
    */
   vocab?: string | URL | ArrayBuffer | ArrayBufferView;
+  /** A tokenizer file by URL (as `vocab` with a URL). */
+  url?: string | URL;
+  /** A tokenizer file's bytes (as `vocab` with bytes), e.g. from a file input. */
+  data?: ArrayBuffer | ArrayBufferView;
+  /**
+   * With `data`: the file's name, used in error messages and, without extensions, as the
+   * tokenizer's name when the file holds none (a tokenizer.json or .model).  A URL's file name
+   * is used that way already.
+   */
+  fileName?: string;
   /** Where the assets are; default: the folder anytok.js was loaded from. */
   baseURL?: string | URL;
   /** Default: `anytok-assets.json` in baseURL (written by build_scripts/build_web.py). */
@@ -72,8 +104,9 @@ export declare class AnyTokError extends Error {
 }
 
 /**
- * One encoding.  All methods run in a shared Web Worker, in the order called, and return
- * promises; errors (including Python's) reject them with an AnyTokError.
+ * One tokenizer: a bundled encoding or a loaded file.  All methods run in a shared Web Worker,
+ * in the order called, and return promises; errors (including Python's) reject them with an
+ * AnyTokError.
  */
 export declare class AnyTok {
   /** Load an encoding; starts the worker (Pyodide) on first use and shares it afterwards. */
@@ -84,10 +117,20 @@ export declare class AnyTok {
   static terminate(): void;
 
   readonly name: string;
+  /** "encoding" for bundled encodings, .atok vocabularies and tekken files. */
+  readonly kind: TokenizerKind;
   readonly nVocab: number;
   readonly maxTokenValue: number;
+  /**
+   * Encodings and Hugging Face tokenizers: their special tokens.  SentencePiece: its control
+   * pieces (`<s>`, `</s>`, ...), which encode never finds in text.
+   */
   readonly specialTokens: string[];
-  /** Where the vocabulary came from this time: Cache Storage, the network, or given bytes. */
+  /**
+   * Where the vocabulary came from this time: Cache Storage, the network, or given bytes.
+   * Bundled encodings are kept in Cache Storage; files loaded by URL are fetched each time
+   * (through the browser's HTTP cache).
+   */
   readonly source: "cache" | "network" | "memory";
   /** Milliseconds the worker took to get and parse the vocabulary. */
   readonly loadMs: number;
@@ -96,28 +139,39 @@ export declare class AnyTok {
   /** Names of the bundled encodings. */
   encodings(): string[];
   /** Token ids, as tiktoken's `encode`. Lone surrogates count as U+FFFD, as in tiktoken. */
-  encode(text: string, options?: SpecialOptions): Promise<number[]>;
+  encode(text: string, options?: EncodeOptions): Promise<number[]>;
   /** The number of tokens `encode` would give. */
-  count(text: string, options?: SpecialOptions): Promise<number>;
+  count(text: string, options?: EncodeOptions): Promise<number>;
   /** `count` of each text, in one request. */
-  countBatch(texts: readonly string[], options?: SpecialOptions): Promise<number[]>;
-  /** The tokens of text as pieces of it (for showing how text is split). */
-  tokenize(text: string, options?: SpecialOptions): Promise<Piece[]>;
-  /** Text of the ids; invalid UTF-8 becomes U+FFFD unless `errors: "strict"`. */
+  countBatch(texts: readonly string[], options?: EncodeOptions): Promise<number[]>;
+  /**
+   * The tokens of text as pieces of it (for showing how text is split).  Exact for encodings,
+   * and for Hugging Face and SentencePiece tokenizers whenever their tokens spell the text
+   * (byte-level BPE, byte fallback); where their normalizer changed the text (lowercasing,
+   * accents, ...) the pieces are an alignment for display only.  A token that stands for no
+   * text (a BOS the tokenizer adds) joins the next piece.  The ids are always `encode`'s.
+   */
+  tokenize(text: string, options?: EncodeOptions): Promise<Piece[]>;
+  /**
+   * Text of the ids; invalid UTF-8 becomes U+FFFD unless `errors: "strict"` (encodings only;
+   * other tokenizers decode as their own library does).
+   */
   decode(ids: ArrayLike<number>, options?: { errors?: "replace" | "strict" | "ignore" }): Promise<string>;
+  /** This tokenizer as an anytok `.atok` file, e.g. a tokenizer.json converted for download. */
+  toAtok(): Promise<Uint8Array>;
   /**
    * The token count if it is at most `limit`, else null (without encoding the rest).
-   * Present only when the Python side has `count_till_limit`.
+   * Present only when the loaded tokenizer has `count_till_limit` (encodings).
    */
   countTillLimit?: (text: string, limit: number) => Promise<number | null>;
   /**
    * Text cut into consecutive chunks of at most `maxTokens` tokens each.
-   * Present only when the Python side has `chunks`.
+   * Present only when the loaded tokenizer has `chunks` (encodings).
    */
   chunks?: (text: string, maxTokens: number, options?: { overlap?: number }) => Promise<string[]>;
   /**
    * `[head, rest]`: the longest start of text with at most `maxTokens` tokens, and the rest.
-   * Present only when the Python side has `split_by_tokens`.
+   * Present only when the loaded tokenizer has `split_by_tokens` (encodings).
    */
   splitByTokens?: (text: string, maxTokens: number) => Promise<[string, string]>;
 }

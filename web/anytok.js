@@ -130,6 +130,9 @@ function checkText(text, what = "text") {
 }
 
 function specialOptions(options = {}) {
+  if (options.addSpecialTokens !== undefined && typeof options.addSpecialTokens !== "boolean") {
+    throw new TypeError("anytok: addSpecialTokens must be true or false");
+  }
   const check = (value, name) => {
     if (value === undefined || value === "all" || (Array.isArray(value) && value.every((v) => typeof v === "string"))) return value;
     if (value instanceof Set) return [...value];
@@ -138,6 +141,7 @@ function specialOptions(options = {}) {
   return {
     allowedSpecial: check(options.allowedSpecial, "allowedSpecial"),
     disallowedSpecial: check(options.disallowedSpecial, "disallowedSpecial"),
+    addSpecialTokens: options.addSpecialTokens,
   };
 }
 
@@ -172,21 +176,28 @@ function piecesOf(text, pairs) {
       charEnd += bytes;
       pos += units;
     }
-    if (charEnd === tokenEnd) {
+    // A token that stands for no text (a BOS the tokenizer adds) joins the next piece.
+    if (charEnd === tokenEnd && pos > start) {
       pieces.push({ text: text.slice(start, pos), ids, start, end: pos });
       start = pos;
       ids = [];
     }
   }
-  if (ids.length || pos < text.length) {
+  if (pos < text.length || (ids.length && !pieces.length)) {
     pieces.push({ text: text.slice(start), ids, start, end: text.length });
+  } else if (ids.length) {
+    pieces[pieces.length - 1].ids.push(...ids); // tokens after the text (an EOS) join the last piece
   }
   return pieces;
 }
 
 // --- the public API -------------------------------------------------------------------------
 
-/** One encoding, in a worker that may serve others too.  Made by `AnyTok.load`. */
+/**
+ * One tokenizer, in a worker that may serve others too.  Made by `AnyTok.load`: a bundled
+ * encoding, or any file anytok reads (an .atok, a tokenizer.json, a SentencePiece .model, a
+ * tekken .json).
+ */
 export class AnyTok {
   #runtime;
   #key;
@@ -197,13 +208,15 @@ export class AnyTok {
     this.#key = key;
     this.#names = names;
     this.name = info.name;
+    this.kind = info.kind;
     this.nVocab = info.nVocab;
     this.maxTokenValue = info.maxTokenValue;
     this.specialTokens = info.specialTokens;
     this.source = info.source;
     this.loadMs = info.loadMs;
     this.runtimeInfo = runtime.info;
-    // Methods newer versions of anytok have: present here exactly when the Python side has them.
+    // Methods newer versions of anytok have, on its Encoding only: present here exactly when the
+    // loaded tokenizer has them.
     const count = (value, what, least) => {
       if (!Number.isInteger(value) || value < least) throw new TypeError(`anytok: ${what} must be an integer >= ${least}`);
     };
@@ -234,14 +247,17 @@ export class AnyTok {
   }
 
   /**
-   * Load an encoding: `await AnyTok.load({ encoding: "o200k_base" })`.  Starts the worker and
-   * Pyodide on first use; later loads with the same URLs share that worker.
+   * Load a tokenizer: `await AnyTok.load({ encoding: "o200k_base" })`, or any tokenizer file
+   * anytok reads: `AnyTok.load({ url: "tokenizer.json" })`, `AnyTok.load({ data: bytes })`.
+   * Starts the worker and Pyodide on first use; later loads with the same URLs share that worker.
    */
   static async load(options = {}) {
     const { manifest, manifestURL } = await manifestFor(options);
     const names = Object.keys(manifest.encodings).sort();
     let request;
-    if (options.vocab !== undefined) {
+    const sources = ["vocab", "url", "data"].filter((k) => options[k] !== undefined);
+    if (sources.length > 1) throw new TypeError(`anytok: give one of vocab, url and data, not ${sources.join(" and ")}`);
+    if (sources.length) {
       request = await customVocab(options, manifestURL);
     } else {
       const name = options.encoding;
@@ -262,7 +278,7 @@ export class AnyTok {
       loading.catch(() => runtime.encodings.delete(request.key));
     }
     const info = await loading;
-    return new AnyTok(runtime, request.key, info, names, runtime.info.methods);
+    return new AnyTok(runtime, request.key, info, names, info.methods ?? runtime.info.methods);
   }
 
   /** Names of the bundled encodings (no worker needed). */
@@ -323,21 +339,36 @@ export class AnyTok {
     });
     return this.#call("decode", { ids: array, errors: options.errors ?? "replace" }, [array.buffer]);
   }
+
+  /**
+   * This tokenizer as an anytok `.atok` file (what `anytok.files.tokenizer_to_bytes` writes):
+   * a tokenizer.json or .model converted once, to load faster next time.
+   */
+  async toAtok() {
+    return this.#call("toAtok", {});
+  }
 }
 
 let customCount = 0;
 
 async function customVocab(options, manifestURL) {
-  const vocab = options.vocab;
+  const vocab = options.vocab ?? options.url ?? options.data;
+  if (options.url !== undefined && !(typeof vocab === "string" || vocab instanceof URL)) {
+    throw new TypeError("anytok: url must be a string or a URL");
+  }
+  if (options.data !== undefined && !(vocab instanceof ArrayBuffer || ArrayBuffer.isView(vocab))) {
+    throw new TypeError("anytok: data must be an ArrayBuffer or a typed array");
+  }
   if (typeof vocab === "string" || vocab instanceof URL) {
     const url = new URL(vocab, manifestURL).href;
     return { key: `custom ${url}`, name: options.encoding ?? null, url, sha256: null };
   }
   if (vocab instanceof ArrayBuffer || ArrayBuffer.isView(vocab)) {
     const bytes = vocab instanceof ArrayBuffer ? new Uint8Array(vocab) : new Uint8Array(vocab.buffer, vocab.byteOffset, vocab.byteLength);
-    return { key: `bytes ${++customCount}`, name: options.encoding ?? null, url: null, sha256: null, bytes: bytes.slice() };
+    const fileName = options.fileName === undefined ? null : String(options.fileName);
+    return { key: `bytes ${++customCount}`, name: options.encoding ?? null, url: null, sha256: null, bytes: bytes.slice(), fileName };
   }
-  throw new TypeError("anytok: vocab must be a URL or the bytes of an .atok file");
+  throw new TypeError("anytok: vocab / url / data must be a URL or the bytes of a tokenizer file");
 }
 
 export default AnyTok;

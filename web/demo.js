@@ -1,5 +1,7 @@
 // The demo page: live token counts while typing, a token view, counts in every encoding, and
-// large files with a progress bar.  Everything goes through the public shim (anytok.js).
+// large files with a progress bar; a user's own tokenizer file (tokenizer.json, .model, .atok,
+// tekken .json) can be opened and is converted in the page.  Everything goes through the public
+// shim (anytok.js).
 //
 // Typing must not re-encode a long text: the text is cut into segments at positions where
 // token counts add up exactly (segments.js), and counts and tokens are cached per segment.
@@ -38,6 +40,7 @@ const state = {
   special: "text",
   file: null, // { name, text, bytes } while a large file is shown
   tokenizers: new Map(), // name -> Promise<AnyTok>
+  userFiles: new Map(), // "file:<file name>" -> { fileName, kind, converted } for opened tokenizer files
   caches: new Map(), // "encoding|special" -> { counts: Map, pieces: Map }
   generation: 0, // bumped by every change; a stale update stops early
   running: false,
@@ -137,7 +140,12 @@ function errorText(err) {
 
 // --- tokenizers and caches ------------------------------------------------------------------
 
+const isUserFile = (name) => name.startsWith("file:");
+
 function tokenizer(name) {
+  if (!state.tokenizers.has(name) && isUserFile(name)) {
+    return Promise.reject(new Error(`the tokenizer file ${name.slice(5)} is not loaded`));
+  }
   if (!state.tokenizers.has(name)) {
     const promise = AnyTok.load({ encoding: name });
     promise.catch(() => state.tokenizers.delete(name)); // a later attempt may succeed
@@ -160,20 +168,34 @@ function currentText() {
   return state.file ? state.file.text : $("text").value;
 }
 
-function currentSegments(text) {
+// Cuts are safe only for the split patterns of the bundled encodings (segments.js): a tokenizer
+// file's text is encoded whole.
+function currentSegments(text, name = state.encoding) {
+  if (isUserFile(name)) return [text];
   return state.file ? segments(text, FILE_SEGMENTS) : segments(text);
+}
+
+// The encode options for the special-token mode: tiktoken's for encodings; the others match
+// the special tokens written in the text on their own, and add none around it.
+function encodeOptions(name = state.encoding) {
+  const kind = state.userFiles.get(name)?.kind ?? "encoding";
+  return kind === "encoding" ? SPECIAL_OPTIONS[state.special] : {};
+}
+
+function displayName(name) {
+  return isUserFile(name) ? name.slice(5) : name;
 }
 
 // Counts of every segment not yet cached, in requests of about BATCH_CHARS characters.
 // Returns the segments it counted, or null if the text changed meanwhile.
-async function countMissing(tok, segs, counts, onBatch, generation) {
+async function countMissing(tok, segs, counts, onBatch, generation, options) {
   const missing = [...new Set(segs.filter((s) => !counts.has(s)))];
   let batch = [];
   let batchChars = 0;
   let done = 0;
   const flush = async () => {
     if (!batch.length) return;
-    const result = await tok.countBatch(batch, SPECIAL_OPTIONS[state.special]);
+    const result = await tok.countBatch(batch, options);
     batch.forEach((s, i) => counts.set(s, result[i]));
     done += batchChars;
     onBatch?.(done);
@@ -226,13 +248,13 @@ async function update() {
     showRuntime(tok);
     const segs = currentSegments(text);
     const { counts, pieces } = cacheFor(name);
-    const options = SPECIAL_OPTIONS[state.special];
+    const options = encodeOptions(name);
 
     // Tokens of the beginning, for the view; counts only for the rest.
     const shown = [];
     let shownChars = 0;
     for (const s of segs) {
-      if (shownChars >= VIEW_LIMIT) break;
+      if (shownChars >= VIEW_LIMIT || (s.length > VIEW_LIMIT && isUserFile(name))) break;
       shown.push(s);
       shownChars += s.length;
     }
@@ -242,7 +264,7 @@ async function update() {
     const label = state.file ? `Counting ${state.file.name}` : "Counting";
     let missingChars = 0;
     for (const s of segs) if (!counts.has(s)) missingChars += s.length;
-    if (missingChars > BATCH_CHARS) clearResults(`${label} with ${name}…`);
+    if (missingChars > BATCH_CHARS) clearResults(`${label} with ${displayName(name)}…`);
     const tokenized = Promise.all(
       needPieces.map((s) =>
         tok.tokenize(s, options).then((p) => {
@@ -255,7 +277,7 @@ async function update() {
     const counted = countMissing(tok, rest, counts, (sent) => {
       const done = Math.min(1, (shownChars + sent) / totalChars);
       if (big) progress(done, `${label}: ${Math.floor(100 * done)} %`);
-    }, generation);
+    }, generation, options);
     counted.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
     await tokenized;
     const sent = await counted;
@@ -268,7 +290,12 @@ async function update() {
     const bytes = state.file ? state.file.bytes : utf8Length(text);
     $("count").textContent = fmt.format(total);
     $("count").dataset.count = String(total);
-    $("which").textContent = `${name}, special tokens ${$("special").selectedOptions[0].text}`;
+    const file = state.userFiles.get(name);
+    $("which").textContent = !file
+      ? `${name}, special tokens ${$("special").selectedOptions[0].text}`
+      : file.kind === "encoding"
+        ? `${file.fileName} (${tok.name}), special tokens ${$("special").selectedOptions[0].text}`
+        : `${file.fileName} (${KIND_NAMES[file.kind]}), special tokens in the text matched, none added`;
     $("chars").textContent = fmt.format(chars);
     $("bytes").textContent = fmt.format(bytes);
     $("ratio").textContent = total ? (chars / total).toFixed(2) : "–";
@@ -295,7 +322,7 @@ async function update() {
     $("count").textContent = "–";
     delete $("count").dataset.count;
     if (tok) {
-      showError(`Could not count with ${name}: ${errorText(err)}`);
+      showError(`Could not count with ${displayName(name)}: ${errorText(err)}`);
     } else {
       showError(`Could not load the encoding "${name}": ${errorText(err)}`);
       if (!$("runtime").classList.contains("ok")) showRuntime(null);
@@ -348,7 +375,11 @@ function renderTokens(shown, pieces, shownChars, totalChars) {
   $("tokens").replaceChildren(...children);
   if (segmentViews.size > 4 * CACHE_LIMIT) segmentViews.clear();
   $("tokens-note").textContent =
-    totalChars > shownChars ? `Showing the tokens of the first ${fmt.format(shownChars)} of ${fmt.format(totalChars)} characters.` : "";
+    totalChars > shownChars
+      ? shownChars
+        ? `Showing the tokens of the first ${fmt.format(shownChars)} of ${fmt.format(totalChars)} characters.`
+        : `Tokens are shown for texts up to ${fmt.format(VIEW_LIMIT)} characters with a tokenizer file.`
+      : "";
 }
 
 function inspect(event) {
@@ -397,7 +428,7 @@ function scheduleTable() {
 
 async function updateTable(text, all) {
   const generation = state.generation;
-  const segs = currentSegments(text);
+  const segs = state.file ? segments(text, FILE_SEGMENTS) : segments(text); // bundled encodings only
   const chars = state.file ? state.file.chars : countChars(text);
   for (const name of state.names) {
     if (!all && name !== state.encoding) continue;
@@ -409,7 +440,7 @@ async function updateTable(text, all) {
       const big = state.file && name !== state.encoding;
       const sent = await countMissing(tok, segs, counts, (done) => {
         if (big) progress(done / text.length, `Counting ${state.file.name} with ${name}: ${Math.floor((100 * done) / text.length)} %`);
-      }, generation);
+      }, generation, SPECIAL_OPTIONS[state.special]);
       if (sent === null || generation !== state.generation) return;
       const total = segs.reduce((n, s) => n + counts.get(s), 0);
       cell.textContent = fmt.format(total);
@@ -432,7 +463,77 @@ function selectEncoding(name) {
   state.encoding = name;
   $("encoding").value = name;
   markSelected();
+  const file = state.userFiles.get(name);
+  // Special-token modes are tiktoken's: a Hugging Face or SentencePiece file has none.
+  $("special").disabled = Boolean(file && file.kind !== "encoding");
+  $("special").title = $("special").disabled ? "This tokenizer matches the special tokens in the text itself, as its library does." : "";
+  $("download-atok").hidden = !file?.converted;
   changed();
+}
+
+// --- the user's tokenizer files -------------------------------------------------------------
+
+const KIND_NAMES = { encoding: "tiktoken-style", hf: "Hugging Face tokenizer.json", sentencepiece: "SentencePiece" };
+
+// Read a tokenizer file, have the worker build it (anytok.load converts it), and select it.
+async function openTokenizer(file) {
+  state.generation++;
+  setStatus("busy");
+  showError(null);
+  const name = `file:${file.name}`;
+  try {
+    progress(0, `Reading ${file.name}`);
+    const buffer = await readFile(file);
+    progress(0.5, `Converting ${file.name} (${sizeText(buffer.byteLength)})…`);
+    const started = performance.now();
+    const tok = await AnyTok.load({ data: buffer, fileName: file.name });
+    const head = new Uint8Array(buffer, 0, Math.min(6, buffer.byteLength));
+    const isAtok = String.fromCharCode(...head) === "ANYTOK";
+    for (const key of [...state.caches.keys()]) if (key.startsWith(`${name}|`)) state.caches.delete(key);
+    for (const key of [...segmentViews.keys()]) if (key.startsWith(`${name}|`)) segmentViews.delete(key);
+    state.tokenizers.set(name, Promise.resolve(tok));
+    state.userFiles.set(name, { fileName: file.name, kind: tok.kind, converted: !isAtok });
+    let option = [...$("encoding").options].find((o) => o.value === name);
+    if (!option) {
+      let group = $("encoding").querySelector("optgroup.user-files");
+      if (!group) {
+        group = document.createElement("optgroup");
+        group.className = "user-files";
+        group.label = "Your tokenizer files";
+        $("encoding").append(group);
+      }
+      option = new Option(file.name, name);
+      group.append(option);
+    }
+    progress(null);
+    setNotice(
+      "tokenizer",
+      `Loaded ${file.name}: ${KIND_NAMES[tok.kind]} tokenizer "${tok.name}", ${fmt.format(tok.nVocab)} tokens, in ${msText(performance.now() - started)}.`,
+    );
+    selectEncoding(name);
+  } catch (err) {
+    progress(null);
+    showError(`Could not load ${file.name} as a tokenizer: ${errorText(err)}`);
+    setStatus("error");
+  }
+}
+
+async function saveAtok() {
+  const name = state.encoding;
+  const file = state.userFiles.get(name);
+  if (!file) return;
+  try {
+    const data = await (await tokenizer(name)).toAtok();
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(new Blob([data], { type: "application/octet-stream" }));
+    link.download = `${file.fileName.replace(/\.(json|model(\.v\d+)?|tiktoken)$/i, "")}.atok`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+  } catch (err) {
+    showError(`Could not convert ${file.fileName}: ${errorText(err)}`);
+  }
 }
 
 async function readFile(file) {
@@ -521,6 +622,7 @@ function wireDrop() {
   const overlay = $("drop-overlay");
   let depth = 0;
   const hasFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
+  const onTokenizerButton = (e) => Boolean(e.target?.closest?.("#open-tokenizer"));
   window.addEventListener("dragenter", (e) => {
     if (!hasFiles(e)) return;
     depth++;
@@ -528,18 +630,29 @@ function wireDrop() {
   });
   window.addEventListener("dragleave", () => {
     depth = Math.max(0, depth - 1);
-    if (!depth) overlay.hidden = true;
+    if (!depth) {
+      overlay.hidden = true;
+      $("open-tokenizer").classList.remove("drop-target");
+    }
   });
   window.addEventListener("dragover", (e) => {
-    if (hasFiles(e)) e.preventDefault();
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    const onButton = onTokenizerButton(e);
+    $("open-tokenizer").classList.toggle("drop-target", onButton);
+    overlay.firstElementChild.textContent = onButton
+      ? "Drop a tokenizer file (tokenizer.json, .model, .atok) to use it"
+      : "Drop a text file to count its tokens";
   });
   window.addEventListener("drop", (e) => {
     depth = 0;
     overlay.hidden = true;
+    $("open-tokenizer").classList.remove("drop-target");
     const file = e.dataTransfer?.files?.[0];
     if (!file) return;
     e.preventDefault();
-    openFile(file);
+    if (onTokenizerButton(e)) openTokenizer(file);
+    else openFile(file);
   });
 }
 
@@ -553,6 +666,13 @@ async function start() {
   });
   $("encoding").addEventListener("change", (e) => selectEncoding(e.target.value));
   $("open-file").addEventListener("click", () => $("file").click());
+  $("open-tokenizer").addEventListener("click", () => $("tokenizer-file").click());
+  $("tokenizer-file").addEventListener("change", (e) => {
+    const file = e.target.files?.[0];
+    e.target.value = "";
+    if (file) openTokenizer(file);
+  });
+  $("download-atok").addEventListener("click", saveAtok);
   $("file").addEventListener("change", (e) => {
     const file = e.target.files?.[0];
     e.target.value = "";

@@ -13,6 +13,12 @@ export async function usage(): Promise<void> {
   const names: string[] = tok.encodings();
   const all: string[] = await AnyTokDefault.encodings();
   const other = await AnyTok.load({ vocab: new Uint8Array(0), baseURL: "/static/" });
+  const hf = await AnyTok.load({ url: "/models/tokenizer.json" });
+  const fromFile = await AnyTok.load({ data: new ArrayBuffer(0), fileName: "tokenizer.json" });
+  const kind: "encoding" | "hf" | "sentencepiece" = hf.kind;
+  const withBos: number[] = await hf.encode("hello", { addSpecialTokens: true });
+  const atok: Uint8Array = await fromFile.toAtok();
+  void kind, withBos, atok;
   if (tok.countTillLimit) {
     const upTo: number | null = await tok.countTillLimit("hello", 10);
     void upTo;
@@ -38,6 +44,8 @@ export async function misuse(tok: AnyTok): Promise<void> {
   await tok.count(42);
   // @ts-expect-error: unknown option
   await AnyTok.load({ encodnig: "o200k_base" });
+  // @ts-expect-error: addSpecialTokens is a boolean
+  await tok.count("text", { addSpecialTokens: "yes" });
   // @ts-expect-error: optional method, may be missing
   await tok.chunks("text", 10);
 }

@@ -5,7 +5,7 @@
 //   worker -> page   { id, ok: true, result }  or  { id, ok: false, error }
 // Requests run one at a time, in the order they arrived: Python is single-threaded, and the
 // queue keeps a vocabulary load or a long encode from interleaving with anything else.  One
-// worker holds any number of encodings, each under the key the page gave it.
+// worker holds any number of tokenizers, each under the key the page gave it.
 
 const VOCAB_CACHE = "anytok-vocab-v1";
 
@@ -109,9 +109,9 @@ function cacheKey(url, sha256) {
   return key.href;
 }
 
-async function loadVocab({ key, name, url, sha256, bytes }) {
+async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const { glue } = await ready();
-  const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : "vocab file";
+  const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
   const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
@@ -169,7 +169,22 @@ function strings(proxy) {
   }
 }
 
-const specials = (options) => [options?.allowedSpecial ?? undefined, options?.disallowedSpecial ?? undefined];
+const specials = (options) => [
+  options?.allowedSpecial ?? undefined,
+  options?.disallowedSpecial ?? undefined,
+  options?.addSpecialTokens ?? undefined,
+];
+
+// A bytes-like value from Python -> a Uint8Array of its own.
+function bytesOf(proxy) {
+  const view = proxy.getBuffer("u8");
+  try {
+    return view.data.slice();
+  } finally {
+    view.release();
+    proxy.destroy();
+  }
+}
 
 // --- requests -------------------------------------------------------------------------------
 
@@ -206,6 +221,11 @@ const OPS = {
   async decode({ key, ids, errors }) {
     const { glue } = await ready();
     return [glue.decode(key, ids, errors ?? "replace")];
+  },
+  async toAtok({ key }) {
+    const { glue } = await ready();
+    const data = bytesOf(glue.to_atok(key));
+    return [data, [data.buffer]];
   },
   async countTillLimit({ key, text, limit }) {
     const { glue } = await ready();

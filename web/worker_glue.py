@@ -1,23 +1,35 @@
-"""anytok's side of the Web Worker (web/worker.js): anytok's public API, keyed by encoding.
+"""anytok's side of the Web Worker (web/worker.js): anytok's public API, keyed by tokenizer.
 
 The worker imports this module once and calls its functions with values Pyodide converted from
 JavaScript: `str` for strings, numbers for numbers, and JsProxy objects for arrays and
 `Uint8Array`s, which `_py` turns into Python values.  Ids go back as `array('i')`, which the
 worker reads as one Int32Array instead of converting a list element by element.
 
+A tokenizer is whatever `anytok.load` makes of a file's bytes: an `anytok.Encoding`
+(tiktoken-style: an .atok vocabulary, a tekken JSON), a Hugging Face pipeline (tokenizer.json,
+or an .atok holding one) or a SentencePiece model (.model, or an .atok holding one).  Every
+function works for all three; the options that belong to one kind only (`allowed_special` /
+`disallowed_special` for encodings, `add_special_tokens` for the others) are refused with a
+clear message when given for another kind.
+
 It knows nothing of the browser beyond that, and nothing of anytok beyond its public API.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from array import array
+from functools import lru_cache
 
 import anytok
-from anytok.registry import encoding_from_bytes
+from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
+from anytok.format import MAGIC
 
-_encodings: dict[str, anytok.Encoding] = {}
+_tokenizers: dict[str, object] = {}
+_surfaces: dict[str, dict[int, bytes | None]] = {}  # key -> id -> bytes of its text (tokenize)
 
-# Methods that only some versions of anytok have; the shim offers those this one has.
+# Methods that only some versions of anytok have, and only its Encoding: the shim offers those
+# the loaded tokenizer has.
 OPTIONAL_METHODS = ("count_till_limit", "chunks", "split_by_tokens")
 
 
@@ -48,12 +60,40 @@ def _special(value):
     return value if value == "all" else set(value)
 
 
-def _specials_kwargs(allowed, disallowed) -> dict:
+def _kind(tok) -> str:
+    if isinstance(tok, anytok.Encoding):
+        return "encoding"
+    if hasattr(tok, "pieces") and hasattr(tok, "types"):
+        return "sentencepiece"
+    return "hf"
+
+
+_KIND_NAMES = {"encoding": "a tiktoken-style encoding", "hf": "a Hugging Face tokenizer",
+               "sentencepiece": "a SentencePiece tokenizer"}
+
+
+def _kwargs(tok, allowed, disallowed, add_special) -> dict:
+    """encode()'s keyword arguments for this tokenizer, from the JS options."""
     kwargs = {}
-    if (allowed := _special(allowed)) is not None:
-        kwargs["allowed_special"] = allowed
-    if (disallowed := _special(disallowed)) is not None:
-        kwargs["disallowed_special"] = disallowed
+    allowed, disallowed, add_special = _special(allowed), _special(disallowed), _py(add_special)
+    if isinstance(tok, anytok.Encoding):
+        if add_special is not None:
+            raise ValueError(
+                f"addSpecialTokens applies to Hugging Face and SentencePiece tokenizers; {tok.name} is "
+                "a tiktoken-style encoding: use allowedSpecial / disallowedSpecial"
+            )
+        if allowed is not None:
+            kwargs["allowed_special"] = allowed
+        if disallowed is not None:
+            kwargs["disallowed_special"] = disallowed
+        return kwargs
+    if allowed is not None or disallowed is not None:
+        raise ValueError(
+            f"allowedSpecial / disallowedSpecial apply to tiktoken-style encodings; {tok.name} is "
+            f"{_KIND_NAMES[_kind(tok)]}: use addSpecialTokens"
+        )
+    if add_special is not None:
+        kwargs["add_special_tokens"] = bool(add_special)
     return kwargs
 
 
@@ -68,70 +108,406 @@ def runtime() -> dict:
     }
 
 
+def _retitle(err: Exception, what: str) -> Exception:
+    """The same exception, naming the file instead of anytok.load's "tokenizer data"."""
+    message = str(err)
+    if "tokenizer data" not in message:
+        return err
+    try:
+        return type(err)(message.replace("tokenizer data", what, 1))
+    except Exception:
+        return err
+
+
+def _other_format(data: bytes) -> bool:
+    """Whether data may be a file anytok.load reads other than .atok (JSON, a protobuf, a
+    .tiktoken file's "base64 rank" lines)."""
+    head = data[:4096].lstrip()
+    first = head.split(b"\n", 1)[0].split()
+    return head.startswith(b"{") or data[:1] == b"\x0a" or (len(first) == 2 and first[1].isdigit())
+
+
 def load(key: str, data, what: str, expected_name) -> dict:
-    """Build the encoding from the bytes of an .atok file; `key` names it from now on."""
-    enc = encoding_from_bytes(_bytes(data), what)
-    if expected_name is not None and enc.name != expected_name:
-        raise anytok.VocabFormatError(f"{what}: holds encoding {enc.name!r}, not {expected_name!r}")
-    _encodings[key] = enc
+    """Build a tokenizer from a file's bytes, whatever its format; `key` names it from now on.
+
+    An .atok file of any kind, a tokenizer.json, a SentencePiece .model or a tekken JSON:
+    as `anytok.load` reads them.  A file that holds no name is named after `what` (its file
+    name without extensions)."""
+    data = _bytes(data)
+    if data.startswith(MAGIC):
+        tok = tokenizer_from_bytes(data, what)
+    elif not _other_format(data):
+        raise anytok.VocabFormatError(
+            f"{what}: not an anytok vocab file, nor a tokenizer.json, a SentencePiece .model or a tekken .json"
+        )
+    else:
+        stem = what.rsplit("/", 1)[-1].split(".")[0]
+        try:
+            tok = anytok.load(data, name=stem if stem and what != "vocab file" else None)
+        except Exception as err:
+            raise _retitle(err, what) from None
+    if expected_name is not None and tok.name != expected_name:
+        raise anytok.VocabFormatError(f"{what}: holds encoding {tok.name!r}, not {expected_name!r}")
+    _tokenizers[key] = tok
+    _surfaces.pop(key, None)
     return info(key)
 
 
 def loaded(key: str) -> bool:
-    return key in _encodings
+    return key in _tokenizers
 
 
-def _enc(key: str) -> anytok.Encoding:
+def _tok(key: str):
     try:
-        return _encodings[key]
+        return _tokenizers[key]
     except KeyError:
-        raise ValueError(f"encoding {key!r} is not loaded in this worker") from None
+        raise ValueError(f"tokenizer {key!r} is not loaded in this worker") from None
+
+
+def _special_tokens(tok) -> list[str]:
+    if hasattr(tok, "special_tokens_set"):
+        return sorted(tok.special_tokens_set)
+    # SentencePiece: its control pieces (<s>, </s>, [INST], ...); encode never matches them
+    # in text, and add_special_tokens adds BOS.
+    return sorted(p for p, t in zip(tok.pieces, tok.types) if t == _SP_CONTROL)
 
 
 def info(key: str) -> dict:
-    enc = _enc(key)
+    tok = _tok(key)
+    kind = _kind(tok)
     return {
-        "name": enc.name,
-        "nVocab": enc.n_vocab,
-        "maxTokenValue": enc.max_token_value,
-        "specialTokens": sorted(enc.special_tokens_set),
+        "name": tok.name,
+        "kind": kind,
+        "nVocab": tok.n_vocab,
+        "maxTokenValue": tok.max_token_value if kind == "encoding" else tok.n_vocab - 1,
+        "specialTokens": _special_tokens(tok),
+        "methods": [m for m in OPTIONAL_METHODS if hasattr(tok, m)],
     }
 
 
-def encode(key: str, text: str, allowed, disallowed) -> array:
-    return array("i", _enc(key).encode(text, **_specials_kwargs(allowed, disallowed)))
+def encode(key: str, text: str, allowed, disallowed, add_special=None) -> array:
+    tok = _tok(key)
+    return array("i", tok.encode(text, **_kwargs(tok, allowed, disallowed, add_special)))
 
 
-def count(key: str, text: str, allowed, disallowed) -> int:
-    return _enc(key).count(text, **_specials_kwargs(allowed, disallowed))
+def count(key: str, text: str, allowed, disallowed, add_special=None) -> int:
+    tok = _tok(key)
+    return tok.count(text, **_kwargs(tok, allowed, disallowed, add_special))
 
 
-def count_batch(key: str, texts, allowed, disallowed) -> array:
-    enc, kwargs = _enc(key), _specials_kwargs(allowed, disallowed)
-    return array("i", [enc.count(text, **kwargs) for text in _py(texts)])
+def count_batch(key: str, texts, allowed, disallowed, add_special=None) -> array:
+    tok = _tok(key)
+    kwargs = _kwargs(tok, allowed, disallowed, add_special)
+    return array("i", [tok.count(text, **kwargs) for text in _py(texts)])
 
 
-def tokenize(key: str, text: str, allowed, disallowed) -> array:
-    """ids and the byte length of each token, interleaved: id0, len0, id1, len1, ..."""
-    enc = _enc(key)
-    ids = enc.encode(text, **_specials_kwargs(allowed, disallowed))
+def tokenize(key: str, text: str, allowed, disallowed, add_special=None) -> array:
+    """ids and the byte length of each token, interleaved: id0, len0, id1, len1, ...
+
+    The lengths are of the UTF-8 bytes of `text` each token stands for (a lone surrogate
+    counts 3 bytes, as U+FFFD), and add up to the whole text.  For an Encoding they are exact.
+    For the other kinds see `_spans`: exact whenever the tokens spell the text byte for byte,
+    and otherwise an alignment for display only (the ids are exact either way)."""
+    tok = _tok(key)
+    ids = tok.encode(text, **_kwargs(tok, allowed, disallowed, add_special))
+    if isinstance(tok, anytok.Encoding):
+        lengths = array("i", map(len, tok.decode_tokens_bytes(ids)))
+    else:
+        lengths = array("i", _spans(key, tok, text, ids))
     out = array("i", bytes(8 * len(ids)))
     out[0::2] = array("i", ids)
-    out[1::2] = array("i", map(len, enc.decode_tokens_bytes(ids)))
+    out[1::2] = lengths
     return out
 
 
 def decode(key: str, ids, errors: str) -> str:
-    return _enc(key).decode(_ints(ids), errors=errors)
+    tok = _tok(key)
+    if isinstance(tok, anytok.Encoding):
+        return tok.decode(_ints(ids), errors=errors)
+    if errors not in (None, "replace"):
+        raise ValueError(
+            f"errors={errors!r} applies to tiktoken-style encodings; {tok.name} is {_KIND_NAMES[_kind(tok)]}, "
+            "which decodes as its own library does (invalid UTF-8 becomes U+FFFD)"
+        )
+    return tok.decode(_ints(ids))
+
+
+def to_atok(key: str):
+    """The tokenizer as an anytok .atok file (anytok.files.tokenizer_to_bytes), for download."""
+    return memoryview(tokenizer_to_bytes(_tok(key)))
+
+
+def _only_encodings(tok, what: str):
+    if not isinstance(tok, anytok.Encoding):
+        raise ValueError(f"{what} exists only for tiktoken-style encodings; {tok.name} is {_KIND_NAMES[_kind(tok)]}")
+    return tok
 
 
 def count_till_limit(key: str, text: str, limit: int):
-    return _enc(key).count_till_limit(text, limit)
+    return _only_encodings(_tok(key), "countTillLimit").count_till_limit(text, limit)
 
 
 def chunks(key: str, text: str, max_tokens: int, overlap: int) -> list[str]:
-    return _enc(key).chunks(text, max_tokens, overlap=overlap)
+    return _only_encodings(_tok(key), "chunks").chunks(text, max_tokens, overlap=overlap)
 
 
 def split_by_tokens(key: str, text: str, max_tokens: int) -> list[str]:
-    return list(_enc(key).split_by_tokens(text, max_tokens))
+    return list(_only_encodings(_tok(key), "splitByTokens").split_by_tokens(text, max_tokens))
+
+
+# --- where each token of a Hugging Face or SentencePiece tokenizer is in the text ------------
+#
+# Such tokenizers normalize the text first (lowercase, strip accents, NFKC, spaces to "▁",
+# a dummy "▁" in front, ...), so their tokens need not spell the text.  Each token's text is
+# found from the token alone (`_surface`), then:
+#   1. if the tokens' bytes are the text's bytes (but for the space SentencePiece adds in
+#      front), those are the lengths: exact (byte-level BPE such as Llama 3 and Qwen, and
+#      SentencePiece models with byte fallback on text their normalizer leaves alone);
+#   2. otherwise the tokens are matched to the text in a folded form (`_fold`: compatibility
+#      decomposition, case folding, no accents, no whitespace or control characters), token by
+#      token; a token that does not match there (an unknown token, a BOS added in front) takes
+#      the text up to where the next tokens match again;
+#   3. where that fails too, the rest of the text is shared out in proportion to the tokens'
+#      lengths.
+# 2 and 3 are approximations, for showing tokens only; the ids never depend on them.
+
+_SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 4, 5, 6
+_RESYNC_TOKENS = 8  # tokens tried after one that does not match
+_RESYNC_CHARS = 64  # how far ahead (folded characters) they may match
+
+
+def _gpt2_byte_table() -> dict[str, int]:
+    """GPT-2's byte-level alphabet, character -> byte: printable Latin-1 bytes stand for
+    themselves, the other 68 bytes for U+0100 onwards in byte order."""
+    kept = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table = {chr(b): b for b in kept}
+    extra = 0
+    for b in range(256):
+        if b not in table.values():
+            table[chr(0x100 + extra)] = b
+            extra += 1
+    return table
+
+
+_BYTE_LEVEL = _gpt2_byte_table()
+
+
+def _decoder_types(decoder) -> set[str]:
+    if decoder is None:
+        return set()
+    cfg = decoder.to_config()
+    out, todo = set(), [cfg]
+    while todo:
+        c = todo.pop()
+        out.add(c.get("type"))
+        todo += c.get("decoders") or []
+    return out
+
+
+def _byte_piece(token: str) -> int | None:
+    if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+        try:
+            return int(token[3:5], 16)
+        except ValueError:
+            return None
+    return None
+
+
+def _surface(key: str, tok, i: int) -> bytes | None:
+    """The bytes token `i` spells in (normalized) text, or None when unknown."""
+    cache = _surfaces.setdefault(key, {})
+    if i in cache:
+        return cache[i]
+    if _kind(tok) == "sentencepiece":
+        t = tok.types[i] if 0 <= i < tok.n_vocab else _SP_UNKNOWN
+        if t == _SP_BYTE:
+            out = bytes([_byte_piece(tok.pieces[i])])
+        elif t == _SP_CONTROL:
+            out = b""
+        elif t == _SP_UNKNOWN:
+            out = None
+        else:
+            out = tok.pieces[i].replace("\u2581", " ").encode("utf-8", "surrogatepass")
+    else:
+        out = _hf_surface(key, tok, i)
+    cache[i] = out
+    return out
+
+
+def _hf_surface(key: str, tok, i: int) -> bytes | None:
+    token = tok.id_to_token(i)
+    if token is None:
+        return None
+    if i in getattr(getattr(tok, "added", None), "id_to_content", {}):  # an added token: its text
+        return token.encode("utf-8", "surrogatepass")
+    cache = _surfaces.setdefault(key, {})
+    if "decoders" not in cache:
+        cache["decoders"] = _decoder_types(tok.decoder)
+        cache["byte_fallback"] = bool(getattr(tok.model, "byte_fallback", False))
+        ref = None
+        for text in ("a", "\u2581a", "\u0120a"):
+            j = tok.token_to_id(text)
+            if j is not None and tok.decode([j]).strip():
+                ref = j
+                break
+        cache["ref"] = ref
+    if cache["byte_fallback"] and (b := _byte_piece(token)) is not None:
+        return bytes([b])
+    if "ByteLevel" in cache["decoders"] and all(c in _BYTE_LEVEL for c in token):
+        return bytes(_BYTE_LEVEL[c] for c in token)
+    # The decoder's text for this token after another one, so that what decoders do at the
+    # start (strip a space, keep a "##") does not apply.
+    ref = cache["ref"]
+    if ref is not None:
+        before, both = tok.decode([ref]), tok.decode([ref, i])
+        if both.startswith(before):
+            return both[len(before):].encode("utf-8", "surrogatepass")
+    return tok.decode([i]).encode("utf-8", "surrogatepass")
+
+
+@lru_cache(maxsize=65536)
+def _fold(c: str) -> str:
+    out = []
+    for ch in unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", c).casefold()):
+        if ch.isspace() or ch == "\u2581" or unicodedata.combining(ch) or unicodedata.category(ch) in ("Cc", "Cf"):
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _utf8_len(c: str) -> int:
+    n = ord(c)
+    return 1 if n < 0x80 else 2 if n < 0x800 else 3 if n < 0x10000 else 4
+
+
+def _spans(key: str, tok, text: str, ids: list[int]) -> list[int]:
+    surfaces = [_surface(key, tok, i) for i in ids]
+    char_lengths = [_utf8_len(c) for c in text]
+    if not ids:
+        return []
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        data = None
+    if data is not None and None not in surfaces:
+        joined = b"".join(surfaces)
+        lengths = [len(s) for s in surfaces]
+        if joined == data:
+            return lengths
+        if joined == b" " + data:  # SentencePiece's dummy prefix: the first space is not in the text
+            first = next(k for k, n in enumerate(lengths) if n)
+            lengths[first] -= 1
+            return lengths
+
+    # Tokens in groups that decode to whole characters (byte pieces of one character go together).
+    units: list[tuple[list[int], str]] = []  # (token indexes, text)
+    pending: list[int] = []
+    buf = b""
+    for k, s in enumerate(surfaces):
+        pending.append(k)
+        buf += s or b""
+        try:
+            decoded = buf.decode("utf-8")
+        except UnicodeDecodeError:
+            if len(pending) < 8:
+                continue
+            decoded = buf.decode("utf-8", "replace")
+        units.append((pending, decoded))
+        pending, buf = [], b""
+    if pending:
+        units.append((pending, buf.decode("utf-8", "replace")))
+
+    # The text folded, each folded character with the index of the character it came from.
+    folded: list[str] = []
+    origin: list[int] = []
+    for ci, c in enumerate(text):
+        f = _fold(c)
+        folded.append(f)
+        origin += [ci] * len(f)
+    flat = "".join(folded)
+
+    # Match units to the folded text: owner[p] = the unit that covers folded position p.
+    owner = [-1] * len(flat)
+    keys = [_fold_text(t) for _, t in units]
+    pos = 0
+    u = 0
+    while u < len(units) and pos < len(flat):
+        k = keys[u]
+        if flat.startswith(k, pos):
+            owner[pos:pos + len(k)] = [u] * len(k)
+            pos += len(k)
+            u += 1
+            continue
+        # Not here: find the next unit that matches a little further on; this one (and any
+        # before that one) takes the text in between.
+        for v in range(u + 1, min(len(units), u + 1 + _RESYNC_TOKENS)):
+            if not keys[v]:
+                continue
+            q = flat.find(keys[v], pos, pos + _RESYNC_CHARS + len(keys[v]))
+            if q != -1:
+                owner[pos:q] = [u] * (q - pos)
+                pos, u = q, v
+                break
+        else:
+            break
+    matched_units = u
+
+    # Each character goes to the unit of its first folded character; characters that fold to
+    # nothing (spaces, controls) go to the unit of the next character that does not.
+    char_unit = [-1] * len(text)
+    p = 0
+    for ci, f in enumerate(folded):
+        if f:
+            char_unit[ci] = owner[p]
+            p += len(f)
+    nxt = -1
+    for ci in range(len(text) - 1, -1, -1):
+        if char_unit[ci] == -1:
+            char_unit[ci] = nxt
+        else:
+            nxt = char_unit[ci]
+
+    # Characters from the first one matching did not reach are shared out below (3.).
+    stop = len(text)
+    p = 0
+    for ci, f in enumerate(folded):
+        if f:
+            if owner[p] == -1:
+                stop = ci
+                break
+            p += len(f)
+    unit_bytes = [0] * len(units)
+    last = 0
+    for ci in range(stop):
+        uu = char_unit[ci]
+        if uu == -1:  # spaces at the very end, or just before where matching stopped
+            uu = last
+        unit_bytes[uu] += char_lengths[ci]
+        last = uu
+    leftover_start = stop
+    # 3. what matching left: shared out over the units not matched, by their length.
+    rest = sum(char_lengths[leftover_start:])
+    if rest:
+        tail = list(range(matched_units, len(units))) or [len(units) - 1]
+        weights = [max(1, len(units[x][1])) for x in tail]
+        total, given = sum(weights), 0
+        for n, (x, w) in enumerate(zip(tail, weights)):
+            share = rest - given if n == len(tail) - 1 else rest * w // total
+            unit_bytes[x] += share
+            given += share
+
+    # Within a unit: the tokens' own byte lengths when they add up, else all on its last token
+    # (the page shows a unit of several tokens as one piece anyway).
+    lengths = [0] * len(ids)
+    for (members, _), nbytes in zip(units, unit_bytes):
+        own = [len(surfaces[k] or b"") for k in members]
+        if sum(own) == nbytes:
+            for k, n in zip(members, own):
+                lengths[k] = n
+        else:
+            lengths[members[-1]] = nbytes
+    return lengths
+
+
+def _fold_text(s: str) -> str:
+    return "".join(_fold(c) for c in s)

@@ -20,6 +20,13 @@ same sequence of merges.  Two implementations of it:
 A pair (a, b) is looked up as one int key `a * K + b`; its value `rank * 2**20 + new_id` sorts
 by rank, and the low bits give the merged token.
 
+Long words of byte-level models (Chinese and Japanese text: a run of letters is one word of
+three symbols a character) are first cut at character boundaries that no token of the
+vocabulary spans, with the segmenter of anytok's tiktoken encoder (`anytok.segment`): a merge
+makes a token, so none crosses such a boundary, and the parts are merged -- and cached --
+independently.  The segmenter is built once a few thousand characters of long words have
+been merged whole (it takes a moment), so short texts do not pay for it.
+
 Very long words (SentencePiece-style models without a pre-tokenizer see the whole text as one
 word) are first cut before each "▁" (or " ") that no token of the vocabulary can span: a merge
 never joins symbols across such a cut, so the parts are merged independently -- and cached, as
@@ -39,6 +46,9 @@ _ID_BITS = 20
 _ID_MASK = (1 << _ID_BITS) - 1
 LIST_MAX = 48  # symbols; longer words use the heap merge
 CUT_MIN = 256  # characters; longer words are cut at word boundaries first
+SEGMENT_MIN = 7  # symbols; from this length words of byte-level models are segmented
+SEGMENT_START = 4000  # symbols of such words merged whole before the segmenter is built
+_SEP = "\ud800"  # the segmenter's separator between words (anytok.segment)
 CACHE_SIZE = 1 << 16
 
 
@@ -92,6 +102,11 @@ class BPEMerges:
         self._byte_ids = [vocab_get(f"<0x{b:02X}>") for b in range(256)] if self.byte_fallback else None
         self._cache: dict[str, list[int]] = {}
         self._cutter = self._make_cutter()
+        # anytok.segment.Segmenter for byte-level vocabularies: None = not built yet, False =
+        # not applicable; _segment_wait counts down the symbols merged before it is built.
+        self._segmenter = None
+        self._segment_wait = SEGMENT_START
+        self._segment_cache: dict[str, list[int]] = {}
 
     # ----------------------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
@@ -137,6 +152,103 @@ class BPEMerges:
                 cache.clear()
             cache[part] = out
         return out
+
+    def tokenize_many(self, pieces: list[str]) -> list[int]:
+        """The ids of several pre-tokens, concatenated: `tokenize` on each, with the long
+        words of a byte-level model cut into segments first, all in one segmenter call."""
+        cache_get = self._cache.get
+        found = list(map(cache_get, pieces))
+        if None in found and self._segmenter is not False:
+            self._segment_misses(pieces, found)
+        tokenize = self.tokenize
+        out: list[int] = []
+        for piece, ids in zip(pieces, found):
+            out += ids if ids is not None else tokenize(piece)
+        return out
+
+    def _segment_misses(self, pieces: list[str], found: list) -> None:
+        """Fill `found` for the long cache misses, through the segmenter (when it applies)."""
+        vocab = self.vocab if self.ignore_merges else {}
+        long = [k for k, ids in enumerate(found)
+                if ids is None and len(pieces[k]) >= SEGMENT_MIN and pieces[k] not in vocab]
+        if not long:
+            return
+        seg = self._segmenter
+        if seg is None:
+            self._segment_wait -= sum(len(pieces[k]) for k in long)
+            if self._segment_wait > 0:
+                return
+            seg = self._segmenter = self._make_segmenter()
+            if seg is False:
+                return
+        from ..pipeline.pre_tokenizers import CHAR_TO_BYTE
+
+        to_byte = CHAR_TO_BYTE.__getitem__
+        texts, which = [], []
+        for k in long:
+            try:
+                texts.append(bytes(map(to_byte, pieces[k])).decode("utf-8"))
+            except (KeyError, UnicodeDecodeError):
+                continue
+            which.append(k)
+        if not texts:
+            return
+        got = seg.refine(texts, list(range(len(texts))))
+        if got is None:
+            return
+        # Segments (text) -> ids, through a cache of their own: most segments repeat.
+        segs = got[1]
+        seg_cache = self._segment_cache
+        if len(seg_cache) >= CACHE_SIZE:
+            seg_cache.clear()
+        seg_cache[_SEP] = []  # the separator between words: no ids
+        vals = list(map(seg_cache.get, segs))
+        if None in vals:
+            from ..pipeline.pre_tokenizers import bytes_to_unicode_text
+
+            word = self._word
+            for i in [i for i, v in enumerate(vals) if v is None]:
+                s = segs[i]
+                v = seg_cache.get(s)
+                if v is None:
+                    v = seg_cache[s] = word(bytes_to_unicode_text(s))
+                vals[i] = v
+        cache = self._cache
+        start = 0
+        for k in which:
+            try:
+                end = segs.index(_SEP, start)
+            except ValueError:
+                end = len(segs)
+            ids = [i for v in vals[start:end] for i in v]
+            found[k] = cache[pieces[k]] = ids
+            start = end + 1
+
+    def _make_segmenter(self):
+        """A Segmenter over the tokens' bytes (tokens spelled in GPT-2's byte alphabet), or
+        False where cuts could be wrong or useless."""
+        from ..pipeline.pre_tokenizers import CHAR_TO_BYTE
+        from ..segment import Segmenter
+
+        if self.continuing_subword_prefix or self.end_of_word_suffix or self.byte_fallback:
+            return False
+        if self.unk_token is not None and self.unk_token in self.vocab:
+            return False  # an unk symbol stands for characters: its token says nothing of them
+        texts, invalid = [], []
+        for tok in self.vocab:
+            try:
+                data = bytes(map(CHAR_TO_BYTE.__getitem__, tok))
+            except KeyError:
+                # Not spelled in the byte alphabet: merges make substrings of the word, and
+                # only words spelled in it are segmented, so this token never shows up there.
+                continue
+            try:
+                texts.append(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                invalid.append(data)
+        if len(texts) + len(invalid) < 256:
+            return False  # not a byte-level vocabulary
+        return Segmenter(texts, invalid)
 
     def _word(self, word: str) -> list[int]:
         syms = self._symbols(word)

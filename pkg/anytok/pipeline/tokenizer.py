@@ -147,6 +147,7 @@ class Tokenizer:
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         pre = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
         tokenize = self.model.tokenize
+        tokenize_many = getattr(self.model, "tokenize_many", None)
         norm_split = self.added.normalized.split if self.added.has_normalized else None
         splits = self.added.raw.split(text) if self.added.has_raw else [(text, None)]
         at = 0
@@ -169,6 +170,8 @@ class Tokenizer:
                     continue
                 if pre is None:
                     ids += tokenize(sub)
+                elif tokenize_many is not None:
+                    ids += tokenize_many(pre(sub, first and k == 0))
                 else:
                     for p in pre(sub, first and k == 0):
                         ids += tokenize(p)

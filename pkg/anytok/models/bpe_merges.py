@@ -68,9 +68,13 @@ class BPEMerges:
         continuing_subword_prefix: str | None = None,
         end_of_word_suffix: str | None = None,
         ignore_merges: bool = False,
+        merge_ids: list[int] | None = None,
     ):
+        """`merges` as (left, right) token pairs; or, with `merges=None`, `merge_ids`: the ids
+        of each merge's two tokens, flattened (the form anytok's files store)."""
         self.vocab = dict(vocab)
-        self.merges = [tuple(m) for m in merges]
+        self._merges = None if merges is None else [tuple(m) for m in merges]
+        self._merge_ids = merge_ids
         self.unk_token = unk_token
         self.fuse_unk = bool(fuse_unk)
         self.byte_fallback = bool(byte_fallback)
@@ -88,13 +92,25 @@ class BPEMerges:
         prefix_len = len(self.continuing_subword_prefix or "")
         vocab_get = self.vocab.get
         pairs: dict[int, int] = {}
-        for rank, (a, b) in enumerate(self.merges):
-            a_id, b_id = vocab_get(a), vocab_get(b)
-            new_id = vocab_get(a + b[prefix_len:])
-            if a_id is None or b_id is None or new_id is None:
-                missing = a if a_id is None else b if b_id is None else a + b[prefix_len:]
-                raise ValueError(f"BPE merge {a!r} {b!r}: token {missing!r} is not in the vocabulary")
-            pairs[a_id * k + b_id] = (rank << _ID_BITS) | new_id  # a repeated pair: the last wins, as in Rust
+        if self._merges is not None:
+            for rank, (a, b) in enumerate(self._merges):
+                a_id, b_id = vocab_get(a), vocab_get(b)
+                new_id = vocab_get(a + b[prefix_len:])
+                if a_id is None or b_id is None or new_id is None:
+                    missing = a if a_id is None else b if b_id is None else a + b[prefix_len:]
+                    raise ValueError(f"BPE merge {a!r} {b!r}: token {missing!r} is not in the vocabulary")
+                pairs[a_id * k + b_id] = (rank << _ID_BITS) | new_id  # a repeated pair: the last wins, as in Rust
+        else:
+            ids = self._ids
+            if merge_ids is None or len(merge_ids) % 2:
+                raise ValueError("BPE: merges missing, or merge_ids of odd length")
+            for rank, (a_id, b_id) in enumerate(zip(merge_ids[::2], merge_ids[1::2])):
+                a = ids[a_id] if 0 <= a_id < size else None
+                b = ids[b_id] if 0 <= b_id < size else None
+                new_id = vocab_get(a + b[prefix_len:]) if a is not None and b is not None else None
+                if new_id is None:
+                    raise ValueError(f"BPE merge {rank} ({a_id}, {b_id}): names no token, or makes none")
+                pairs[a_id * k + b_id] = (rank << _ID_BITS) | new_id
         self._pairs = pairs
         self._unk_id = vocab_get(unk_token) if unk_token is not None else None
         if unk_token is not None and self._unk_id is None:
@@ -107,6 +123,14 @@ class BPEMerges:
         self._segmenter = None
         self._segment_wait = SEGMENT_START
         self._segment_cache: dict[str, list[int]] = {}
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The merge list, as (left, right) token pairs (built on first use from merge_ids)."""
+        if self._merges is None:
+            ids, m = self._ids, self._merge_ids
+            self._merges = [(ids[a], ids[b]) for a, b in zip(m[::2], m[1::2])]  # type: ignore[misc]
+        return self._merges
 
     # ----------------------------------------------------------------------------------------
     def token_to_id(self, token: str) -> int | None:
@@ -409,16 +433,17 @@ class BPEMerges:
 
         if cfg.get("dropout") not in (None, 0, 0.0):
             raise UnsupportedTokenizerError("model BPE with dropout (random segmentation) is not supported")
-        merges = []
+        merge_ids = cfg.get("anytok_merges")  # anytok's files: ids, flattened
+        merges: list[tuple[str, str]] | None = None if merge_ids is not None else []
         for m in cfg.get("merges") or ():
             if isinstance(m, str):
                 a, sep, b = m.partition(" ")
                 if not sep:
                     raise ValueError(f"bad BPE merge {m!r}")
-                merges.append((a, b))
+                merges.append((a, b))  # type: ignore[union-attr]
             else:
                 a, b = m
-                merges.append((a, b))
+                merges.append((a, b))  # type: ignore[union-attr]
         return cls(
             cfg.get("vocab") or {},
             merges,
@@ -428,4 +453,5 @@ class BPEMerges:
             continuing_subword_prefix=cfg.get("continuing_subword_prefix"),
             end_of_word_suffix=cfg.get("end_of_word_suffix"),
             ignore_merges=cfg.get("ignore_merges", False),
+            merge_ids=merge_ids,
         )

@@ -77,15 +77,7 @@ def _unpack_model(model: dict) -> dict:
         elif len(ids) != len(tokens):
             raise ValueError("anytok_vocab_ids and anytok_vocab differ in length")
         model["vocab"] = dict(zip(tokens, ids))
-        flat = model.pop("anytok_merges", None)
-        if flat is not None:
-            if len(flat) % 2:
-                raise ValueError("anytok_merges has an odd length")
-            by_id = dict(zip(ids, tokens))
-            try:
-                model["merges"] = [(by_id[a], by_id[b]) for a, b in zip(flat[::2], flat[1::2])]
-            except KeyError as e:
-                raise ValueError(f"anytok_merges names id {e.args[0]}, which is not in the vocab") from None
+        # "anytok_merges" stays: BPEMerges takes the ids as they are.
     elif "anytok_pieces" in model:
         model = dict(model)
         pieces = model.pop("anytok_pieces")

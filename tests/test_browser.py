@@ -416,9 +416,11 @@ def file_samples(corpora: dict[str, str]) -> dict[str, str]:
 
 
 def serve_files(page, files: dict[str, bytes]) -> None:
+    def serve(body: bytes):
+        return lambda route: route.fulfill(status=200, body=body, headers={"Content-Type": "application/octet-stream"})
+
     for name, body in files.items():
-        page.route(f"**/test-models/{name}", lambda route, body=body: route.fulfill(
-            status=200, body=body, headers={"Content-Type": "application/octet-stream"}))
+        page.route(f"**/test-models/{name}", serve(body))
 
 
 JS_FILE_IDS = """async ([url, texts, isEncoding]) => {

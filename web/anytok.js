@@ -7,6 +7,13 @@
 //   await tok.encode("hello world");       // [24912, 2375]
 //   await tok.decode([24912, 2375]);       // "hello world"
 //
+// Any tokenizer file anytok reads loads the same way, converted in the worker: a Hugging Face
+// tokenizer.json, a SentencePiece .model, a Mistral tekken .json or an anytok .atok.
+//   const llama = await AnyTok.load({ url: "/models/llama3/tokenizer.json" });
+//   const mine = await AnyTok.load({ data: await file.arrayBuffer(), fileName: file.name });
+//   await llama.encode("hello", { addSpecialTokens: true });   // with BOS, as HF's default
+//   const atok = await llama.toAtok();                          // Uint8Array: save it, load it faster
+//
 // Every URL defaults to a file next to this module (as laid out by build_scripts/build_web.py)
 // and can be overridden: see anytok.d.ts for the options and their meaning.
 

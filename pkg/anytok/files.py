@@ -15,7 +15,7 @@ from typing import Any, Union
 from . import format as vocab_format
 from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe, read_source
 from .core import Encoding
-from .registry import encoding_from_bytes
+from .registry import encoding_from_bytes, gc_paused
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
@@ -104,15 +104,18 @@ def _config_kinds() -> dict[str, Any]:
 
 def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
     """An Encoding, or another tokenizer, from the bytes of an anytok `.atok` file."""
-    vocab = vocab_format.loads(data, what, check_duplicates=False)
+    with gc_paused():
+        vocab = vocab_format.loads(data, what, check_duplicates=False)
     if vocab.config is None:
-        return Encoding._from_vocab(vocab, what)
+        with gc_paused():
+            return Encoding._from_vocab(vocab, what)
     kind = vocab.config.get("format")
     build = _config_kinds().get(kind)
     if build is None:
         raise vocab_format.VocabFormatError(f"{what}: holds a tokenizer of kind {kind!r}, which this anytok cannot build")
     try:
-        return build(vocab.config)
+        with gc_paused():
+            return build(vocab.config)
     except vocab_format.VocabFormatError:
         raise
     except (ValueError, KeyError, TypeError, AttributeError) as e:

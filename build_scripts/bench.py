@@ -199,7 +199,7 @@ def load_anytok_cold(enc_name: str) -> Lib:
     """anytok on a fresh Encoding object for every call: no piece cache, no lazy tables yet."""
     import anytok.registry
 
-    data = (anytok.registry.vocab_dir() / f"{enc_name}.atok").read_bytes()
+    data = (Path(anytok.registry.vocab_dir()) / f"{enc_name}.atok").read_bytes()
 
     def fresh():
         return anytok.registry.encoding_from_bytes(data).encode

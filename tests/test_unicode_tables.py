@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -62,3 +63,24 @@ def test_tables_regenerate_identically(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "t.py").read_text(encoding="utf-8") == committed
+
+
+def test_pattern_cache_regenerates_identically(tmp_path):
+    """The cached ASCII variants of the bundled patterns are what the translator makes now, and
+    a Splitter built from the cache splits like one built by translating."""
+    committed = (ROOT / "pkg" / "anytok" / "_pattern_cache.py").read_text(encoding="utf-8")
+    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen_pattern_cache.py"), "--out", str(tmp_path / "c.py")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "c.py").read_text(encoding="utf-8") == committed
+
+    from anytok import _pattern_cache
+    from anytok.pretokenize import Splitter, _render, parse_pattern
+
+    text = "Hello, world!  It's 2024's 12345 test\n\n\tcode(x) += 1  \n 'LL 'Ve"
+    assert len(_pattern_cache.ASCII) == 3
+    for pattern, source in _pattern_cache.ASCII.items():
+        cached = Splitter(pattern)
+        assert cached._ast_node is None and cached._ascii.pattern == source  # nothing parsed
+        translated = re.compile(_render(parse_pattern(pattern), ucd.ASCII))
+        assert cached.split(text) == translated.findall(text)

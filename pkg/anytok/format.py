@@ -18,12 +18,10 @@ way a file can be wrong raises `VocabFormatError` with a message saying what is 
 from __future__ import annotations
 
 import json
-import lzma
 import struct
 import sys
 import zlib
 from array import array
-from dataclasses import dataclass, field
 from itertools import accumulate, islice
 from typing import Sequence
 
@@ -66,21 +64,51 @@ class VocabFormatError(ValueError):
     """A vocab file is not a valid anytok binary; the message says what is wrong."""
 
 
-@dataclass
 class VocabData:
-    """Everything a vocab file holds, as plain Python values."""
+    """Everything a vocab file holds, as plain Python values.
 
-    name: str
-    pat_str: str = ""
-    tokens: list[bytes] = field(default_factory=list)  # in rank order: tokens[rank] has that merge priority
-    special_tokens: dict[str, int] = field(default_factory=dict)
-    ids: dict[int, int] = field(default_factory=dict)  # rank -> id where they differ
-    explicit_n_vocab: int | None = None
-    source: str = ""
-    properties: int = 0  # PROP_* bits
-    # For other tokenizers (HF pipelines, SentencePiece): their JSON-able description.
-    config: dict | None = None
-    unknown_fields: dict[int, bytes] = field(default_factory=dict)  # kept for round trips
+    (A plain class rather than a dataclass: importing `dataclasses` costs ~8 ms, a tenth of
+    loading an encoding.)
+    """
+
+    __slots__ = ("name", "pat_str", "tokens", "special_tokens", "ids", "explicit_n_vocab", "source", "properties",
+                 "config", "unknown_fields")
+
+    def __init__(
+        self,
+        name: str,
+        pat_str: str = "",
+        tokens: list[bytes] | None = None,  # in rank order: tokens[rank] has that merge priority
+        special_tokens: dict[str, int] | None = None,
+        ids: dict[int, int] | None = None,  # rank -> id where they differ
+        explicit_n_vocab: int | None = None,
+        source: str = "",
+        properties: int = 0,  # PROP_* bits
+        config: dict | None = None,  # other tokenizers (HF pipelines, SentencePiece): their description
+        unknown_fields: dict[int, bytes] | None = None,  # kept for round trips
+    ):
+        self.name = name
+        self.pat_str = pat_str
+        self.tokens = [] if tokens is None else tokens
+        self.special_tokens = {} if special_tokens is None else special_tokens
+        self.ids = {} if ids is None else ids
+        self.explicit_n_vocab = explicit_n_vocab
+        self.source = source
+        self.properties = properties
+        self.config = config
+        self.unknown_fields = {} if unknown_fields is None else unknown_fields
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, VocabData) else NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"VocabData(name={self.name!r}, pat_str={self.pat_str!r}, tokens=<{len(self.tokens)}>, "
+                f"special_tokens=<{len(self.special_tokens)}>, ids=<{len(self.ids)}>, "
+                f"explicit_n_vocab={self.explicit_n_vocab!r}, source={self.source!r}, "
+                f"properties={self.properties!r}, config={'None' if self.config is None else '<dict>'})")
 
     def token_ids(self) -> Sequence[int]:
         """The id of each token, in rank order."""
@@ -195,6 +223,8 @@ def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
         # A dictionary just larger than the payload compresses as well as preset 9's 64 MiB
         # and keeps the reader's memory small.
         dict_size = max(1 << 16, 1 << (len(raw) - 1).bit_length())
+        import lzma  # imported when used: loading never needs it for zlib files
+
         filters = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME, "dict_size": dict_size}]
         stored = lzma.compress(raw, format=lzma.FORMAT_XZ, check=lzma.CHECK_NONE, filters=filters)
     elif compression == "zlib":
@@ -335,6 +365,12 @@ def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, chec
     if flags == COMPRESS_NONE:
         raw = stored
     else:
+        if flags == COMPRESS_ZLIB:
+            errors: tuple[type[Exception], ...] = (zlib.error,)
+        else:
+            import lzma
+
+            errors = (lzma.LZMAError,)
         try:
             if flags == COMPRESS_ZLIB:
                 d = zlib.decompressobj()
@@ -344,7 +380,7 @@ def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, chec
                 raw = d.decompress(stored, raw_len + 1)
             if not d.eof or d.unused_data:
                 raise VocabFormatError(f"{what}: compressed payload is truncated, longer than declared, or followed by garbage")
-        except (zlib.error, lzma.LZMAError) as e:
+        except errors as e:
             raise VocabFormatError(f"{what}: cannot decompress payload ({e})") from None
     if len(raw) != raw_len:
         raise VocabFormatError(f"{what}: payload is {len(raw)} bytes after decompression, header says {raw_len}")

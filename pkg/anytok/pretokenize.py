@@ -49,6 +49,7 @@ import threading
 from itertools import accumulate, islice
 from typing import Callable
 
+from . import _pattern_cache
 from . import unicode as ucd
 from .unicode import Ranges
 
@@ -572,12 +573,23 @@ class Splitter:
     def __init__(self, pattern: str, dialect: str = "fancy"):
         self.pattern = pattern
         self.dialect = dialect
-        self._ast = parse_pattern(pattern, dialect)
-        self._ascii = re.compile(_render(self._ast, ucd.ASCII))
+        self._ast_node = None
+        # The bundled patterns' ASCII variants are cached as source (_pattern_cache.py,
+        # generated and checked by the tests), so loading them parses nothing.
+        source = _pattern_cache.ASCII.get(pattern) if dialect == "fancy" else None
+        self._ascii = re.compile(source if source is not None else _render(self._ast, ucd.ASCII))
         self._bmp_rx: re.Pattern[str] | None = None
         self._full_rx: re.Pattern[str] | None = None
         self._stand_in_fn: Callable[[re.Match[str]], str] | None | bool = False
         self._lock = threading.Lock()
+
+    @property
+    def _ast(self):
+        """The parsed pattern (parsed on first use when the ASCII variant came from the cache)."""
+        node = self._ast_node
+        if node is None:
+            node = self._ast_node = parse_pattern(self.pattern, self.dialect)
+        return node
 
     @property
     def _bmp(self) -> re.Pattern[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 from typing import Union
 
@@ -28,6 +27,8 @@ def read_source(source: PathOrBytes) -> bytes:
 def check_hash(data: bytes, expected_hash: str | None, what: str) -> None:
     if expected_hash is None:
         return
+    import hashlib  # imported when used: loading bundled vocabularies never needs it
+
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected_hash.lower():
         raise VocabSourceError(f"{what}: sha256 is {actual}, expected {expected_hash}")

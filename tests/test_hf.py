@@ -223,6 +223,17 @@ def test_segmented_words_equal_whole_words(name, corpora):
     assert seg.model._segmenter and seg.model._segment_cache  # it was used
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_count_till_limit(name, corpora):
+    at = anytok_tokenizer(name)
+    text = corpora["en"][:4000] + corpora["zh"][:1000] + "<s>[CLS]<|endoftext|>\n"
+    n = at.count(text)
+    assert n == len(at.encode(text))
+    for limit in (0, 1, 7, n // 3, n - 1, n, n + 1, 10 * n):
+        assert at.count_till_limit(text, limit) == (n if n <= limit else None)
+    assert at.count_till_limit("", 0) == 0
+
+
 SCRIPT = r"""
 import json, sys
 sys.modules["regex"] = None

@@ -263,6 +263,14 @@ def test_special_tokens(model):
     assert tok.bos_id == sp.bos_id() and tok.eos_id == sp.eos_id()
 
 
+def test_count_till_limit(model, corpora):
+    tok, _ = model
+    text = corpora["en"][:3000] + corpora["ja"][:500]
+    n = tok.count(text)
+    for limit in (0, 1, n - 1, n, n + 1):
+        assert tok.count_till_limit(text, limit) == (n if n <= limit else None)
+
+
 def test_lone_surrogates_rejected(model):
     tok, sp = model
     with pytest.raises(TypeError):

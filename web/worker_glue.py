@@ -244,7 +244,7 @@ def _only_encodings(tok, what: str):
 
 
 def count_till_limit(key: str, text: str, limit: int):
-    return _only_encodings(_tok(key), "countTillLimit").count_till_limit(text, limit)
+    return _tok(key).count_till_limit(text, limit)
 
 
 def chunks(key: str, text: str, max_tokens: int, overlap: int) -> list[str]:

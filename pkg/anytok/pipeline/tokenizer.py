@@ -18,7 +18,7 @@ Truncation and padding (batch shaping in HF) are kept in the configuration but n
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from . import UnsupportedTokenizerError
 from . import decoders as D
@@ -130,16 +130,31 @@ class Tokenizer:
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         """Token ids of `text`; with add_special_tokens=True the post-processor's too (HF's
         default is True, anytok's False)."""
+        ids: list[int] = []
+        for part in self._parts(text):
+            ids += part
+        if self.post_processor is not None and add_special_tokens:
+            ids = self.post_processor.wrap(ids, True)
+        return ids
+
+    def _parts(self, text: str, batch: int = 0) -> Iterator[list[int]]:
+        """The ids of `text` (no post-processor), in order, as consecutive lists: one per
+        added token and per normalized split, or per `batch` pre-tokens when batch > 0."""
         if not text.isascii():
             from ..pretokenize import SURROGATE
 
             if SURROGATE.search(text):
                 text = _repair_surrogates(text)
-        ids: list[int] = []
         normalize = self.normalizer.normalize if self.normalizer is not None else None
         pre = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
         tokenize = self.model.tokenize
         tokenize_many = getattr(self.model, "tokenize_many", None)
+        if tokenize_many is None:
+            def tokenize_many(pieces: list[str]) -> list[int]:
+                out: list[int] = []
+                for p in pieces:
+                    out += tokenize(p)
+                return out
         norm_split = self.added.normalized.split if self.added.has_normalized else None
         splits = self.added.raw.split(text) if self.added.has_raw else [(text, None)]
         at = 0
@@ -147,7 +162,7 @@ class Tokenizer:
             first = at == 0
             at += len(piece)
             if tok_id is not None:
-                ids.append(tok_id)
+                yield [tok_id]
                 continue
             if normalize is not None:
                 piece = normalize(piece)
@@ -156,20 +171,18 @@ class Tokenizer:
             subs = norm_split(piece) if norm_split is not None else [(piece, None)]
             for k, (sub, sub_id) in enumerate(subs):
                 if sub_id is not None:
-                    ids.append(sub_id)
+                    yield [sub_id]
+                elif not sub:
                     continue
-                if not sub:
-                    continue
-                if pre is None:
-                    ids += tokenize(sub)
-                elif tokenize_many is not None:
-                    ids += tokenize_many(pre(sub, first and k == 0))
+                elif pre is None:
+                    yield tokenize(sub)
                 else:
-                    for p in pre(sub, first and k == 0):
-                        ids += tokenize(p)
-        if self.post_processor is not None and add_special_tokens:
-            ids = self.post_processor.wrap(ids, True)
-        return ids
+                    pieces = pre(sub, first and k == 0)
+                    if batch <= 0 or len(pieces) <= batch:
+                        yield tokenize_many(pieces)
+                    else:
+                        for i in range(0, len(pieces), batch):
+                            yield tokenize_many(pieces[i:i + batch])
 
     def encode_batch(self, texts: Sequence[str], *, add_special_tokens: bool = False) -> list[list[int]]:
         return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
@@ -177,6 +190,17 @@ class Tokenizer:
     def count(self, text: str, *, add_special_tokens: bool = False) -> int:
         """The number of tokens of `text` (len(encode(text)))."""
         return len(self.encode(text, add_special_tokens=add_special_tokens))
+
+    def count_till_limit(self, text: str, limit: int) -> int | None:
+        """`count(text)` if it is at most `limit`, else None, as soon as the count passes the
+        limit: the model runs on the pre-tokens in order, a few hundred at a time, and stops
+        there (normalizing and pre-tokenizing the text is done for all of it)."""
+        total = 0
+        for part in self._parts(text, batch=256):
+            total += len(part)
+            if total > limit:
+                return None
+        return total
 
     # ----------------------------------------------------------------------------------------
     # Decoding

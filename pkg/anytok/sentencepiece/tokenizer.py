@@ -339,6 +339,12 @@ class SentencePieceTokenizer:
         """len(encode(text, add_special_tokens=...))."""
         return len(self.encode(text, add_special_tokens=add_special_tokens))
 
+
+    def count_till_limit(self, text: str, limit: int) -> int | None:
+        """`count(text)` if it is at most `limit`, else None.  (SentencePiece normalizes and
+        segments the text as a whole, so this counts all of it: no early stop.)"""
+        n = self.count(text)
+        return n if n <= limit else None
     def encode_as_pieces(self, text: str) -> list[str]:
         """The pieces of `encode(text)` (for byte fallback the `<0xNN>` pieces)."""
         return [self.pieces[i] for i in self.encode(text)]

@@ -150,9 +150,10 @@ function toObject(proxy) {
   }
 }
 
-// An array('i') from Python -> an Int32Array the page receives without a copy.
-function int32s(proxy) {
-  const view = proxy.getBuffer("i32");
+// A buffer from Python (an array('i') as "i32", bytes as "u8") -> a typed array of its own,
+// which the page receives without a copy.
+function bufferOf(proxy, type) {
+  const view = proxy.getBuffer(type);
   try {
     return view.data.slice();
   } finally {
@@ -160,6 +161,9 @@ function int32s(proxy) {
     proxy.destroy();
   }
 }
+
+const int32s = (proxy) => bufferOf(proxy, "i32");
+const bytesOf = (proxy) => bufferOf(proxy, "u8");
 
 function strings(proxy) {
   try {
@@ -175,16 +179,6 @@ const specials = (options) => [
   options?.addSpecialTokens ?? undefined,
 ];
 
-// A bytes-like value from Python -> a Uint8Array of its own.
-function bytesOf(proxy) {
-  const view = proxy.getBuffer("u8");
-  try {
-    return view.data.slice();
-  } finally {
-    view.release();
-    proxy.destroy();
-  }
-}
 
 // --- requests -------------------------------------------------------------------------------
 

@@ -106,8 +106,7 @@ def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
     """An Encoding, or another tokenizer, from the bytes of an anytok `.atok` file."""
     with gc_paused():
         vocab = vocab_format.loads(data, what, check_duplicates=False)
-    if vocab.config is None:
-        with gc_paused():
+        if vocab.config is None:
             return Encoding._from_vocab(vocab, what)
     kind = vocab.config.get("format")
     build = _config_kinds().get(kind)
@@ -116,10 +115,10 @@ def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
     try:
         with gc_paused():
             return build(vocab.config)
-    except vocab_format.VocabFormatError:
-        raise
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        if type(e).__name__ == "UnsupportedTokenizerError":
+        from .pipeline import UnsupportedTokenizerError
+
+        if isinstance(e, (vocab_format.VocabFormatError, UnsupportedTokenizerError)):
             raise
         raise vocab_format.VocabFormatError(f"{what}: inconsistent {kind} configuration: {e}") from e
 

@@ -440,6 +440,10 @@ JS_FILE_IDS = """async ([url, texts, isEncoding]) => {
         };
     }
     out.batch = await tok.countBatch(Object.values(texts), options);
+    const first = Object.values(texts)[0];
+    if (tok.chunks) out.chunks = await tok.chunks(first, 5, { overlap: 2 });
+    if (tok.splitByTokens) out.split = await tok.splitByTokens(first, 5);
+    if (tok.countTillLimit) out.tillLimit = [await tok.countTillLimit(first, 3), await tok.countTillLimit(first, 100000)];
     return out;
 }"""
 
@@ -465,6 +469,10 @@ def test_tokenizer_files_load_by_url_and_give_native_ids(shim, corpora, file):
         assert r["count"] == len(expected)
         assert r["piecesJoin"] and r["piecesIds"], (file, label, r)
     assert got["batch"] == [len(native_ids(tok, t)) for t in texts.values()]
+    first = next(iter(texts.values()))
+    assert got["chunks"] == tok.chunks(first, 5, overlap=2)
+    assert got["split"] == list(tok.split_by_tokens(first, 5))
+    assert got["tillLimit"] == [tok.count_till_limit(first, 3), tok.count_till_limit(first, 100000)]
 
 
 @pytest.mark.parametrize("file", ["llama3.tokenizer.json", "minilm.tokenizer.json", "mistral_instruct_tokenizer_240323.model.v3"])

@@ -161,17 +161,17 @@ export declare class AnyTok {
   toAtok(): Promise<Uint8Array>;
   /**
    * The token count if it is at most `limit`, else null (without encoding the rest).
-   * Present only when the loaded tokenizer has `count_till_limit` (encodings).
+   * Present when the loaded anytok has `count_till_limit` (every tokenizer kind).
    */
   countTillLimit?: (text: string, limit: number) => Promise<number | null>;
   /**
    * Text cut into consecutive chunks of at most `maxTokens` tokens each.
-   * Present only when the loaded tokenizer has `chunks` (encodings).
+   * Present when the loaded anytok has `chunks` (every tokenizer kind).
    */
   chunks?: (text: string, maxTokens: number, options?: { overlap?: number }) => Promise<string[]>;
   /**
    * `[head, rest]`: the longest start of text with at most `maxTokens` tokens, and the rest.
-   * Present only when the loaded tokenizer has `split_by_tokens` (encodings).
+   * Present when the loaded anytok has `split_by_tokens` (every tokenizer kind).
    */
   splitByTokens?: (text: string, maxTokens: number) => Promise<[string, string]>;
 }

@@ -237,22 +237,16 @@ def to_atok(key: str):
     return memoryview(tokenizer_to_bytes(_tok(key)))
 
 
-def _only_encodings(tok, what: str):
-    if not isinstance(tok, anytok.Encoding):
-        raise ValueError(f"{what} exists only for tiktoken-style encodings; {tok.name} is {_KIND_NAMES[_kind(tok)]}")
-    return tok
-
-
 def count_till_limit(key: str, text: str, limit: int):
     return _tok(key).count_till_limit(text, limit)
 
 
 def chunks(key: str, text: str, max_tokens: int, overlap: int) -> list[str]:
-    return _only_encodings(_tok(key), "chunks").chunks(text, max_tokens, overlap=overlap)
+    return _tok(key).chunks(text, max_tokens, overlap=overlap)
 
 
 def split_by_tokens(key: str, text: str, max_tokens: int) -> list[str]:
-    return list(_only_encodings(_tok(key), "splitByTokens").split_by_tokens(text, max_tokens))
+    return list(_tok(key).split_by_tokens(text, max_tokens))
 
 
 # --- where each token of a Hugging Face or SentencePiece tokenizer is in the text ------------

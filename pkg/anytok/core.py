@@ -127,14 +127,26 @@ class Encoding:
         enc._str_ranks_cache = table
         return enc
 
-    def _setup(self, name, pat_str, special_tokens, explicit_n_vocab, max_token) -> None:
+    @classmethod
+    def _with_splitter(cls, name: str, splitter, mergeable_ranks: dict[bytes, int],
+                       special_tokens: dict[str, int]) -> "Encoding":
+        """An Encoding whose pieces come from `splitter` (an object with `pattern`, `split` and
+        `spans`, as `pretokenize.Splitter`) instead of a tiktoken pattern; used for tokenizers
+        of other formats that are tiktoken encodings in disguise (pipeline/as_encoding.py)."""
+        enc = cls.__new__(cls)
+        max_token = max(max(mergeable_ranks.values()), max(special_tokens.values(), default=0))
+        enc._setup(name, splitter.pattern, special_tokens, None, max_token, splitter)
+        enc._ranks_cache = mergeable_ranks
+        return enc
+
+    def _setup(self, name, pat_str, special_tokens, explicit_n_vocab, max_token, splitter=None) -> None:
         self.name = name
         self._explicit_n_vocab = explicit_n_vocab
         self._pat_str = pat_str
         self._special_tokens = special_tokens
         self.max_token_value = max_token
         self._special_token_values = set(special_tokens.values())
-        self._splitter = _splitter(pat_str)
+        self._splitter = splitter if splitter is not None else _splitter(pat_str)
         self._ranks_cache: dict[bytes, int] | None = None
         self._ranks_source: tuple | None = None
         self._decoder_cache: dict[int, bytes] | None = None
@@ -689,17 +701,26 @@ class Encoding:
         # Bundled encodings pickle by name, like tiktoken's registered ones.
         if registry.is_registered(self):
             return self.name
-        return {
+        state = {
             "name": self.name,
             "pat_str": self._pat_str,
             "mergeable_ranks": self._mergeable_ranks,
             "special_tokens": self._special_tokens,
         }
+        if type(self._splitter) is not Splitter:
+            state["splitter"] = self._splitter  # see _with_splitter
+        return state
 
     def __setstate__(self, value: object) -> None:
         from . import registry
 
         if isinstance(value, str):
             self.__dict__ = registry.get_encoding(value).__dict__
+            return
+        value = dict(value)  # type: ignore[call-overload]
+        splitter = value.pop("splitter", None)
+        if splitter is not None:
+            del value["pat_str"]  # the splitter carries its pattern
+            self.__dict__ = Encoding._with_splitter(splitter=splitter, **value).__dict__
             return
         self.__init__(**value)  # type: ignore[misc]

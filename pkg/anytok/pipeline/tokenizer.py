@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
+from ..incremental_any import AddedTokenScan, IncrementalMixin
 from . import UnsupportedTokenizerError
 from . import decoders as D
 from . import normalizers as N
@@ -108,8 +109,13 @@ def _model_from_config(cfg: dict):
     raise UnsupportedTokenizerError(f"model {kind!r} is not supported")
 
 
-class Tokenizer:
-    """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder."""
+class Tokenizer(IncrementalMixin):
+    """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder.
+
+    The incremental operations (`appender`, `prepender`, `intervals`, `chunks`,
+    `chunk_spans`, `split_by_tokens`) come from `anytok.incremental_any`: a pipeline that is a
+    tiktoken-style Encoding (`to_encoding()`) runs them as that Encoding does.
+    """
 
     def __init__(self, *, model, normalizer=None, pre_tokenizer=None, post_processor=None, decoder=None,
                  added_tokens: Iterable[AddedToken] = (), truncation=None, padding=None, name: str = "hf"):
@@ -123,6 +129,8 @@ class Tokenizer:
         self.name = name
         self.added = AddedVocabulary(list(added_tokens), normalizer)
         self._special_ids = {t.id for t in self.added.tokens if t.special}
+        self._added_scan = AddedTokenScan(t.content for t in self.added.tokens)
+        self._as_encoding: tuple | None = None  # (Encoding | None, reason), see to_encoding
 
     # ----------------------------------------------------------------------------------------
     # Encoding
@@ -201,6 +209,34 @@ class Tokenizer:
             if total > limit:
                 return None
         return total
+
+    # ----------------------------------------------------------------------------------------
+    # The pipeline as an Encoding (pipeline/as_encoding.py)
+    # ----------------------------------------------------------------------------------------
+    def to_encoding(self):
+        """The anytok `Encoding` that gives this pipeline's ids on every text that spells no
+        added token (Llama 3's tokenizer.json is one), with every method of an Encoding.
+
+        Proving it takes about a second for a 128k vocabulary (once per tokenizer).  Raises
+        `UnsupportedTokenizerError` saying why when the pipeline is not one.
+        """
+        enc, reason = self._encoding_or_reason()
+        if enc is None:
+            raise UnsupportedTokenizerError(f"{self.name}: not a tiktoken-style encoding: {reason}")
+        return enc
+
+    def _encoding_or_reason(self) -> tuple:
+        if self._as_encoding is None:
+            from .as_encoding import encoding_of
+
+            self._as_encoding = encoding_of(self)
+        return self._as_encoding
+
+    def _delegate_encoding(self, text: str):
+        enc = self._encoding_or_reason()[0]
+        if enc is None or self._added_scan.found(text):
+            return None
+        return enc
 
     # ----------------------------------------------------------------------------------------
     # Decoding

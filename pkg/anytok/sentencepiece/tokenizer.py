@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Any, Sequence
 
+from ..incremental_any import IncrementalMixin
 from . import UnsupportedTokenizerError
 from .bpe import BPEModel
 from .charword import CharModel, WordModel
@@ -74,7 +75,7 @@ def decode_utf8_bytes(data: bytes) -> str:
     return "".join(out)
 
 
-class SentencePieceTokenizer:
+class SentencePieceTokenizer(IncrementalMixin):
     """A SentencePiece model (Unigram, BPE, WORD or CHAR) giving the ids of `sentencepiece`.
 
     ```

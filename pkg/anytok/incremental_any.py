@@ -1,0 +1,315 @@
+"""The incremental, budget and interval operations for tokenizers that are not Encodings.
+
+Hugging Face pipelines and SentencePiece models get the same methods as an `Encoding`
+(`appender`, `prepender`, `intervals`, `chunks`, `chunk_spans`, `split_by_tokens`), with the
+same meaning: every count is the tokenizer's own `count` of the text in question.  Two ways
+to get there:
+
+* A pipeline that is an Encoding in disguise (`pipeline.as_encoding`: Llama 3's tokenizer.json)
+  hands the work to that Encoding and gets its costs: O(1) amortized per appended character,
+  about constant time per interval.  Text that spells an added token is split out by HF
+  but is plain text to an Encoding, so as soon as a text holds one, the exact general way
+  below takes over.
+* Otherwise the operations are built on `count` itself, which is exact for any normalizer,
+  pre-tokenizer and model, at the price of re-counting: an append or an interval costs a
+  count of the text (an interval: of the slice), and chunking costs O(log n) counts of about a
+  chunk's length per chunk.
+
+Where an Encoding cuts chunks at pre-token boundaries, the general way cuts at word ends (a
+non-space character followed by a space, so that the space starts the next chunk, as it starts
+the next piece in GPT-style splits), else at character boundaries.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+__all__ = ["IncrementalMixin", "Appender", "Prepender", "Intervals", "AddedTokenScan"]
+
+# A position before a run of white space that follows a non-space: where the general way cuts.
+_WORD_END = re.compile(r"\S(?=\s)")
+
+
+def _is_high_surrogate(ch: str) -> bool:
+    return "\ud800" <= ch <= "\udbff"
+
+
+class AddedTokenScan:
+    """Finds text that could be split out as an added token (any occurrence of a content)."""
+
+    def __init__(self, contents=()):
+        contents = sorted({c for c in contents if c}, key=len, reverse=True)
+        self.longest = len(contents[0]) if contents else 0
+        self._rx = re.compile("|".join(map(re.escape, contents))) if contents else None
+
+    def found(self, text: str) -> bool:
+        return self._rx is not None and self._rx.search(text) is not None
+
+
+class Appender:
+    """The token count of a text that grows at the end (see `incremental.Appender`)."""
+
+    def __init__(self, tok, text: str = ""):
+        self._tok = tok
+        self._parts: list[str] = []
+        self._tail = ""  # the last characters, where an added token could begin
+        self._count = 0
+        self._inner = tok._delegate_appender()
+        if text:
+            self.append(text)
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def tokens(self) -> list[int]:
+        if self._inner is not None:
+            return self._inner.tokens()
+        return self._tok.encode(self.text)
+
+    def append(self, text: str) -> int:
+        """Append `text`; return the new count."""
+        if not text:
+            return self._count
+        if self._inner is not None:
+            scan = self._tok._added_scan
+            window = self._tail + text
+            if not scan.found(window):
+                self._tail = window[max(0, len(window) - scan.longest + 1):] if scan.longest > 1 else ""
+                self._parts.append(text)
+                self._count = self._inner.append(text)
+                return self._count
+            self._inner = None  # an added token: the general way from here on
+        self._parts.append(text)
+        self._count = self._tok.count(self.text)
+        return self._count
+
+    def snapshot(self) -> tuple:
+        inner = self._inner.snapshot() if self._inner is not None else None
+        return (self.text, self._count, inner)
+
+    def rollback(self, snapshot: tuple) -> None:
+        """Go back to the state of `snapshot()` (taken from this appender)."""
+        text, count, inner = snapshot
+        self._parts = [text] if text else []
+        self._count = count
+        longest = self._tok._added_scan.longest
+        self._tail = text[max(0, len(text) - longest + 1):] if longest > 1 else ""
+        if inner is None:
+            self._inner = None
+        elif self._inner is None:  # the general way took over since: start the fast one again
+            self._inner = self._tok._delegate_appender()
+            self._inner.append(text)
+        else:
+            self._inner.rollback(inner)
+
+
+class Prepender:
+    """The token count of a text that grows at the start (see `incremental.Prepender`)."""
+
+    def __init__(self, tok, text: str = ""):
+        self._tok = tok
+        self._parts: list[str] = []  # in the order given; the text is them reversed
+        self._head = ""  # the first characters, where an added token could end
+        self._count = 0
+        self._inner = tok._delegate_prepender()
+        if text:
+            self.prepend(text)
+
+    @property
+    def count(self) -> int:
+        return self._count
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(reversed(self._parts))]
+        return self._parts[0] if self._parts else ""
+
+    def tokens(self) -> list[int]:
+        if self._inner is not None:
+            return self._inner.tokens()
+        return self._tok.encode(self.text)
+
+    def prepend(self, text: str) -> int:
+        """Put `text` in front; return the new count."""
+        if not text:
+            return self._count
+        if self._inner is not None:
+            scan = self._tok._added_scan
+            window = text + self._head
+            if not scan.found(window):
+                self._head = window[:scan.longest - 1] if scan.longest > 1 else ""
+                self._parts.append(text)
+                self._count = self._inner.prepend(text)
+                return self._count
+            self._inner = None
+        self._parts.append(text)
+        self._count = self._tok.count(self.text)
+        return self._count
+
+
+class Intervals:
+    """Token counts of slices of one text: `count(start, end) == tok.count(text[start:end])`."""
+
+    def __init__(self, tok, text: str):
+        self._tok = tok
+        self.text = text
+        self._inner = tok._delegate_intervals(text)
+
+    def count(self, start: int = 0, end: int | None = None) -> int:
+        if self._inner is not None:
+            return self._inner.count(start, end)
+        return self._tok.count(self.text[start:end])
+
+
+def _fits_until(count: Callable[[int], int], candidates: list[int], limit: int) -> int:
+    """Index of the last candidate before the first whose count passes `limit` (-1: the first
+    does); a binary search, as `incremental._fits_until`."""
+    lo, hi = 0, len(candidates)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if count(candidates[mid]) > limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo - 1
+
+
+def _char_bounds(text: str, start: int, end: int) -> list[int]:
+    """Character boundaries in (start, end), never inside a surrogate pair."""
+    return [i for i in range(start + 1, end) if not _is_high_surrogate(text[i - 1])]
+
+
+def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: int) -> int:
+    """The end of the chunk of at most `max_tokens` tokens that starts at `pos`: the furthest
+    word end that fits (searched in a window that doubles while all of it fits), else the
+    furthest character boundary inside the first word that fits."""
+    n = len(text)
+    window = max(256, 8 * max_tokens)
+
+    def count(end: int) -> int:
+        return count_text(text[pos:end])
+
+    while True:
+        end = min(n, pos + window)
+        if end < n and _is_high_surrogate(text[end - 1]):
+            end += 1
+        if end < n and count(end) <= max_tokens:
+            window *= 2  # all of the window fits: the cut lies further on
+            continue
+        cands = [m.end() for m in _WORD_END.finditer(text, pos, end)]
+        if end == n and (not cands or cands[-1] != n):
+            cands.append(n)
+        k = _fits_until(count, cands, max_tokens)
+        if k >= 0:
+            return cands[k]
+        first = cands[0] if cands else end
+        chars = _char_bounds(text, pos, first)
+        k = _fits_until(count, chars, max_tokens)
+        if k < 0:
+            raise ValueError(f"the character at offset {pos} alone needs more than {max_tokens} tokens")
+        return chars[k]
+
+
+def chunk_spans(count_text: Callable[[str], int], text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
+    """(start, end) of consecutive slices of at most `max_tokens` tokens each (counted on
+    their own); with `overlap`, each chunk after the first starts at the earliest word end of
+    the previous chunk from which at most `overlap` of its tokens are repeated."""
+    if max_tokens < 1:
+        raise ValueError("max_tokens must be at least 1")
+    if not 0 <= overlap < max_tokens:
+        raise ValueError("overlap must be at least 0 and less than max_tokens")
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while pos < len(text):
+        end = next_cut(count_text, text, pos, max_tokens)
+        out.append((pos, end))
+        if end >= len(text):
+            break
+        nxt = end
+        if overlap:
+            starts = [m.end() for m in _WORD_END.finditer(text, pos, end) if m.end() < end]
+            # the tail's count falls (nearly always) as its start moves right: binary search
+            lo, hi = 0, len(starts)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if count_text(text[starts[mid]:end]) <= overlap:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            if lo < len(starts) and count_text(text[starts[lo]:end]) <= overlap:
+                nxt = starts[lo]
+        pos = nxt
+    return out
+
+
+class IncrementalMixin:
+    """The Encoding's incremental methods for a tokenizer with `count(text)` and `encode(text)`.
+
+    A subclass that can hand the work to an Encoding overrides `_delegate_encoding(text)` and
+    sets `_added_scan` to the text it must not hand over.
+    """
+
+    _added_scan = AddedTokenScan()
+
+    def _delegate_encoding(self, text: str):
+        """An Encoding whose ordinary counts equal this tokenizer's on `text`, or None."""
+        return None
+
+    def _delegate_appender(self):
+        enc = self._delegate_encoding("")
+        return enc.appender() if enc is not None else None
+
+    def _delegate_prepender(self):
+        enc = self._delegate_encoding("")
+        return enc.prepender() if enc is not None else None
+
+    def _delegate_intervals(self, text: str):
+        enc = self._delegate_encoding(text)
+        return enc.intervals(text) if enc is not None else None
+
+    def appender(self, text: str = "") -> Appender:
+        """A growing text whose `count` stays exact: `append(text)`, `count`, `tokens()`,
+        `snapshot()` / `rollback(snapshot)` (anytok.incremental_any)."""
+        return Appender(self, text)
+
+    def prepender(self, text: str = "") -> Prepender:
+        """The same for text that grows at the start: `prepend(text)`, `count`, `tokens()`."""
+        return Prepender(self, text)
+
+    def intervals(self, text: str) -> Intervals:
+        """`intervals(text).count(start, end) == count(text[start:end])`."""
+        return Intervals(self, text)
+
+    def chunk_spans(self, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
+        """The (start, end) offsets of `chunks(text, max_tokens, overlap)`."""
+        enc = self._delegate_encoding(text)
+        if enc is not None:
+            return enc.chunk_spans(text, max_tokens, overlap)
+        return chunk_spans(self.count, text, max_tokens, overlap)
+
+    def chunks(self, text: str, max_tokens: int, overlap: int = 0) -> list[str]:
+        """Consecutive pieces of `text` of at most `max_tokens` tokens each (each counted on
+        its own); with overlap=0 they join back to `text`."""
+        return [text[a:b] for a, b in self.chunk_spans(text, max_tokens, overlap)]
+
+    def split_by_tokens(self, text: str, max_tokens: int) -> tuple[str, str]:
+        """(head, rest): `head` the longest start of `text` with at most `max_tokens` tokens
+        (cut like `chunks`), `head + rest == text`."""
+        enc = self._delegate_encoding(text)
+        if enc is not None:
+            return enc.split_by_tokens(text, max_tokens)
+        if max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+        if not text:
+            return "", ""
+        end = next_cut(self.count, text, 0, max_tokens)
+        return text[:end], text[end:]

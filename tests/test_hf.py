@@ -251,3 +251,19 @@ def test_without_regex():
                        input=text, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == hf_tokenizer("llama3").encode(text).ids
+
+
+@pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
+def test_whitespace_pre_tokenizer(corpus, corpora):
+    """MiniLM's WordPiece with the Whitespace pre-tokenizer (Oniguruma's \\w+|[^\\w\\s]+), as
+    tokenizers trained from scratch often have it; every code point is in test_hf_unicode.py."""
+    from anytok.pipeline.tokenizer import Tokenizer
+
+    from hf_support import hf_from_json
+
+    cfg = json.loads(model_path("minilm").read_text(encoding="utf-8"))
+    cfg["pre_tokenizer"] = {"type": "Whitespace"}
+    at, hf = Tokenizer.from_config(cfg), hf_from_json(cfg)
+    text = corpora[corpus]
+    for part in (text[:SLICE], text[len(text) // 2:len(text) // 2 + SLICE]):
+        assert_same_ids(at, hf, part, True)

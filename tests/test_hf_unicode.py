@@ -158,6 +158,7 @@ PRE_TOKENIZERS = {
     "Digits": (HP.Digits(individual_digits=False), AP.Digits(False)),
     "Digits individual": (HP.Digits(individual_digits=True), AP.Digits(True)),
     "WhitespaceSplit": (HP.WhitespaceSplit(), AP.WhitespaceSplit()),
+    "Whitespace": (HP.Whitespace(), AP.Whitespace()),
     "Metaspace": (HP.Metaspace(), AP.Metaspace()),
     "ByteLevel": (HP.ByteLevel(add_prefix_space=True, use_regex=True), AP.ByteLevel(True, True)),
 }

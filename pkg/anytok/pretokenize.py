@@ -37,7 +37,8 @@ Two dialects are parsed.  `"fancy"` (the default) is tiktoken's: Rust's regex / 
 * `\\h` is an ASCII hex digit.  Case-insensitive literals that a multi-character case folding
   could match (Oniguruma matches "ß" with `(?i:ss)`) are refused.
 * Oniguruma's `\\p{..}` and `\\s` follow Unicode 16.0 (probed in tests/test_hf_unicode.py), the
-  same tables as tiktoken's; `\\w` (which needs the Alphabetic property) is not supported yet.
+  same tables as tiktoken's; `\\w` in a pattern (it needs the Alphabetic property) is not supported
+  yet -- the Whitespace pre-tokenizer, which is `\\w+|[^\\w\\s]+`, has its own class and table.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def re_class(ranges: list[tuple[int, int]], negate: bool = False) -> str:
 @functools.lru_cache(maxsize=None)
 def ranges(name: str) -> list[tuple[int, int]]:
     """The ranges of one of the tables (`PUNCTUATION_8`, `CONTROL_8`, `NONSPACING_MARK_8`,
-    `MARKS_9`, `NUMERIC_17`, `WHITE_SPACE_17`)."""
+    `MARKS_9`, `NUMERIC_17`, `WHITE_SPACE_17`, `WORD_16`)."""
     return parse_ranges(getattr(_t, name))
 
 

@@ -115,6 +115,24 @@ class _ClassSplit(PreTokenizer):
         return split_by(text, [m.span() for m in self._rx.finditer(text)], self.behavior)
 
 
+class Whitespace(PreTokenizer):
+    """Oniguruma's `\\w+|[^\\w\\s]+`, keeping the matches: runs of word characters (Alphabetic,
+    marks, decimal digits, connector punctuation, ZWJ/ZWNJ; Unicode 16.0) and runs of other
+    non-space characters (White_Space, the same in every Unicode version since 6.3)."""
+
+    type = "Whitespace"
+
+    def __init__(self):
+        from .._unicode_tables import WHITE_SPACE
+
+        word = U.ranges("WORD_16")
+        other = U.re_class(sorted(word + list(WHITE_SPACE)), negate=True)
+        self._rx = re.compile(f"{U.re_class(word)}+|{other}+")
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return self._rx.findall(text)
+
+
 class WhitespaceSplit(PreTokenizer):
     type = "WhitespaceSplit"
 
@@ -263,6 +281,5 @@ def from_config(cfg: dict | None) -> PreTokenizer | None:
             scheme = "always" if cfg.get("add_prefix_space", True) else "never"
         return Metaspace(cfg.get("replacement", "\u2581"), scheme, cfg.get("split", True))
     if kind == "Whitespace":
-        raise UnsupportedTokenizerError(
-            "pre-tokenizer Whitespace (Oniguruma's \\w, which needs the Alphabetic property) is not supported yet")
+        return Whitespace()
     raise UnsupportedTokenizerError(f"pre-tokenizer {kind!r} is not supported")

@@ -267,3 +267,34 @@ def test_whitespace_pre_tokenizer(corpus, corpora):
     text = corpora[corpus]
     for part in (text[:SLICE], text[len(text) // 2:len(text) // 2 + SLICE]):
         assert_same_ids(at, hf, part, True)
+
+
+_FLAG_PAIRS: dict = {}
+
+
+def _flag_pair(flags: dict):
+    """anytok's and tokenizers' pipeline with two added tokens, "zq" (with `flags`) and "zqx"
+    (single_word the other way), built once per combination of flags."""
+    from anytok.pipeline.tokenizer import Tokenizer
+
+    from hf_support import hf_from_json
+    from test_hf_unicode import single_word_pipeline
+
+    key = tuple(sorted(flags.items()))
+    if key not in _FLAG_PAIRS:
+        cfg = single_word_pipeline(**flags)
+        cfg["added_tokens"].append({**cfg["added_tokens"][-1], "id": cfg["added_tokens"][-1]["id"] + 1,
+                                    "content": "zqx", "single_word": not flags["single_word"]})
+        _FLAG_PAIRS[key] = (Tokenizer.from_config(cfg), hf_from_json(cfg))
+    return _FLAG_PAIRS[key]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(["zq", "zqx", "q", "a", "_", " ", "  ", "\n", "é", "1", "!", "\u0301", "日"]),
+                     max_size=14).map("".join),
+       flags=st.fixed_dictionaries({"single_word": st.booleans(), "lstrip": st.booleans(),
+                                    "rstrip": st.booleans(), "normalized": st.booleans()}))
+def test_added_token_flags_fuzz(text, flags):
+    """An added token with every combination of single_word, lstrip, rstrip, normalized."""
+    at, hf = _flag_pair(flags)
+    assert at.encode(text) == hf.encode(text, add_special_tokens=False).ids

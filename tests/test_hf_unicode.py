@@ -173,6 +173,38 @@ def test_pre_tokenizer_every_code_point(name):
 
 
 # ---------------------------------------------------------------------------------------------
+# Added tokens with single_word: which neighbours make a match "inside a word"
+# ---------------------------------------------------------------------------------------------
+
+
+def single_word_pipeline(**flags) -> dict:
+    """MiniLM's vocabulary, no normalizer, WhitespaceSplit, and an added token "zq"."""
+    import json
+
+    from hf_support import model_path
+
+    cfg = json.loads(model_path("minilm").read_text(encoding="utf-8"))
+    cfg.update(normalizer=None, pre_tokenizer={"type": "WhitespaceSplit"}, post_processor=None,
+               truncation=None, padding=None)
+    token = {"content": "zq", "single_word": True, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": False, **flags}
+    cfg["added_tokens"] = cfg["added_tokens"] + [{"id": len(cfg["model"]["vocab"]), **token}]
+    return cfg
+
+
+@pytest.mark.parametrize("fmt", ["{}zq", "zq{}"])
+def test_single_word_every_code_point(fmt):
+    from anytok.pipeline.tokenizer import Tokenizer
+    from hf_support import hf_from_json
+
+    cfg = single_word_pipeline()
+    at, hf = Tokenizer.from_config(cfg), hf_from_json(cfg)
+    for items in batches(fmt, sep=" "):
+        text = " ".join(items)
+        assert at.encode(text) == hf.encode(text, add_special_tokens=False).ids, fmt
+
+
+# ---------------------------------------------------------------------------------------------
 # The tables regenerate identically
 # ---------------------------------------------------------------------------------------------
 

@@ -27,10 +27,12 @@ makes a token, so none crosses such a boundary, and the parts are merged -- and 
 independently.  The segmenter is built once a few thousand characters of long words have
 been merged whole (it takes a moment), so short texts do not pay for it.
 
-Very long words (SentencePiece-style models without a pre-tokenizer see the whole text as one
-word) are first cut before each "▁" (or " ") that no token of the vocabulary can span: a merge
-never joins symbols across such a cut, so the parts are merged independently -- and cached, as
-words are.
+Words of CUT_MIN characters or more are first cut before each "▁" (or " ") that no token of
+the vocabulary can span: a merge never joins symbols across such a cut, so the parts are merged
+independently -- and cached, as words are.  SentencePiece-style models see long "words": Llama
+2's pipeline has no pre-tokenizer (a whole split is one word), and Gemma 3's splits on " " after
+its normalizer has turned every space into "▁" (a whole line is one word, as added tokens split
+at newlines).  Cut into words, most parts are cache hits.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ _NO = 1 << 62
 _ID_BITS = 20
 _ID_MASK = (1 << _ID_BITS) - 1
 LIST_MAX = 48  # symbols; longer words use the heap merge
-CUT_MIN = 256  # characters; longer words are cut at word boundaries first
+CUT_MIN = 16  # characters; longer words are cut at word boundaries first (cheap; parts are cached)
 SEGMENT_MIN = 7  # symbols; from this length words of byte-level models are segmented
 SEGMENT_START = 4000  # symbols of such words merged whole before the segmenter is built
 _SEP = "\ud800"  # the segmenter's separator between words (anytok.segment)

@@ -7,9 +7,10 @@ leftmost-longest (Aho-Corasick `LeftmostLongest` in Rust); here a regex shaped l
 the tokens, which `re` runs in C: at each position the longest token wins, and the scan goes on
 after the match (a match refused by `single_word` is skipped, not retried shorter).
 
-`lstrip` / `rstrip` widen a match over the White_Space around it.  `single_word` needs Rust
-regex's `\\w` (the Alphabetic property), which anytok's tables do not hold yet, so it raises
-`UnsupportedTokenizerError`.
+`lstrip` / `rstrip` widen a match over the White_Space around it.  `single_word` refuses a match
+with a word character right before or after it: `\\w` of Unicode 16.0 (WORD_16 in `_tables.py`,
+the class of the Whitespace pre-tokenizer; tests/test_hf_unicode.py probes it on every code
+point), tested on the match as found, before lstrip/rstrip widen it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import UnsupportedTokenizerError
 from . import _unicode as U
 
 __all__ = ["AddedToken", "AddedVocabulary"]
@@ -80,6 +80,7 @@ class _Matcher:
         ws = U.char_class("WHITE_SPACE_17")
         self._lspace = re.compile(f"{ws}*\\Z")
         self._rspace = re.compile(f"{ws}*")
+        self._word = re.compile(U.char_class("WORD_16")).match
 
     def split(self, text: str) -> list[tuple[str, int | None]]:
         """(piece, id or None) covering `text` in order; pieces with an id are added tokens."""
@@ -92,6 +93,9 @@ class _Matcher:
         for m in rx.finditer(text):
             start, stop = m.span()
             tok = by_content[m.group()]
+            if tok.single_word and ((start > 0 and self._word(text, start - 1))
+                                    or (stop < len(text) and self._word(text, stop))):
+                continue  # inside a word: not this token, and no shorter one is tried
             if tok.lstrip:
                 start = max(self._lspace.search(text, 0, start).start(), start_offset)
             if tok.rstrip:
@@ -108,10 +112,6 @@ class _Matcher:
 class AddedVocabulary:
     def __init__(self, tokens: list[AddedToken], normalizer=None):
         self.tokens = list(tokens)
-        for t in self.tokens:
-            if t.single_word:
-                raise UnsupportedTokenizerError(
-                    f"added token {t.content!r} with single_word=True is not supported yet")
         self.id_to_content = {t.id: t.content for t in self.tokens}
         self.content_to_id = {t.content: t.id for t in self.tokens}
         self.special = {t.content for t in self.tokens if t.special}

@@ -288,3 +288,33 @@ def test_general_chunks_fuzz(text, cut):
             continue
         assert "".join(text[a:b] for a, b in spans) == text
         assert all(tok.count(text[a:b]) <= cut for a, b in spans)
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_stream: HF's DecodeStream, step by step
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("skip", [False, True])
+@pytest.mark.parametrize("name", ["llama3", "qwen3", "gemma3", "llama2", "minilm"])
+def test_decode_stream_equals_tokenizers(name, skip, corpora):
+    from tokenizers.decoders import DecodeStream
+
+    tok, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    for corpus in ("en", "ja"):
+        text = _sample(corpora[corpus], 400)
+        ids = hf.encode(text, add_special_tokens=True).ids
+        ours, theirs = tok.decode_stream(skip), DecodeStream(skip_special_tokens=skip)
+        for i in ids:
+            assert ours.step(i) == theirs.step(hf, i), (name, corpus, i)
+
+
+@pytest.mark.parametrize("name", ["mistral_instruct_tokenizer_240323.model.v3", "test_ja_model.model"])
+def test_decode_stream_sentencepiece(name, corpora):
+    tok = _sp_tokenizer(name)
+    text = _sample(corpora["ja"], 300) + _sample(corpora["en"], 300)
+    ids = tok.encode(text)
+    dec = tok.decode_stream()
+    parts = [dec.decode(i) for i in ids]
+    assert "".join(parts) + dec.flush() == tok.decode(ids)
+    assert sum(1 for p in parts if p) > len(ids) // 3  # text comes out as it goes, not at the end

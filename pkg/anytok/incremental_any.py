@@ -1,8 +1,8 @@
 """The incremental, budget and interval operations for tokenizers that are not Encodings.
 
 Hugging Face pipelines and SentencePiece models get the same methods as an `Encoding`
-(`appender`, `prepender`, `intervals`, `chunks`, `chunk_spans`, `split_by_tokens`), with the
-same meaning: every count is the tokenizer's own `count` of the text in question.  Two ways
+(`appender`, `prepender`, `intervals`, `chunks`, `chunk_spans`, `split_by_tokens`,
+`decode_stream`), with the same meaning: every count is the tokenizer's own `count` of the text in question.  Two ways
 to get there:
 
 * A pipeline that is an Encoding in disguise (`pipeline.as_encoding`: Llama 3's tokenizer.json)
@@ -23,9 +23,9 @@ the next piece in GPT-style splits), else at character boundaries.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
-__all__ = ["IncrementalMixin", "Appender", "Prepender", "Intervals", "AddedTokenScan"]
+__all__ = ["IncrementalMixin", "Appender", "Prepender", "Intervals", "StreamDecoder", "AddedTokenScan"]
 
 # A position before a run of white space that follows a non-space: where the general way cuts.
 _WORD_END = re.compile(r"\S(?=\s)")
@@ -170,6 +170,66 @@ class Intervals:
         return self._tok.count(self.text[start:end])
 
 
+class StreamDecoder:
+    """Text of token ids arriving one at a time, as `tokenizers.decoders.DecodeStream` gives it.
+
+    Decoding a token alone can be wrong: a decoder may strip the space that starts a text
+    ("▁Hello" -> "Hello"), a WordPiece "##" joins its word, byte-fallback tokens make a
+    character together.  So the ids since the last emitted text are decoded behind a few ids of
+    context, and the new text is emitted once it is longer than the context's and does not end
+    in U+FFFD (an unfinished character) -- the rule of HF's DecodeStream, whose output this
+    reproduces step by step (tests/test_incremental_any.py).
+
+    ```
+    >>> dec = tok.decode_stream()
+    >>> "".join(dec.decode(t) for t in ids) + dec.flush() == tok.decode(ids)
+    True
+    ```
+    """
+
+    def __init__(self, tok, skip_special_tokens: bool = False):
+        self._tok = tok
+        self._skip = skip_special_tokens
+        self._ids: list[int] = []
+        self._prefix = ""
+        self._prefix_index = 0
+
+    def _decode(self, ids: list[int]) -> str:
+        if self._skip:
+            return self._tok.decode(ids, skip_special_tokens=True)
+        return self._tok.decode(ids)
+
+    def step(self, token: int) -> str | None:
+        """HF's `DecodeStream.step`: the new text, or None while there is none yet."""
+        self._ids.append(token)
+        text = self._decode(self._ids)
+        if len(text.encode("utf-8", "surrogatepass")) > len(self._prefix.encode("utf-8", "surrogatepass")) \
+                and not text.endswith("\ufffd"):
+            if not text.startswith(self._prefix):
+                raise ValueError("decode_stream: the decoded context changed (the decoder is not incremental)")
+            new = text[len(self._prefix):]
+            index = len(self._ids) - self._prefix_index
+            del self._ids[:self._prefix_index]
+            self._prefix = self._decode(self._ids)
+            self._prefix_index = index
+            return new
+        return None
+
+    def decode(self, token: int) -> str:
+        """The text this token completes ('' while there is none)."""
+        return self.step(token) or ""
+
+    def feed(self, tokens: Iterable[int]) -> str:
+        return "".join(map(self.decode, tokens))
+
+    def flush(self) -> str:
+        """The text of the ids not emitted yet (an unfinished character as U+FFFD); resets."""
+        text = self._decode(self._ids)
+        out = text[len(self._prefix):] if text.startswith(self._prefix) else ""
+        self._ids, self._prefix, self._prefix_index = [], "", 0
+        return out
+
+
 def _fits_until(count: Callable[[int], int], candidates: list[int], limit: int) -> int:
     """Index of the last candidate before the first whose count passes `limit` (-1: the first
     does); a binary search, as `incremental._fits_until`."""
@@ -275,6 +335,11 @@ class IncrementalMixin:
     def _delegate_intervals(self, text: str):
         enc = self._delegate_encoding(text)
         return enc.intervals(text) if enc is not None else None
+
+    def decode_stream(self, skip_special_tokens: bool = False) -> StreamDecoder:
+        """An incremental decoder: `.decode(token)` returns the text the token completes (''
+        while none), `.step(token)` the same or None (HF's `DecodeStream`), `.flush()` the rest."""
+        return StreamDecoder(self, skip_special_tokens)
 
     def appender(self, text: str = "") -> Appender:
         """A growing text whose `count` stays exact: `append(text)`, `count`, `tokens()`,

@@ -42,6 +42,11 @@ def test_llama3_encoding_equals_tokenizers(corpus, corpora):
     text = corpora[corpus][:60_000]
     assert enc.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
     assert enc.count_ordinary(text) == len(hf.encode(text, add_special_tokens=False).ids)
+    # The added tokens are the Encoding's special tokens.
+    text = "<|begin_of_text|>" + text[:3000] + "<|eot_id|><|eot_id|> x<|reserved_special_token_5|>"
+    assert enc.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+    with pytest.raises(ValueError):
+        enc.encode(text)  # disallowed by default, as in tiktoken
 
 
 def test_llama3_encoding_pickles():

@@ -37,8 +37,10 @@ The rest of the pipeline must add nothing: no normalizer, one `Split` (a regex, 
 not inverted) followed by `ByteLevel` without prefix space and regex, or `ByteLevel` alone with
 its GPT-2 regex and no prefix space; a BPE model without dropout, byte fallback, subword
 prefix or suffix.  Text that spells an added token is the one place the pipeline and an
-Encoding differ (HF always splits added tokens out); callers check for that
-(`incremental_any.AddedTokenScan`).
+Encoding's ordinary encoding differ (HF always splits added tokens out): the Encoding knows the
+added tokens as special tokens (when none strips spaces or wants a single word), so
+`encode(text, allowed_special="all")` is the pipeline's `encode`; the incremental operations
+check for them (`incremental_any.AddedTokenScan`).
 """
 
 from __future__ import annotations
@@ -162,4 +164,10 @@ def encoding_of(tok) -> tuple[object | None, str]:
     reason = check_merges(model, ranks)
     if reason is not None:
         return None, reason
-    return Encoding._with_splitter(tok.name, IsolatedSplitter(pattern), ranks, {}), ""
+    # Added tokens become the Encoding's special tokens when they match as plain strings
+    # (tiktoken's special-token regex is leftmost-longest, as HF's matcher), so that
+    # `encode(text, allowed_special="all")` gives the pipeline's ids on any text.
+    added = tok.added.tokens
+    plain = all(not (t.lstrip or t.rstrip or t.single_word) and t.content for t in added)
+    specials = {t.content: t.id for t in added} if plain else {}
+    return Encoding._with_splitter(tok.name, IsolatedSplitter(pattern), ranks, specials), ""

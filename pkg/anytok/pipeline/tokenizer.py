@@ -214,8 +214,10 @@ class Tokenizer(IncrementalMixin):
     # The pipeline as an Encoding (pipeline/as_encoding.py)
     # ----------------------------------------------------------------------------------------
     def to_encoding(self):
-        """The anytok `Encoding` that gives this pipeline's ids on every text that spells no
-        added token (Llama 3's tokenizer.json is one), with every method of an Encoding.
+        """The anytok `Encoding` this pipeline is (Llama 3's tokenizer.json is one), with every
+        method of an Encoding: `enc.encode(text, allowed_special="all")` equals `encode(text)`
+        (its special tokens are the added tokens), `enc.encode_ordinary(text)` too on text that
+        spells no added token.
 
         Proving it takes about a second for a 128k vocabulary (once per tokenizer).  Raises
         `UnsupportedTokenizerError` saying why when the pipeline is not one.

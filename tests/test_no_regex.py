@@ -23,30 +23,28 @@ if BLOCK:
 import anytok
 texts = json.loads(sys.stdin.read())
 out = {}
+
+
+def appended_counts(tok, t):
+    app = tok.appender()
+    return [app.append(t[k:k + 97]) for k in range(0, len(t), 97)]
+
+
 for name in anytok.list_encoding_names():
     enc = anytok.get_encoding(name)
     out[name] = [enc.encode(t, disallowed_special=()) for t in texts]
     # The incremental operations, on the same path.
     t = texts[0][:3000] + texts[2][:1000]
-    app = enc.appender()
-    counts = []
-    for k in range(0, len(t), 97):
-        app.append(t[k:k + 97])
-        counts.append(app.count)
     iv = enc.intervals(t)
-    out[name + " incremental"] = [counts, [iv.count(a, a + 777) for a in range(0, 3000, 250)],
+    out[name + " incremental"] = [appended_counts(enc, t), [iv.count(a, a + 777) for a in range(0, 3000, 250)],
                                   enc.count_till_limit(t, 500), [len(c) for c in enc.chunks(t, 100)]]
 # Other formats: a tokenizer.json run as an Encoding (llama3), pipelines, a SentencePiece model
 # (which refuses lone surrogates, as sentencepiece does: the last text is left out).
 for path in json.loads(sys.argv[2]):
     tok = anytok.load(path)
     t = texts[0][:2000] + texts[2][:500]
-    app = tok.appender()
-    counts = []
-    for k in range(0, len(t), 97):
-        app.append(t[k:k + 97])
-        counts.append(app.count)
-    out[path] = [[tok.encode(x[:5000]) for x in texts[:-1]], counts, [len(c) for c in tok.chunks(t, 100)]]
+    out[path] = [[tok.encode(x[:5000]) for x in texts[:-1]], appended_counts(tok, t),
+                 [len(c) for c in tok.chunks(t, 100)]]
 assert "regex" not in sys.modules or sys.modules["regex"] is None, "anytok imported regex"
 stdlib = set(sys.stdlib_module_names)
 foreign = sorted(m for m in set(sys.modules) - before

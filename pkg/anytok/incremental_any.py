@@ -47,17 +47,18 @@ class AddedTokenScan:
         return self._rx is not None and self._rx.search(text) is not None
 
 
-class Appender:
-    """The token count of a text that grows at the end (see `incremental.Appender`)."""
+class _GrowingText:
+    """A text growing at one end, with its count: through an Encoding's appender or prepender
+    (`_inner`) while no added token shows up, else by counting the whole text again."""
 
-    def __init__(self, tok, text: str = ""):
+    _at_end = True  # which end grows
+
+    def __init__(self, tok, inner):
         self._tok = tok
-        self._parts: list[str] = []
-        self._tail = ""  # the last characters, where an added token could begin
+        self._parts: list[str] = []  # in the order given
+        self._edge = ""  # the characters at the growing end in which an added token could start
         self._count = 0
-        self._inner = tok._delegate_appender()
-        if text:
-            self.append(text)
+        self._inner = inner
 
     @property
     def count(self) -> int:
@@ -66,7 +67,7 @@ class Appender:
     @property
     def text(self) -> str:
         if len(self._parts) > 1:
-            self._parts = ["".join(self._parts)]
+            self._parts = ["".join(self._parts if self._at_end else reversed(self._parts))]
         return self._parts[0] if self._parts else ""
 
     def tokens(self) -> list[int]:
@@ -74,22 +75,38 @@ class Appender:
             return self._inner.tokens()
         return self._tok.encode(self.text)
 
-    def append(self, text: str) -> int:
-        """Append `text`; return the new count."""
+    def _edge_of(self, text: str) -> str:
+        keep = self._tok._added_scan.longest - 1
+        if keep <= 0:
+            return ""
+        return text[max(0, len(text) - keep):] if self._at_end else text[:keep]
+
+    def _grow(self, text: str) -> int:
         if not text:
             return self._count
         if self._inner is not None:
-            scan = self._tok._added_scan
-            window = self._tail + text
-            if not scan.found(window):
-                self._tail = window[max(0, len(window) - scan.longest + 1):] if scan.longest > 1 else ""
+            window = self._edge + text if self._at_end else text + self._edge
+            if not self._tok._added_scan.found(window):
+                self._edge = self._edge_of(window)
                 self._parts.append(text)
-                self._count = self._inner.append(text)
+                self._count = self._inner.append(text) if self._at_end else self._inner.prepend(text)
                 return self._count
             self._inner = None  # an added token: the general way from here on
         self._parts.append(text)
         self._count = self._tok.count(self.text)
         return self._count
+
+
+class Appender(_GrowingText):
+    """The token count of a text that grows at the end (see `incremental.Appender`)."""
+
+    def __init__(self, tok, text: str = ""):
+        super().__init__(tok, tok._delegate_appender())
+        self.append(text)
+
+    def append(self, text: str) -> int:
+        """Append `text`; return the new count."""
+        return self._grow(text)
 
     def snapshot(self) -> tuple:
         inner = self._inner.snapshot() if self._inner is not None else None
@@ -100,8 +117,7 @@ class Appender:
         text, count, inner = snapshot
         self._parts = [text] if text else []
         self._count = count
-        longest = self._tok._added_scan.longest
-        self._tail = text[max(0, len(text) - longest + 1):] if longest > 1 else ""
+        self._edge = self._edge_of(text)
         if inner is None:
             self._inner = None
         elif self._inner is None:  # the general way took over since: start the fast one again
@@ -111,49 +127,18 @@ class Appender:
             self._inner.rollback(inner)
 
 
-class Prepender:
+class Prepender(_GrowingText):
     """The token count of a text that grows at the start (see `incremental.Prepender`)."""
 
+    _at_end = False
+
     def __init__(self, tok, text: str = ""):
-        self._tok = tok
-        self._parts: list[str] = []  # in the order given; the text is them reversed
-        self._head = ""  # the first characters, where an added token could end
-        self._count = 0
-        self._inner = tok._delegate_prepender()
-        if text:
-            self.prepend(text)
-
-    @property
-    def count(self) -> int:
-        return self._count
-
-    @property
-    def text(self) -> str:
-        if len(self._parts) > 1:
-            self._parts = ["".join(reversed(self._parts))]
-        return self._parts[0] if self._parts else ""
-
-    def tokens(self) -> list[int]:
-        if self._inner is not None:
-            return self._inner.tokens()
-        return self._tok.encode(self.text)
+        super().__init__(tok, tok._delegate_prepender())
+        self.prepend(text)
 
     def prepend(self, text: str) -> int:
         """Put `text` in front; return the new count."""
-        if not text:
-            return self._count
-        if self._inner is not None:
-            scan = self._tok._added_scan
-            window = text + self._head
-            if not scan.found(window):
-                self._head = window[:scan.longest - 1] if scan.longest > 1 else ""
-                self._parts.append(text)
-                self._count = self._inner.prepend(text)
-                return self._count
-            self._inner = None
-        self._parts.append(text)
-        self._count = self._tok.count(self.text)
-        return self._count
+        return self._grow(text)
 
 
 class Intervals:

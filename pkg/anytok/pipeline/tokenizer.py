@@ -99,13 +99,10 @@ def _model_from_config(cfg: dict):
         return BPEMerges.from_config(cfg)
     if kind == "WordPiece":
         return WordPiece.from_config(cfg)
-    if kind == "Unigram":
-        # TODO(sentencepiece): the Unigram model lives in anytok.sentencepiece; hook it here.
-        try:
-            from ..sentencepiece import unigram  # type: ignore[attr-defined]
-        except ImportError:
-            raise UnsupportedTokenizerError("model Unigram is not supported yet") from None
-        return unigram.from_config(cfg)  # pragma: no cover - provided by the other module
+    if kind == "Unigram":  # the Unigram of anytok.sentencepiece, with HF's semantics
+        from ..sentencepiece import unigram
+
+        return unigram.from_config(cfg)
     raise UnsupportedTokenizerError(f"model {kind!r} is not supported")
 
 

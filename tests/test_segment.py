@@ -129,3 +129,23 @@ def test_segmenter_reset_keeps_results_exact(monkeypatch):
 def _kwargs(name):
     t = tiktoken_encoding(name)
     return dict(name=name, pat_str=t._pat_str, mergeable_ranks=t._mergeable_ranks, special_tokens=t._special_tokens)
+
+
+def test_irregular_token_as_segment_is_merged_not_looked_up():
+    """A segment that is a token whose own BPE is not itself (here "XYZW": nothing merges X
+    with Y or Z with W) must be merged like any other text; only a whole piece is looked up."""
+    chars = "あいうえお"  # X Y Z W V
+    ranks: dict[bytes, int] = {bytes([b]): b for b in range(256)}
+    for c in chars:
+        data = c.encode("utf-8")
+        ranks.setdefault(data[:2], len(ranks))
+        ranks[data] = len(ranks)
+    ranks["いう".encode("utf-8")] = len(ranks)
+    ranks["あいうえ".encode("utf-8")] = len(ranks)
+    pat = r"\p{L}+|\s+"
+    ref = tiktoken.Encoding("irregular", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    enc = anytok.Encoding("irregular", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
+    text = " ".join(["あいうえお", "あいうえ", "おあいうえ", "いう"] * 600)  # enough to build the segmenter
+    assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert enc.count_ordinary(text) == len(ref.encode_ordinary(text))
+    assert "あいうえ" in enc._irregular_segments  # the case above did occur

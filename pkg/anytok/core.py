@@ -17,6 +17,7 @@ from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 from . import bpe, incremental
 from .backtrack import BacktrackEncoder
 from .format import PROP_REGULAR, VocabFormatError
+from .segment import _SEP as SEGMENT_SEP
 from .segment import Segmenter
 from .vocab_text import text_table
 from .pretokenize import SURROGATE, Splitter
@@ -152,6 +153,7 @@ class Encoding:
         self._decoder_cache: dict[int, bytes] | None = None
         self._backtrack: BacktrackEncoder | None = None
         self._segmenter: Segmenter | None = None
+        self._irregular_segments: set[str] = set()  # see _refine
         self._invalid_tokens: list[bytes] = []
         self._str_ranks_cache: dict[str, int] | None = None
         self._piece_cache: dict[str, list[int]] = {}
@@ -586,10 +588,11 @@ class Encoding:
         cache = self._piece_cache
         ids = cache.get(piece)
         if ids is None:
-            if len(piece) <= bpe.LIST_MAX and piece.isascii():
-                ids = bpe.rank_merge_ascii(piece, self._str_ranks)
+            text = piece[:-1] if piece[-1] == SEGMENT_SEP else piece  # a marked segment (_refine)
+            if len(text) <= bpe.LIST_MAX and text.isascii():
+                ids = bpe.rank_merge_ascii(text, self._str_ranks)
             else:
-                ids = bpe.merge(piece.encode("utf-8"), self._mergeable_ranks, self._long_piece)
+                ids = bpe.merge(text.encode("utf-8"), self._mergeable_ranks, self._long_piece)
             if len(cache) >= PIECE_CACHE_SIZE:
                 cache.clear()
             cache[piece] = ids
@@ -621,17 +624,26 @@ class Encoding:
             if sum(map(len, missed)) < SEGMENT_MIN_CHARS:
                 return None
             self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
-        refined = self._segmenter.refine(pieces, misses)
+        refined = self._segmenter.refine(pieces, misses, self._irregular_segments)
         if refined is None:
             return None
         new_pieces, segments = refined
-        # A segment that is a token is that token only if the token's own BPE is itself
-        # (true of every token in regular vocabularies; else checked once per token).
+        # A segment that is a token is that token only if the token's own BPE is itself (true
+        # of every token of a regular vocabulary; else checked once per token).  The others
+        # come back marked (segment + SEGMENT_SEP, which no token matches), so that they are
+        # merged by BPE like any piece that is not a token; `_piece_ids` drops the mark.
         if not self._regular:
             split = self._backtracker().split
-            for token in set(map(self._str_ranks.get, segments)):
-                if token is not None and split(token) is None:
+            get = self._str_ranks.get
+            known = self._irregular_segments
+            new = {seg for seg in set(segments).difference(known)
+                   if (t := get(seg)) is not None and split(t) is None}
+            if new:
+                known |= new
+                refined = self._segmenter.refine(pieces, misses, known)
+                if refined is None:
                     return None
+                new_pieces = refined[0]
         return new_pieces
 
     def is_regular(self) -> bool:

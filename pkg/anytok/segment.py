@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import threading
 from itertools import compress, count, islice, product, repeat
+from typing import AbstractSet
 
 _SEP = "\ud800"  # never inside a token's text (valid UTF-8 decodes to no surrogates)
 
@@ -165,11 +166,14 @@ class Segmenter:
         sp = self._partial_pairs
         return any((s, p) in sp for s in self._ends_partial[text[k - 1]] for p in self._starts_partial[text[k]])
 
-    def refine(self, pieces: list[str], misses: list[int]) -> tuple[list[str], list[str]] | None:
+    def refine(self, pieces: list[str], misses: list[int],
+               mark: AbstractSet[str] = frozenset()) -> tuple[list[str], list[str]] | None:
         """Cut the pieces at positions `misses` wherever no token can span the boundary.
 
         Returns the new piece list (each cut piece replaced by its segments) and the list of
-        the segments that came from cuts, or None if nothing could be cut.
+        the segments that came from cuts (with a separator after each cut piece's), or None if
+        nothing could be cut.  Segments in `mark` appear in the new piece list followed by the
+        separator character (the caller's cue that they are not to be looked up as tokens).
         """
         pairs = self._pairs
         if pairs is None:
@@ -202,16 +206,17 @@ class Segmenter:
             return None  # only the cuts around the separators
         bounds = [0, *cuts, len(joined)]
         segs = list(map(joined.__getitem__, map(slice, bounds, islice(bounds, 1, None))))
+        parts = [seg + _SEP if seg in mark else seg for seg in segs] if mark else segs
         if len(misses) == len(pieces):
-            return list(filter(_SEP.__ne__, segs)), segs  # every piece was cut: no merging back
-        seps = list(compress(count(), map(_SEP.__eq__, segs)))
+            return list(filter(_SEP.__ne__, parts)), segs  # every piece was cut: no merging back
+        seps = list(compress(count(), map(_SEP.__eq__, parts)))
         starts = [0, *[k + 1 for k in seps]]
-        ends = [*seps, len(segs)]
+        ends = [*seps, len(parts)]
         out: list[str] = []
         prev = 0
         for i, a, b in zip(misses, starts, ends):
             out += pieces[prev:i]
-            out += segs[a:b]
+            out += parts[a:b]
             prev = i + 1
         out += pieces[prev:]
         return out, segs

@@ -16,7 +16,8 @@ Run, from the repository's root:
 Models (`--models`, comma-separated; a short name below, a file name in the model cache, or a
 path): llama3, gemma3, qwen3, deepseek_v3, llama2, minilm (tokenizer.json files), mistral_v3
 (mistral_instruct_tokenizer_240323.model.v3), mistral_v1 (tokenizer.model.v1), sp_test and
-sp_test_ja (sentencepiece's test models).  The reference library of a tokenizer.json is HF
+sp_test_ja (sentencepiece's test models); `name:encoding` (e.g. `llama3:encoding`) times anytok
+through the tokenizer's `to_encoding()` (no load or size figures for it).  The reference library of a tokenizer.json is HF
 `tokenizers` (`Tokenizer.from_file(path)`, no truncation, no padding,
 `encode(text, add_special_tokens=False).ids`); that of a SentencePiece `.model` is
 `sentencepiece` (`SentencePieceProcessor(model_file=path).encode(text)`).  kitoken
@@ -62,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import gc
 import importlib.metadata
 import json
@@ -119,9 +121,10 @@ def progress(msg: str) -> None:
 class Model:
     """One model file: where it is, its format, the reference library, the target."""
 
-    def __init__(self, label: str, path: Path):
+    def __init__(self, label: str, path: Path, via_encoding: bool = False):
         self.label = label
         self.path = path
+        self.via_encoding = via_encoding  # anytok runs the tokenizer's to_encoding()
         data = path.read_bytes()
         self.size = len(data)
         if data.lstrip()[:1] == b"{":
@@ -176,10 +179,14 @@ def resolve_models(spec: str) -> list[Model]:
     wanted: list[tuple[str, str]] = []
     for item in (s.strip() for s in spec.split(",")):
         if item:
-            wanted.append((item, MODELS.get(item, item)))
+            name, _, variant = item.partition(":")
+            if variant not in ("", "encoding"):
+                raise SystemExit(f"--models: unknown variant {variant!r} in {item!r} (only ':encoding')")
+            wanted.append((item, MODELS.get(name, name)))
     fetched: dict[str, Path] = {}
     out = []
     for label, name in wanted:
+        via_encoding = label.endswith(":encoding")
         if name in hf_files or name in sp_files:
             which = "hf" if name in hf_files else "sp"
             if which not in fetched:
@@ -191,8 +198,8 @@ def resolve_models(spec: str) -> list[Model]:
             if not path.is_file():
                 known = ", ".join(MODELS)
                 raise SystemExit(f"--models: {name!r} is neither a known model ({known}) nor a file")
-            label = path.name
-        out.append(Model(label, path))
+            label = path.name + (":encoding" if via_encoding else "")
+        out.append(Model(label, path, via_encoding))
     return out
 
 
@@ -266,20 +273,35 @@ class Lib:
         return time.perf_counter() - t0, ids
 
 
+def cold_caches(tok: Any) -> list[tuple[str, dict]]:
+    """The caches to empty before each timed run: an Encoding's piece cache (its other `*_cache`
+    attributes are its vocabulary tables, built once), or every cache of other tokenizers."""
+    import anytok
+
+    if isinstance(tok, anytok.Encoding):
+        return [("enc._piece_cache", tok._piece_cache)]
+    return anytok_caches(tok)
+
+
 def make_anytok(tok: Any) -> Lib:
-    caches = [c for _, c in anytok_caches(tok)]
+    caches = [c for _, c in cold_caches(tok)]
 
     def reset() -> None:
         for cache in caches:
             cache.clear()
 
+    import anytok
+
+    if isinstance(tok, anytok.Encoding):  # a to_encoding(): added tokens are its specials
+        return Lib("anytok", functools.partial(tok.encode, allowed_special="all"), reset)
     return Lib("anytok", tok.encode, reset)
 
 
 def load_anytok(model: Model):
     import anytok
 
-    return anytok.load(model.path)
+    tok = anytok.load(model.path)
+    return tok.to_encoding() if model.via_encoding else tok
 
 
 def load_reference(model: Model):
@@ -520,7 +542,7 @@ class Bench:
             except Exception as e:  # noqa: BLE001 - a model anytok cannot load is a result
                 self.notes.append(f"{model.label}: anytok cannot load it ({short_error(e)}); model skipped")
                 continue
-            self.cache_names[model.label] = [p for p, _ in anytok_caches(tok)]
+            self.cache_names[model.label] = [p for p, _ in cold_caches(tok)]
             ref = load_reference(model)
             kit, kit_reason = None, None
             try:
@@ -534,7 +556,7 @@ class Bench:
                 self.notes.append(f"{model.label}: the file sets {' and '.join(dropped)}; turned off in HF "
                                   "(no_truncation, no_padding) and in kitoken (its Truncate / Pad processing "
                                   "steps removed with set_config), as anytok's encode applies neither")
-            if not self.args.no_load:
+            if not self.args.no_load and not model.via_encoding:
                 self.load_and_size(model, tok, kit)
             libs = [make_reference(model, ref), make_anytok(tok)]
             if kit is not None:
@@ -642,7 +664,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description="Benchmark anytok on tokenizer.json and SentencePiece models "
                                              "(see the docstring).")
     ap.add_argument("--models", default=DEFAULT_MODELS,
-                    help=f"comma-separated: {', '.join(MODELS)}, or file names/paths (default: %(default)s)")
+                    help=f"comma-separated: {', '.join(MODELS)}, or file names/paths; a ':encoding' suffix "
+                         "runs anytok through the tokenizer's to_encoding() (default: %(default)s)")
     ap.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated (default: %(default)s)")
     ap.add_argument("--max-bytes", type=int, default=None, help="keep the first N bytes of each corpus")
     ap.add_argument("--repeat", type=int, default=5, help="timed encode runs, median kept (default: %(default)s)")

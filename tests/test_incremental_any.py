@@ -8,6 +8,7 @@ test_sentencepiece.py); `to_encoding()` is compared with `tokenizers` directly.
 
 from __future__ import annotations
 
+import functools
 import pickle
 import random
 
@@ -25,6 +26,30 @@ from anytok.pipeline.tokenizer import Tokenizer
 SAMPLE = 3000
 
 
+@functools.lru_cache(maxsize=None)
+def _llama3():
+    """This file's own Llama 3 pipeline: proving its Encoding reroutes its encode and count, and
+    test_hf.py must keep testing the pipeline path on the shared instance."""
+    from hf_support import model_path
+
+    from anytok.convert.hf_json import load_tokenizer_json
+
+    return load_tokenizer_json(model_path("llama3"))
+
+
+class _Reference:
+    """`count` and `encode` of `tokenizers` itself (no special tokens added)."""
+
+    def __init__(self, hf):
+        self._hf = hf
+
+    def encode(self, text: str) -> list[int]:
+        return self._hf.encode(text, add_special_tokens=False).ids
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+
 def _sample(text: str, n: int = SAMPLE) -> str:
     middle = len(text) // 2
     return text[middle:middle + n]
@@ -37,7 +62,7 @@ def _sample(text: str, n: int = SAMPLE) -> str:
 
 @pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
 def test_llama3_encoding_equals_tokenizers(corpus, corpora):
-    enc = anytok_tokenizer("llama3").to_encoding()
+    enc = _llama3().to_encoding()
     hf = hf_tokenizer("llama3")
     text = corpora[corpus][:60_000]
     assert enc.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
@@ -50,7 +75,7 @@ def test_llama3_encoding_equals_tokenizers(corpus, corpora):
 
 
 def test_llama3_encoding_pickles():
-    enc = anytok_tokenizer("llama3").to_encoding()
+    enc = _llama3().to_encoding()
     back = pickle.loads(pickle.dumps(enc))
     text = "Hello  world\n\n  12345 ünïcödé 日本語"
     assert back.encode_ordinary(text) == enc.encode_ordinary(text)
@@ -165,7 +190,8 @@ def _tokenizer(name: str):
     return anytok_tokenizer(name)
 
 
-def _check_appender(tok, text: str, rng: random.Random) -> None:
+def _check_appender(tok, text: str, rng: random.Random, ref=None) -> None:
+    ref = ref or tok
     app = tok.appender()
     pos = 0
     while pos < len(text):
@@ -173,18 +199,19 @@ def _check_appender(tok, text: str, rng: random.Random) -> None:
         app.append(text[pos:pos + step])
         pos += step
         if rng.random() < 0.1 or pos >= len(text):
-            assert app.count == tok.count(text[:pos]), pos
+            assert app.count == ref.count(text[:pos]), pos
     assert app.text == text
-    assert app.tokens() == tok.encode(text)
+    assert app.tokens() == ref.encode(text)
     snap = app.snapshot()
     app.append(" and more")
     app.rollback(snap)
-    assert app.count == tok.count(text) and app.text == text
+    assert app.count == ref.count(text) and app.text == text
     app.append(" tail")
-    assert app.count == tok.count(text + " tail")
+    assert app.count == ref.count(text + " tail")
 
 
-def _check_prepender(tok, text: str, rng: random.Random) -> None:
+def _check_prepender(tok, text: str, rng: random.Random, ref=None) -> None:
+    ref = ref or tok
     pre = tok.prepender()
     end = len(text)
     while end > 0:
@@ -192,27 +219,29 @@ def _check_prepender(tok, text: str, rng: random.Random) -> None:
         pre.prepend(text[max(0, end - step):end])
         end -= step
         if rng.random() < 0.2 or end <= 0:
-            assert pre.count == tok.count(text[max(0, end):]), end
-    assert pre.text == text and pre.tokens() == tok.encode(text)
+            assert pre.count == ref.count(text[max(0, end):]), end
+    assert pre.text == text and pre.tokens() == ref.encode(text)
 
 
-def _check_intervals(tok, text: str, rng: random.Random) -> None:
+def _check_intervals(tok, text: str, rng: random.Random, ref=None) -> None:
+    ref = ref or tok
     iv = tok.intervals(text)
     for _ in range(40):
         a = rng.randrange(len(text))
         b = rng.randrange(a, min(len(text), a + 400) + 1)
-        assert iv.count(a, b) == tok.count(text[a:b]), (a, b)
-    assert iv.count() == tok.count(text)
+        assert iv.count(a, b) == ref.count(text[a:b]), (a, b)
+    assert iv.count() == ref.count(text)
 
 
-def _check_chunks(tok, text: str) -> None:
+def _check_chunks(tok, text: str, ref=None) -> None:
+    ref = ref or tok
     for max_tokens, overlap in ((1, 0), (7, 0), (50, 10)):
         try:
             spans = tok.chunk_spans(text, max_tokens, overlap)
         except ValueError as e:  # only when one character needs more tokens than that
             at = int(str(e).split("offset ")[1].split()[0])
             char = text[at:at + 2] if "\ud800" <= text[at] <= "\udbff" else text[at]
-            assert tok.count(char) > max_tokens, e
+            assert ref.count(char) > max_tokens, e
             continue
         assert spans[0][0] == 0 and spans[-1][1] == len(text)
         for (a, b), (c, d) in zip(spans, spans[1:]):
@@ -220,13 +249,13 @@ def _check_chunks(tok, text: str) -> None:
             if overlap == 0:
                 assert c == b
             else:
-                assert tok.count(text[c:b]) <= overlap
+                assert ref.count(text[c:b]) <= overlap
         for a, b in spans:
-            assert tok.count(text[a:b]) <= max_tokens
+            assert ref.count(text[a:b]) <= max_tokens
         if overlap == 0:
             assert "".join(tok.chunks(text, max_tokens)) == text
         head, rest = tok.split_by_tokens(text, max_tokens)
-        assert head + rest == text and tok.count(head) <= max_tokens
+        assert head + rest == text and ref.count(head) <= max_tokens
         assert head == text[:spans[0][1]]
 
 
@@ -236,16 +265,16 @@ OPERATIONS = {"appender": _check_appender, "prepender": _check_prepender, "inter
 @pytest.mark.parametrize("op", list(OPERATIONS))
 @pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
 def test_llama3_operations(op, corpus, corpora):
-    tok = anytok_tokenizer("llama3")
+    tok, ref = _llama3(), _Reference(hf_tokenizer("llama3"))
     text = _sample(corpora[corpus])
-    OPERATIONS[op](tok, text, random.Random(corpus))
+    OPERATIONS[op](tok, text, random.Random(corpus), ref)
     # Text that spells an added token: HF splits it out, so the general way takes over.
     special = text[:500] + "<|eot_id|>" + text[500:1000]
-    OPERATIONS[op](tok, special, random.Random(op))
+    OPERATIONS[op](tok, special, random.Random(op), ref)
 
 
 def test_llama3_operations_use_the_encoding(corpora):
-    tok = anytok_tokenizer("llama3")
+    tok = _llama3()
     text = _sample(corpora["en"], 500)
     app = tok.appender(text)
     assert app._inner is not None
@@ -260,8 +289,9 @@ def test_llama3_operations_use_the_encoding(corpora):
 
 @pytest.mark.parametrize("corpus", ["en", "zh"])
 def test_llama3_chunks(corpus, corpora):
-    _check_chunks(anytok_tokenizer("llama3"), _sample(corpora[corpus], 1500))
-    _check_chunks(anytok_tokenizer("llama3"), "<|begin_of_text|>" + _sample(corpora[corpus], 800))
+    ref = _Reference(hf_tokenizer("llama3"))
+    _check_chunks(_llama3(), _sample(corpora[corpus], 1500), ref)
+    _check_chunks(_llama3(), "<|begin_of_text|>" + _sample(corpora[corpus], 800), ref)
 
 
 GENERAL = HF_GENERAL + ["mistral_instruct_tokenizer_240323.model.v3", "test_model.model"]
@@ -283,7 +313,7 @@ def test_general_operations(name, corpus, corpora):
                     max_size=30).map("".join), cut=st.integers(1, 12))
 def test_general_chunks_fuzz(text, cut):
     for name in ("gemma3", "llama3"):
-        tok = anytok_tokenizer(name)
+        tok = _llama3() if name == "llama3" else anytok_tokenizer(name)
         if not text or tok.count(text) == 0:
             continue
         try:
@@ -323,3 +353,22 @@ def test_decode_stream_sentencepiece(name, corpora):
     parts = [dec.decode(i) for i in ids]
     assert "".join(parts) + dec.flush() == tok.decode(ids)
     assert sum(1 for p in parts if p) > len(ids) // 3  # text comes out as it goes, not at the end
+
+
+def test_pipeline_encodes_through_its_proven_encoding(corpora):
+    """After to_encoding() is proven, the pipeline's own encode and count go through it."""
+    from hf_support import model_path
+
+    from anytok.convert.hf_json import load_tokenizer_json
+
+    tok, hf = load_tokenizer_json(model_path("llama3")), hf_tokenizer("llama3")
+    assert tok._as_encoding is None
+    tok.to_encoding()
+    for corpus in ("en", "ja"):
+        text = "<|begin_of_text|>" + _sample(corpora[corpus], 20_000) + "<|eot_id|>\ud800 end"
+        for add in (False, True):
+            expected = hf.encode(text.replace("\ud800", "\ufffd"), add_special_tokens=add).ids
+            assert tok.encode(text, add_special_tokens=add) == expected
+            assert tok.count(text, add_special_tokens=add) == len(expected)
+    assert not tok.model._cache  # encode and count never reached the merge-list model
+    assert tok.count_till_limit(text, 10) is None

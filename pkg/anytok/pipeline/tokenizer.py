@@ -162,6 +162,18 @@ class Tokenizer(IncrementalMixin):
                 return out
         norm_split = self.added.normalized.split if self.added.has_normalized else None
         splits = self.added.raw.split(text) if self.added.has_raw else [(text, None)]
+        # Once the pipeline is known to be an Encoding (to_encoding() was proven: called, or
+        # used by an incremental operation), its text between added tokens goes through it.
+        enc = self._as_encoding[0] if self._as_encoding is not None and batch <= 0 else None
+        if enc is not None:  # (no normalizer then: normalized added tokens match the text as is)
+            for piece, tok_id in splits:
+                subs = [(piece, tok_id)] if tok_id is not None or norm_split is None else norm_split(piece)
+                for sub, sub_id in subs:
+                    if sub_id is not None:
+                        yield [sub_id]
+                    elif sub:
+                        yield enc._encode_chunk(sub)
+            return
         at = 0
         for piece, tok_id in splits:
             first = at == 0

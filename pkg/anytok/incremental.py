@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import functools
 from itertools import accumulate
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from .pretokenize import SURROGATE
 from .prefix_tables import AppendableBPE, IrregularVocabulary
@@ -43,7 +44,7 @@ def _fix(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _is_high_surrogate(ch: str) -> bool:
+def is_high_surrogate(ch: str) -> bool:
     return "\ud800" <= ch <= "\udbff"
 
 
@@ -98,7 +99,7 @@ class Appender:
             return self.count
         self._parts.append(text)
         if self._run is not None:
-            if not _is_high_surrogate(self._run_tail[-1]) and self._continue_run(text):
+            if not is_high_surrogate(self._run_tail[-1]) and self._continue_run(text):
                 return self.count
             # Fall back: the run's text joins the head and everything is re-split once.
             self._head += "".join(self._run_parts)
@@ -111,7 +112,7 @@ class Appender:
     def _resplit(self, tail: str) -> None:
         """Split the text after the final pieces; finalize all but the last two."""
         enc = self._enc
-        keep_high = _is_high_surrogate(tail[-1])  # may pair with the next append
+        keep_high = is_high_surrogate(tail[-1])  # may pair with the next append
         fixed = _fix(tail)
         spans = enc._splitter.spans(fixed)
         if len(spans) > 2:
@@ -138,7 +139,7 @@ class Appender:
         decide (then the caller re-splits everything once)."""
         tail = self._run_tail
         window = tail + text
-        if _is_high_surrogate(window[-1]) or SURROGATE.search(text):
+        if is_high_surrogate(window[-1]) or SURROGATE.search(text):
             return False
         spans = self._enc._splitter.spans(window)
         # The window's first match must start where the window does and cover the old end of
@@ -317,7 +318,7 @@ class Intervals:
         text = self.text
         if self._direct:
             return enc.count_ordinary(text[start:end])
-        starts, ends = self._starts, self._ends
+        ends = self._ends
         # Left: split from `start` until the slice's split meets a boundary of the whole text.
         i = bisect.bisect_right(ends, start)  # first piece ending after start
         left_end = None
@@ -404,9 +405,9 @@ def count_till_limit(enc: "Encoding", text: str, limit: int) -> int | None:
     return app.count if app.count <= limit else None
 
 
-def _fits_until(iv: Intervals, pos: int, candidates: list[int], limit: int) -> int:
-    """Index into `candidates` (increasing positions > pos) of the last one before the first
-    whose slice text[pos:candidate] has more than `limit` tokens; -1 if the first already has.
+def fits_until(count: Callable[[int], int], candidates: list[int], limit: int) -> int:
+    """Index into `candidates` (increasing end positions) of the last one before the first
+    whose slice, counted by `count(end)`, has more than `limit` tokens; -1 if the first has.
 
     Counts grow with the slice almost everywhere (not strictly: BPE is not monotonic), so a
     binary search for the first overflow finds a cut that fits in O(log n) counts.
@@ -414,7 +415,7 @@ def _fits_until(iv: Intervals, pos: int, candidates: list[int], limit: int) -> i
     lo, hi = 0, len(candidates)  # the first overflow lies in [lo, hi]
     while lo < hi:
         mid = (lo + hi) // 2
-        if iv.count(pos, candidates[mid]) > limit:
+        if count(candidates[mid]) > limit:
             hi = mid
         else:
             lo = mid + 1
@@ -430,14 +431,14 @@ def _next_cut(iv: Intervals, pos: int, max_tokens: int) -> int:
     candidates = ends[first:]
     if not candidates or candidates[-1] != len(text):
         candidates = candidates + [len(text)]
-    k = _fits_until(iv, pos, candidates, max_tokens)
+    k = fits_until(functools.partial(iv.count, pos), candidates, max_tokens)
     if k >= 0:
         return candidates[k]
     # Not even one piece fits: cut inside it, at a character boundary.
     chars = list(range(pos + 1, candidates[0]))
     if chars and "\ud800" <= text[pos] <= "\udbff":
         chars = chars[1:]  # keep a surrogate pair together
-    k = _fits_until(iv, pos, chars, max_tokens)
+    k = fits_until(functools.partial(iv.count, pos), chars, max_tokens)
     if k < 0:
         raise ValueError(f"the character at offset {pos} alone needs more than {max_tokens} tokens")
     return chars[k]

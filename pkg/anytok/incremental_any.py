@@ -25,14 +25,12 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
+from .incremental import is_high_surrogate, fits_until
+
 __all__ = ["IncrementalMixin", "Appender", "Prepender", "Intervals", "StreamDecoder", "AddedTokenScan"]
 
 # A position before a run of white space that follows a non-space: where the general way cuts.
 _WORD_END = re.compile(r"\S(?=\s)")
-
-
-def _is_high_surrogate(ch: str) -> bool:
-    return "\ud800" <= ch <= "\udbff"
 
 
 class AddedTokenScan:
@@ -215,22 +213,9 @@ class StreamDecoder:
         return out
 
 
-def _fits_until(count: Callable[[int], int], candidates: list[int], limit: int) -> int:
-    """Index of the last candidate before the first whose count passes `limit` (-1: the first
-    does); a binary search, as `incremental._fits_until`."""
-    lo, hi = 0, len(candidates)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if count(candidates[mid]) > limit:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo - 1
-
-
 def _char_bounds(text: str, start: int, end: int) -> list[int]:
     """Character boundaries in (start, end), never inside a surrogate pair."""
-    return [i for i in range(start + 1, end) if not _is_high_surrogate(text[i - 1])]
+    return [i for i in range(start + 1, end) if not is_high_surrogate(text[i - 1])]
 
 
 def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: int) -> int:
@@ -245,7 +230,7 @@ def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: 
 
     while True:
         end = min(n, pos + window)
-        if end < n and _is_high_surrogate(text[end - 1]):
+        if end < n and is_high_surrogate(text[end - 1]):
             end += 1
         if end < n and count(end) <= max_tokens:
             window *= 2  # all of the window fits: the cut lies further on
@@ -253,12 +238,12 @@ def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: 
         cands = [m.end() for m in _WORD_END.finditer(text, pos, end)]
         if end == n and (not cands or cands[-1] != n):
             cands.append(n)
-        k = _fits_until(count, cands, max_tokens)
+        k = fits_until(count, cands, max_tokens)
         if k >= 0:
             return cands[k]
         first = cands[0] if cands else end
         chars = _char_bounds(text, pos, first)
-        k = _fits_until(count, chars, max_tokens)
+        k = fits_until(count, chars, max_tokens)
         if k < 0:
             raise ValueError(f"the character at offset {pos} alone needs more than {max_tokens} tokens")
         return chars[k]

@@ -250,10 +250,23 @@ class BPEMerges:
             found[k] = cache[pieces[k]] = ids
             start = end + 1
 
+    def byte_level_ids(self) -> dict[bytes, int]:
+        """token bytes -> id, for the tokens spelled in GPT-2's byte alphabet (the others, made
+        of characters outside it, are left out)."""
+        from ..pipeline.pre_tokenizers import CHAR_TO_BYTE
+
+        get = CHAR_TO_BYTE.__getitem__
+        out: dict[bytes, int] = {}
+        for tok, i in self.vocab.items():
+            try:
+                out[bytes(map(get, tok))] = i
+            except KeyError:
+                pass
+        return out
+
     def _make_segmenter(self):
         """A Segmenter over the tokens' bytes (tokens spelled in GPT-2's byte alphabet), or
         False where cuts could be wrong or useless."""
-        from ..pipeline.pre_tokenizers import CHAR_TO_BYTE
         from ..segment import Segmenter
 
         if self.continuing_subword_prefix or self.end_of_word_suffix or self.byte_fallback:
@@ -261,13 +274,9 @@ class BPEMerges:
         if self.unk_token is not None and self.unk_token in self.vocab:
             return False  # an unk symbol stands for characters: its token says nothing of them
         texts, invalid = [], []
-        for tok in self.vocab:
-            try:
-                data = bytes(map(CHAR_TO_BYTE.__getitem__, tok))
-            except KeyError:
-                # Not spelled in the byte alphabet: merges make substrings of the word, and
-                # only words spelled in it are segmented, so this token never shows up there.
-                continue
+        # Tokens not spelled in the byte alphabet are left out: merges make substrings of the
+        # word, and only words spelled in it are segmented, so they never show up there.
+        for data in self.byte_level_ids():
             try:
                 texts.append(data.decode("utf-8"))
             except UnicodeDecodeError:

@@ -48,7 +48,7 @@ from __future__ import annotations
 from .. import bpe
 from ..pretokenize import Splitter
 from .patterns import split_by
-from .pre_tokenizers import CHAR_TO_BYTE, GPT2_PATTERN, ByteLevel, Sequence, Split
+from .pre_tokenizers import GPT2_PATTERN, ByteLevel, Sequence, Split
 
 __all__ = ["encoding_of", "check_merges", "IsolatedSplitter"]
 
@@ -105,18 +105,6 @@ def _split_pattern(pre) -> str | None:
     return split.pattern.spec["Regex"]
 
 
-def byte_ranks(model) -> dict[bytes, int]:
-    """token bytes -> id for the tokens spelled in the byte-level alphabet."""
-    ranks: dict[bytes, int] = {}
-    get = CHAR_TO_BYTE.__getitem__
-    for tok, i in model.vocab.items():
-        try:
-            ranks[bytes(map(get, tok))] = i
-        except KeyError:
-            pass  # not made of byte symbols: no merge of byte symbols makes it
-    return ranks
-
-
 def check_merges(model, ranks: dict[bytes, int]) -> str | None:
     """None if the model's merge list gives the rank rule's merges (conditions 1 and 2 of the
     module docstring), else why not."""
@@ -160,7 +148,7 @@ def encoding_of(tok) -> tuple[object | None, str]:
         return None, f"its model is {model.kind}, not BPE"
     if model.byte_fallback or model.continuing_subword_prefix or model.end_of_word_suffix:
         return None, "its BPE model has byte fallback or a subword prefix or suffix"
-    ranks = byte_ranks(model)
+    ranks = model.byte_level_ids()
     reason = check_merges(model, ranks)
     if reason is not None:
         return None, reason

@@ -110,7 +110,7 @@ class Tokenizer(IncrementalMixin):
     """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder.
 
     The incremental operations (`appender`, `prepender`, `intervals`, `chunks`,
-    `chunk_spans`, `split_by_tokens`) come from `anytok.incremental_any`: a pipeline that is a
+    `chunk_spans`, `split_by_tokens`, `decode_stream`) come from `anytok.incremental_any`: a pipeline that is a
     tiktoken-style Encoding (`to_encoding()`) runs them as that Encoding does.
     """
 
@@ -150,16 +150,6 @@ class Tokenizer(IncrementalMixin):
 
             if SURROGATE.search(text):
                 text = _repair_surrogates(text)
-        normalize = self.normalizer.normalize if self.normalizer is not None else None
-        pre = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
-        tokenize = self.model.tokenize
-        tokenize_many = getattr(self.model, "tokenize_many", None)
-        if tokenize_many is None:
-            def tokenize_many(pieces: list[str]) -> list[int]:
-                out: list[int] = []
-                for p in pieces:
-                    out += tokenize(p)
-                return out
         norm_split = self.added.normalized.split if self.added.has_normalized else None
         splits = self.added.raw.split(text) if self.added.has_raw else [(text, None)]
         # Once the pipeline is known to be an Encoding (to_encoding() was proven: called, or
@@ -174,6 +164,16 @@ class Tokenizer(IncrementalMixin):
                     elif sub:
                         yield enc._encode_chunk(sub)
             return
+        normalize = self.normalizer.normalize if self.normalizer is not None else None
+        pre = self.pre_tokenizer.split if self.pre_tokenizer is not None else None
+        tokenize = self.model.tokenize
+        tokenize_many = getattr(self.model, "tokenize_many", None)
+        if tokenize_many is None:
+            def tokenize_many(pieces: list[str]) -> list[int]:
+                out: list[int] = []
+                for p in pieces:
+                    out += tokenize(p)
+                return out
         at = 0
         for piece, tok_id in splits:
             first = at == 0

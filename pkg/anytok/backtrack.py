@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from . import bpe
 
-_UNSEEN = -2
-_MISSING = object()
+_UNSEEN = -2  # split not computed yet
+_IRREGULAR = -3  # the token has no regular split
 
 
 def _lead_len(b: int) -> int:
@@ -50,10 +50,17 @@ class BacktrackEncoder:
     def __init__(self, ranks: dict[bytes, int], decoder: dict[int, bytes]):
         self.ranks = ranks
         self.decoder = decoder
-        # token -> (left, right) children of its last merge; (-1, -1) for a single byte;
-        # None if the token is not regular (BPE of its bytes is not itself, or a child has a
-        # higher rank than the token).
-        self._split: dict[int, tuple[int, int] | None] = {}
+        # The hot tables are lists indexed by token id rather than dicts: a list item is one
+        # pointer away, which matters once the tokens met no longer fit in the CPU caches.
+        # _bytes[t]: the bytes of token t (None for an id that is no token).
+        self._bytes: list[bytes | None] = [None] * (max(decoder, default=-1) + 1)
+        for token, data in decoder.items():
+            self._bytes[token] = data
+        # The children (left, right) of token t's last merge: -1 for a single byte; _UNSEEN
+        # until computed; _IRREGULAR if the token is not regular (BPE of its bytes is not
+        # itself, or a child has a higher rank than the token).
+        self._left: list[int] = [_UNSEEN] * len(self._bytes)
+        self._right: list[int] = [_UNSEEN] * len(self._bytes)
         self._next_prefix: dict[int, int] = {}
         self._longest: dict[bytes, int] | None = None
         self._longest_suffix: dict[bytes, int] | None = None
@@ -61,21 +68,26 @@ class BacktrackEncoder:
     # ---- vocabulary tables --------------------------------------------------------------
 
     def split(self, token: int) -> tuple[int, int] | None:
-        got = self._split.get(token, _UNSEEN)
-        if got != _UNSEEN:
-            return got  # type: ignore[return-value]
-        data = self.decoder[token]
+        """The children (left, right) of the token's last merge; (-1, -1) for a single byte;
+        None if the token is not regular."""
+        left = self._left[token]
+        if left == _UNSEEN:
+            left = self._compute_split(token)
+        return None if left == _IRREGULAR else (left, self._right[token])
+
+    def _compute_split(self, token: int) -> int:
+        data = self._bytes[token]
         if len(data) == 1:
-            result: tuple[int, int] | None = (-1, -1)
+            left = right = -1
         else:
             parts = bpe.merge_until(data, self.ranks, 2)
-            if len(parts) != 2 or parts[0] + parts[1] != data:
-                result = None
-            else:
-                left, right = self.ranks[parts[0]], self.ranks[parts[1]]
-                result = (left, right) if left < token and right < token else None
-        self._split[token] = result
-        return result
+            left = right = _IRREGULAR
+            if len(parts) == 2 and parts[0] + parts[1] == data:
+                a, b = self.ranks[parts[0]], self.ranks[parts[1]]
+                if a < token and b < token:
+                    left, right = a, b
+        self._left[token], self._right[token] = left, right
+        return left
 
     def next_prefix(self, token: int) -> int:
         """The longest token that is a proper prefix of `token` (-1 if none)."""
@@ -128,28 +140,29 @@ class BacktrackEncoder:
     def compatible(self, a: int, b: int) -> bool | None:
         """Whether BPE of the bytes of a+b gives [a, b]; None if a tree is not regular."""
         get = self.ranks.get
-        decoder = self.decoder
-        splits = self._split
+        data = self._bytes
+        lefts, rights = self._left, self._right
         limit = 1 << 62  # the pair (a, b) lives until this rank's merge happens
         while True:
-            merged = get(decoder[a] + decoder[b])
+            merged = get(data[a] + data[b])
             if merged is not None and merged < limit:
                 return False
-            sa = splits.get(a, _MISSING)
-            if sa is _MISSING:
-                sa = self.split(a)
-            sb = splits.get(b, _MISSING)
-            if sb is _MISSING:
-                sb = self.split(b)
-            if sa is None or sb is None:
+            right = rights[a]
+            if right == _UNSEEN:
+                self._compute_split(a)
+                right = rights[a]
+            left = lefts[b]
+            if left == _UNSEEN:
+                left = self._compute_split(b)
+            if right == _IRREGULAR or left == _IRREGULAR:
                 return None
             # Step back to just before the later of the merges that made a and b (a single
             # byte was never made).  a's merge is left of the crossing pair, so it wins a tie;
             # b's merge is right of it, so it loses one: hence b + 1.
-            if sa[1] >= 0 and (sb[0] < 0 or a > b):
-                limit, a = a, sa[1]
-            elif sb[0] >= 0:
-                limit, b = b + 1, sb[0]
+            if right >= 0 and (left < 0 or a > b):
+                limit, a = a, right
+            elif left >= 0:
+                limit, b = b + 1, left
             else:
                 return True
 
@@ -188,7 +201,7 @@ class BacktrackEncoder:
             out = self.encode_run(unit, n // len(unit))
             if out is not None:
                 return out
-        decoder = self.decoder
+        data = self._bytes
         dead = bytearray(n + 1)  # dead[p]: no valid encoding continues from position p
         tokens: list[int] = []
         starts: list[int] = []
@@ -197,7 +210,7 @@ class BacktrackEncoder:
         while pos < n:
             token = candidate
             while True:
-                end = pos + len(decoder[token])
+                end = pos + len(data[token])
                 if not dead[end]:
                     if tokens:
                         ok = self.compatible(tokens[-1], token)

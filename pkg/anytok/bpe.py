@@ -71,6 +71,22 @@ def rank_merge_ascii(piece: str, table: dict[str, int]) -> list[int]:
     return list(map(table.__getitem__, merge_parts(list(piece), table.get)))
 
 
+def merge3(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """`rank_merge` of a 3-byte piece, spelled out: the lower of the two pairs merges first
+    (the left one on a tie), then the whole piece if it is a token.  A CJK character that is
+    not a token is such a piece, and random CJK text has thousands of them."""
+    get = ranks.get
+    left, right = get(piece[:2]), get(piece[1:])
+    if left is None and right is None:
+        return [ranks[piece[:1]], ranks[piece[1:2]], ranks[piece[2:]]]
+    whole = get(piece)
+    if whole is not None:
+        return [whole]
+    if left is not None and (right is None or left <= right):
+        return [left, ranks[piece[2:]]]
+    return [ranks[piece[:1]], right]
+
+
 def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]:
     """The parts left by the list merge once at most `stop` remain (or nothing merges).
 
@@ -134,13 +150,14 @@ def merge(
 ) -> list[int]:
     """Plain BPE of `piece`, with the implementation chosen by its length.
 
-    `long_encoder` handles pieces over HEAP_MAX bytes when given; it may return None to
-    decline, and the heap merge is used then.
+    `long_encoder` handles pieces over HEAP_MAX bytes and runs of one byte when given; it may
+    return None to decline, and the heap merge is used then.
     """
     n = len(piece)
     if n <= LIST_MAX:
         return rank_merge(piece, ranks)
-    if n > HEAP_MAX and long_encoder is not None:
+    if long_encoder is not None and (n > HEAP_MAX or piece.count(piece[:1]) == n):
+        # (A run of one byte has a shortcut there, whatever its length.)
         out = long_encoder(piece)
         if out is not None:
             return out

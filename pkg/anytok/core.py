@@ -11,7 +11,7 @@ import functools
 import operator
 import re
 import threading
-from itertools import compress, count, filterfalse, repeat
+from itertools import chain, compress, count, filterfalse, repeat
 from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 
 from . import bpe, incremental
@@ -583,23 +583,45 @@ class Encoding:
                     self._str_ranks_cache = table
         return table
 
-    def _piece_ids(self, piece: str) -> list[int]:
-        """BPE of one piece (or segment of a piece) that is not a single token; cached."""
-        cache = self._piece_cache
-        ids = cache.get(piece)
-        if ids is None:
-            text = piece[:-1] if piece[-1] == SEGMENT_SEP else piece  # a marked segment (_refine)
-            if len(text) <= bpe.LIST_MAX and text.isascii():
-                ids = bpe.rank_merge_ascii(text, self._str_ranks)
-            else:
-                ids = bpe.merge(text.encode("utf-8"), self._mergeable_ranks, self._long_piece)
-            if len(cache) >= PIECE_CACHE_SIZE:
-                cache.clear()
-            cache[piece] = ids
-        return ids
+    def _merge_pieces(self, missed: list[str]) -> list[list[int]]:
+        """The BPE of each of `missed` (pieces or segments that are not single tokens).
 
-    def _resolve(self, pieces: list[str]) -> tuple[list[str], list[int | None]]:
-        """Pieces and their ids, None for a piece that needs merging.
+        Each distinct piece is merged once per call (or found in the piece cache); the
+        answers are then handed out by one C-level `map` over the piece list.
+        """
+        cache = self._piece_cache
+        cached = cache.get
+        found = {piece: cached(piece) for piece in set(missed)}
+        new = [piece for piece, ids in found.items() if ids is None]
+        if new:
+            found.update(zip(new, self._merge_new(new)))
+            if len(cache) + len(new) > PIECE_CACHE_SIZE:
+                cache.clear()
+            cache.update(zip(new, map(found.__getitem__, new)))
+        return list(map(found.__getitem__, missed))
+
+    def _merge_new(self, pieces: list[str]) -> list[list[int]]:
+        """BPE of each piece; short ASCII ones on str with the text table, the others on bytes
+        (the bytes table is fetched only if needed: it is built on first use)."""
+        table = self._str_ranks
+        ranks = None
+        out = []
+        for piece in pieces:
+            if piece[-1] == SEGMENT_SEP:
+                piece = piece[:-1]  # a marked segment (see _refine)
+            if len(piece) <= bpe.LIST_MAX and piece.isascii():
+                out.append(bpe.rank_merge_ascii(piece, table))
+                continue
+            if ranks is None:
+                ranks = self._mergeable_ranks
+            data = piece.encode("utf-8")
+            # A character that is not a token (3 bytes: most of CJK) is common in Chinese.
+            out.append(bpe.merge3(data, ranks) if len(data) == 3 else bpe.merge(data, ranks, self._long_piece))
+        return out
+
+    def _resolve(self, pieces: list[str]) -> tuple[list[str], list[int | None], list[int]]:
+        """Pieces, their ids (None for a piece that needs merging) and the positions of the
+        Nones.
 
         Pieces that need merging are first cut where no token can span (see segment.py), so
         that mostly short, repeated segments are left to merge.
@@ -607,12 +629,13 @@ class Encoding:
         get = self._str_ranks.get
         ids = list(map(get, pieces))
         if None not in ids:
-            return pieces, ids
+            return pieces, ids, []
         misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
         refined = self._refine(pieces, misses)
         if refined is None:
-            return pieces, ids
-        return refined, list(map(get, refined))
+            return pieces, ids, misses
+        ids = list(map(get, refined))
+        return refined, ids, list(compress(count(), map(operator.is_, ids, repeat(None))))
 
     def _refine(self, pieces: list[str], misses: list[int]) -> list[str] | None:
         """`pieces` with the pieces at `misses` cut into segments, or None if not worth it."""
@@ -631,7 +654,7 @@ class Encoding:
         # A segment that is a token is that token only if the token's own BPE is itself (true
         # of every token of a regular vocabulary; else checked once per token).  The others
         # come back marked (segment + SEGMENT_SEP, which no token matches), so that they are
-        # merged by BPE like any piece that is not a token; `_piece_ids` drops the mark.
+        # merged by BPE like any piece that is not a token; `_merge_new` drops the mark.
         if not self._regular:
             split = self._backtracker().split
             get = self._str_ranks.get
@@ -660,20 +683,19 @@ class Encoding:
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of already split pieces, concatenated."""
-        pieces, ids = self._resolve(pieces)
-        if None not in ids:
+        pieces, ids, misses = self._resolve(pieces)
+        if not misses:
             return ids  # type: ignore[return-value]
-        # Most pieces are one token.  Splice in the BPE of the others.
-        misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
-        piece_ids = self._piece_ids
-        out: list[int] = []
-        start = 0
-        for i in misses:
-            out += ids[start:i]
-            out += piece_ids(pieces[i])
-            start = i + 1
-        out += ids[start:]
-        return out
+        # Most pieces are one token.  Splice in the BPE of the others: the output is the runs
+        # of ids between misses interleaved with the misses' ids, flattened by `chain` (all
+        # C-level; a Python loop over the misses costs more than their merging on English).
+        merged = self._merge_pieces(list(map(pieces.__getitem__, misses)))
+        merged.append(())
+        starts = [0]
+        starts += map((1).__add__, misses)
+        misses.append(len(ids))
+        runs = map(ids.__getitem__, map(slice, starts, misses))
+        return list(chain.from_iterable(chain.from_iterable(zip(runs, merged))))
 
     def _count_pieces(self, pieces: list[str]) -> int:
         # Counting needs no ids for the pieces that are single tokens, only which ones are not
@@ -687,7 +709,7 @@ class Encoding:
         if segments is not None:
             missed = list(filterfalse(known, segments))
             total += len(segments) - len(missed)
-        return total + sum(map(len, map(self._piece_ids, missed)))
+        return total + sum(map(len, self._merge_pieces(missed)))
 
     def _encode_chunk(self, text: str) -> list[int]:
         """Ordinary text (no surrogates, no special tokens) -> ids."""

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import re
 import threading
-from itertools import compress, count, islice, product, repeat
+from itertools import chain, compress, count, islice, product, repeat
 from typing import AbstractSet
 
 _SEP = "\ud800"  # never inside a token's text (valid UTF-8 decodes to no surrogates)
+_CUT = "\ud801"  # marks a cut while segmenting (text reaching the segmenter has no surrogates)
 
 # Above this many tokens of the form "end of a character + start of the next", cutting is off.
 MAX_PARTIAL_PAIRS = 256
@@ -60,9 +61,9 @@ class Segmenter:
         """`token_texts`: the texts of all valid UTF-8 tokens; `invalid_tokens`: the others' bytes."""
         self._texts = token_texts
         self._invalid = invalid_tokens
-        # (c, d) -> 0 for every pair of characters a token may span; a dict so that a lookup
-        # with default 1 gives "cut here" directly.
-        self._pairs: dict[tuple[str, str], int] | None = None
+        # (c, d) -> "" for every pair of characters a token may span; a dict so that a lookup
+        # with default _CUT gives the text to put between c and d directly.
+        self._pairs: dict[tuple[str, str], str] | None = None
         self._seen: set[str] = set()
         self._lock = threading.Lock()
         # Relations from tokens that start or end inside a character (see module docstring).
@@ -83,7 +84,7 @@ class Segmenter:
             joined = _SEP.join(t for t in self._texts if not t.isascii())
             found = set(zip(joined, islice(joined, 1, None)))
             found.update(product(map(chr, range(128)), repeat=2))
-            pairs = dict.fromkeys((p for p in found if _SEP not in p), 0)  # not the separator's
+            pairs = dict.fromkeys((p for p in found if _SEP not in p), "")  # not the separator's
             for token in self._invalid:
                 self._add_invalid(token, pairs)
             # A vocabulary full of tokens that join the end of one character to the start of
@@ -95,7 +96,7 @@ class Segmenter:
             self._pairs = pairs
             return pairs
 
-    def _add_invalid(self, token: bytes, pairs: dict[tuple[str, str], int]) -> None:
+    def _add_invalid(self, token: bytes, pairs: dict[tuple[str, str], str]) -> None:
         i = 0
         while i < len(token) and 0x80 <= token[i] < 0xC0:
             i += 1
@@ -113,7 +114,7 @@ class Segmenter:
         except UnicodeDecodeError:
             return  # not a substring of any valid UTF-8 text, so never met
         if len(middle) > 1:
-            pairs.update(dict.fromkeys(zip(middle, middle[1:]), 0))
+            pairs.update(dict.fromkeys(zip(middle, middle[1:]), ""))
         if head and middle:
             self._after_suffix.setdefault(head, set()).add(middle[0])
         if tail and middle:
@@ -121,15 +122,15 @@ class Segmenter:
         if head and tail and not middle:
             self._partial_pairs.add((head, tail))
 
-    def _register(self, ch: str, pairs: dict[tuple[str, str], int]) -> None:
+    def _register(self, ch: str, pairs: dict[tuple[str, str], str]) -> None:
         data = ch.encode("utf-8", "surrogatepass")
         ends, starts = [], []
         for k in range(1, len(data)):
             suffix, prefix = data[k:], data[:k]
             for d in self._after_suffix.get(suffix, ()):
-                pairs[ch, d] = 0
+                pairs[ch, d] = ""
             for c in self._before_prefix.get(prefix, ()):
-                pairs[c, ch] = 0
+                pairs[c, ch] = ""
             if suffix in self._heads:
                 ends.append(suffix)
             if prefix in self._tails:
@@ -140,26 +141,27 @@ class Segmenter:
             self._starts_partial[ch] = tuple(starts)
         self._seen.add(ch)
 
-    def _keep_partial_spans(self, joined: str, cuts: list[int]) -> list[int]:
-        """Drop the cuts that a token "end of one character + start of the next" spans.
+    def _keep_partial_spans(self, joined: str, marks: list[str]) -> None:
+        """Undo the cuts that a token "end of one character + start of the next" spans.
 
-        Such tokens start a character with one of a few byte prefixes P; the characters that
-        start so form a few code point ranges, found with one regex scan.
+        Such tokens start a character with one of a few byte prefixes P and end the character
+        before with one of a few continuation bytes S; one regex scan finds the boundaries
+        where both could be the case (the characters starting with P form a few code point
+        ranges; those ending with S, by their low six bits, a class that `re` keeps as a
+        bitmap, plus every astral character to be safe), and the tables decide.
         """
         rx = self._partial_start_rx
         if rx is None:
             ranges = sorted(_prefix_range(p) for p in self._tails)
-            cls = "".join(f"{_esc(lo)}-{_esc(hi)}" for lo, hi in ranges)
-            rx = self._partial_start_rx = re.compile(f"[{cls}]")
-        drop = []
+            starts = "".join(f"{_esc(lo)}-{_esc(hi)}" for lo, hi in ranges)
+            low_bits = {s[-1] & 0x3F for s in self._heads}
+            ends = "".join(_esc(cp) for cp in range(0x80, 0x10000) if cp & 0x3F in low_bits)
+            rx = self._partial_start_rx = re.compile(f"(?<=[{ends}{_esc(0x10000)}-{_esc(0x10FFFF)}])[{starts}]")
+        ends_partial, starts_partial = self._ends_partial, self._starts_partial
         for m in rx.finditer(joined, 1):
             k = m.start()
-            if joined[k - 1] in self._ends_partial and joined[k] in self._starts_partial and self._partial_spans(joined, k):
-                drop.append(k)
-        if not drop:
-            return cuts
-        dropped = set(drop)
-        return [k for k in cuts if k not in dropped]
+            if joined[k - 1] in ends_partial and joined[k] in starts_partial and self._partial_spans(joined, k):
+                marks[k - 1] = ""
 
     def _partial_spans(self, text: str, k: int) -> bool:
         """Whether a token S + P spans the boundary before text[k] (both chars are listed)."""
@@ -197,15 +199,16 @@ class Segmenter:
                     new.discard(_SEP)
                 for ch in new:
                     self._register(ch, pairs)
-        # Boundary k lies between joined[k] and joined[k + 1]; around each separator it is
-        # never spanned, so every missed piece starts and ends a segment.
-        cuts = list(compress(count(1), map(pairs.get, zip(joined, islice(joined, 1, None)), repeat(1))))
+        # marks[k] goes between joined[k] and joined[k + 1]: _CUT where no token can span the
+        # boundary, else "".  Around each separator it is always _CUT, so every missed piece
+        # starts and ends a segment (and each separator is a segment of its own).
+        marks = list(map(pairs.get, zip(joined, islice(joined, 1, None)), repeat(_CUT)))
         if self._partial_pairs:
-            cuts = self._keep_partial_spans(joined, cuts)
-        if len(cuts) == 2 * (len(missed) - 1):
+            self._keep_partial_spans(joined, marks)
+        marks.append("")
+        segs = "".join(chain.from_iterable(zip(joined, marks))).split(_CUT)
+        if len(segs) == 2 * len(missed) - 1:
             return None  # only the cuts around the separators
-        bounds = [0, *cuts, len(joined)]
-        segs = list(map(joined.__getitem__, map(slice, bounds, islice(bounds, 1, None))))
         parts = [seg + _SEP if seg in mark else seg for seg in segs] if mark else segs
         if len(misses) == len(pieces):
             return list(filter(_SEP.__ne__, parts)), segs  # every piece was cut: no merging back

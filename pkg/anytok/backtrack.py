@@ -53,9 +53,7 @@ class BacktrackEncoder:
         # The hot tables are lists indexed by token id rather than dicts: a list item is one
         # pointer away, which matters once the tokens met no longer fit in the CPU caches.
         # _bytes[t]: the bytes of token t (None for an id that is no token).
-        self._bytes: list[bytes | None] = [None] * (max(decoder, default=-1) + 1)
-        for token, data in decoder.items():
-            self._bytes[token] = data
+        self._bytes: list[bytes | None] = list(map(decoder.get, range(max(decoder, default=-1) + 1)))
         # The children (left, right) of token t's last merge: -1 for a single byte; _UNSEEN
         # until computed; _IRREGULAR if the token is not regular (BPE of its bytes is not
         # itself, or a child has a higher rank than the token).

@@ -37,16 +37,17 @@ HEAP_MAX = 4096
 _NO = 1 << 62  # "not a token": larger than every rank
 
 
-def merge_parts(parts: list, get: Callable, stop: int = 1) -> list:
+def merge_parts(parts: list, get: Callable, stop: int = 1, _NO: int = _NO) -> list:
     """The list merge on `parts` (bytes, or str of ASCII text), in place, until no adjacent
     pair is a token or at most `stop` parts are left; `get` looks a concatenation up.
 
     Each step finds the lowest pair rank with C-level `min` and `index` (leftmost on a tie).
+    "Not a token" is the one object _NO, so an identity test spots it.
     """
     pair = list(map(get, map(operator.add, parts, parts[1:]), repeat(_NO)))
     while len(pair) >= stop:
         low = min(pair)
-        if low == _NO:
+        if low is _NO:
             break
         i = pair.index(low)
         parts[i] += parts[i + 1]

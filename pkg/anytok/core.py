@@ -619,24 +619,6 @@ class Encoding:
             out.append(bpe.merge3(data, ranks) if len(data) == 3 else bpe.merge(data, ranks, self._long_piece))
         return out
 
-    def _resolve(self, pieces: list[str]) -> tuple[list[str], list[int | None], list[int]]:
-        """Pieces, their ids (None for a piece that needs merging) and the positions of the
-        Nones.
-
-        Pieces that need merging are first cut where no token can span (see segment.py), so
-        that mostly short, repeated segments are left to merge.
-        """
-        get = self._str_ranks.get
-        ids = list(map(get, pieces))
-        if None not in ids:
-            return pieces, ids, []
-        misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
-        refined = self._refine(pieces, misses)
-        if refined is None:
-            return pieces, ids, misses
-        ids = list(map(get, refined))
-        return refined, ids, list(compress(count(), map(operator.is_, ids, repeat(None))))
-
     def _refine(self, pieces: list[str], misses: list[int]) -> list[str] | None:
         """`pieces` with the pieces at `misses` cut into segments, or None if not worth it."""
         missed = list(map(pieces.__getitem__, misses))
@@ -683,9 +665,15 @@ class Encoding:
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of already split pieces, concatenated."""
-        pieces, ids, misses = self._resolve(pieces)
-        if not misses:
+        ids = list(map(self._str_ranks.get, pieces))
+        if None not in ids:
             return ids  # type: ignore[return-value]
+        misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
+        # Pieces that need merging are first cut where no token can span (see segment.py),
+        # so that mostly short, repeated segments are left to merge.
+        segments = self._refine(pieces, misses)
+        if segments is not None:
+            return self._encode_many_misses(segments)
         # Most pieces are one token.  Splice in the BPE of the others: the output is the runs
         # of ids between misses interleaved with the misses' ids, flattened by `chain` (all
         # C-level; a Python loop over the misses costs more than their merging on English).
@@ -696,6 +684,17 @@ class Encoding:
         misses.append(len(ids))
         runs = map(ids.__getitem__, map(slice, starts, misses))
         return list(chain.from_iterable(chain.from_iterable(zip(runs, merged))))
+
+    def _encode_many_misses(self, pieces: list[str]) -> list[int]:
+        """The ids of pieces of which many are not single tokens (segments of Chinese text:
+        up to half of them, too many to splice one by one): a table from each distinct piece
+        to its ids, then one C-level pass over the pieces."""
+        distinct = list(dict.fromkeys(pieces))
+        ids = list(map(self._str_ranks.get, distinct))
+        table = dict(zip(distinct, zip(ids)))  # piece -> (id,)
+        missed = list(compress(distinct, map(operator.is_, ids, repeat(None))))
+        table.update(zip(missed, self._merge_pieces(missed)))
+        return list(chain.from_iterable(map(table.__getitem__, pieces)))
 
     def _count_pieces(self, pieces: list[str]) -> int:
         # Counting needs no ids for the pieces that are single tokens, only which ones are not

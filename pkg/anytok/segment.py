@@ -184,7 +184,10 @@ class Segmenter:
             return None
         missed = list(map(pieces.__getitem__, misses))
         joined = _SEP.join(missed)
-        new = set(joined).difference(self._seen)
+        # Iterating a str makes a new object for every character outside Latin-1, hashed
+        # anew each time: make them once (their hashes are then cached) for the passes below.
+        chars = list(joined)
+        new = set(chars).difference(self._seen)
         if new:
             new.discard(_SEP)
             with self._lock:
@@ -202,11 +205,11 @@ class Segmenter:
         # marks[k] goes between joined[k] and joined[k + 1]: _CUT where no token can span the
         # boundary, else "".  Around each separator it is always _CUT, so every missed piece
         # starts and ends a segment (and each separator is a segment of its own).
-        marks = list(map(pairs.get, zip(joined, islice(joined, 1, None)), repeat(_CUT)))
+        marks = list(map(pairs.get, zip(chars, islice(chars, 1, None)), repeat(_CUT)))
         if self._partial_pairs:
             self._keep_partial_spans(joined, marks)
         marks.append("")
-        segs = "".join(chain.from_iterable(zip(joined, marks))).split(_CUT)
+        segs = "".join(chain.from_iterable(zip(chars, marks))).split(_CUT)
         if len(segs) == 2 * len(missed) - 1:
             return None  # only the cuts around the separators
         parts = [seg + _SEP if seg in mark else seg for seg in segs] if mark else segs

@@ -30,6 +30,10 @@ PIECE_CACHE_SIZE = 1 << 16
 # Pieces needing merges are cut into segments (segment.py) once an encoding has seen this many
 # characters of such pieces in one call.
 SEGMENT_MIN_CHARS = 2000
+# Up to this many pieces to merge (or segments), a plain loop beats the C-level set-up of
+# the paths for many (it matters for the incremental operations, which encode a few pieces
+# at a time).
+FEW = 8
 
 
 @functools.lru_cache(maxsize=16)
@@ -583,12 +587,24 @@ class Encoding:
                     self._str_ranks_cache = table
         return table
 
+    def _piece_ids(self, piece: str) -> list[int]:
+        """The BPE of one piece that is not a single token, through the piece cache."""
+        ids = self._piece_cache.get(piece)
+        if ids is None:
+            ids = self._merge_new([piece])[0]
+            if len(self._piece_cache) >= PIECE_CACHE_SIZE:
+                self._piece_cache.clear()
+            self._piece_cache[piece] = ids
+        return ids
+
     def _merge_pieces(self, missed: list[str]) -> list[list[int]]:
         """The BPE of each of `missed` (pieces or segments that are not single tokens).
 
         Each distinct piece is merged once per call (or found in the piece cache); the
         answers are then handed out by one C-level `map` over the piece list.
         """
+        if len(missed) <= FEW:
+            return list(map(self._piece_ids, missed))
         cache = self._piece_cache
         cached = cache.get
         found = {piece: cached(piece) for piece in set(missed)}
@@ -665,7 +681,8 @@ class Encoding:
 
     def _encode_pieces(self, pieces: list[str]) -> list[int]:
         """The ids of already split pieces, concatenated."""
-        ids = list(map(self._str_ranks.get, pieces))
+        get = self._str_ranks.get
+        ids = list(map(get, pieces))
         if None not in ids:
             return ids  # type: ignore[return-value]
         misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
@@ -673,7 +690,22 @@ class Encoding:
         # so that mostly short, repeated segments are left to merge.
         segments = self._refine(pieces, misses)
         if segments is not None:
-            return self._encode_many_misses(segments)
+            if len(segments) > FEW:
+                return self._encode_many_misses(segments)
+            pieces = segments
+            ids = list(map(get, pieces))
+            misses = list(compress(count(), map(operator.is_, ids, repeat(None))))
+        if len(misses) <= FEW:
+            # A few pieces to merge (an append, a short text): splice them in directly.
+            out: list[int] = []
+            start = 0
+            piece_ids = self._piece_ids
+            for i in misses:
+                out += ids[start:i]
+                out += piece_ids(pieces[i])
+                start = i + 1
+            out += ids[start:]
+            return out
         # Most pieces are one token.  Splice in the BPE of the others: the output is the runs
         # of ids between misses interleaved with the misses' ids, flattened by `chain` (all
         # C-level; a Python loop over the misses costs more than their merging on English).

@@ -70,3 +70,28 @@ def test_long_pieces_are_not_quadratic(name):
         elapsed = time.perf_counter() - start
         assert got == t.encode(text)
         assert elapsed < 20, f"{len(text)} chars took {elapsed:.1f}s"
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_three_byte_closed_form(name):
+    """`merge3` (the spelled-out merge of 3-byte pieces) against the list merge: every BMP
+    character of three bytes, and 3-byte pieces cut from pairs of tokens (ties included)."""
+    ranks = anytok_encoding(name)._mergeable_ranks
+    pieces = [chr(c).encode("utf-8") for c in range(0x800, 0x10000) if not 0xD800 <= c < 0xE000]
+    short = [t for t in ranks if len(t) <= 2]
+    rng = random.Random(name)
+    pieces += [p for p in ((rng.choice(short) + rng.choice(short))[:3] for _ in range(50_000)) if len(p) == 3]
+    pieces += [bytes([b]) * 3 for b in range(256)]
+    for piece in pieces:
+        assert bpe.merge3(piece, ranks) == bpe.rank_merge(piece, ranks), piece
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_runs_of_every_length_like_tiktoken(name):
+    """Runs of one byte take the backtracking encoder's run shortcut at any length over the
+    list merge's; pieces of one repeated character, of lengths around every threshold."""
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    for ch in ["a", " ", "0", "\n", "!", "中", "é"]:
+        for n in [*range(1, 40), 63, 64, 65, 127, 128, 129, 1000, 4095, 4096, 4097, 5000]:
+            text = ch * n
+            assert a.encode(text) == t.encode(text), (ch, n)

@@ -1,8 +1,9 @@
 """`Encoding`: tiktoken's public API, in pure Python.
 
 Text flows: special-token scan -> `pretokenize.Splitter` (pieces) -> one dict lookup per piece
--> `bpe.encode_piece` for the few pieces that are not a single token -> ids.  Decoding is a
-join of token bytes.
+-> BPE (`bpe.py`) of the few pieces that are not a single token, once per distinct piece, cut
+into segments first where that pays (`segment.py`) -> ids, spliced together by C-level
+`itertools` (`_encode_pieces`).  Decoding is a join of token bytes.
 """
 
 from __future__ import annotations

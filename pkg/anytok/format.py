@@ -18,7 +18,6 @@ way a file can be wrong raises `VocabFormatError` with a message saying what is 
 from __future__ import annotations
 
 import json
-import struct
 import sys
 import zlib
 from array import array

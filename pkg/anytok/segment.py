@@ -198,7 +198,7 @@ class Segmenter:
                     self._seen.clear()
                     self._ends_partial.clear()
                     self._starts_partial.clear()
-                    new = set(joined)
+                    new = set(chars)
                     new.discard(_SEP)
                 for ch in new:
                     self._register(ch, pairs)

@@ -110,8 +110,9 @@ class Tokenizer(IncrementalMixin):
     """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder.
 
     The incremental operations (`appender`, `prepender`, `intervals`, `chunks`,
-    `chunk_spans`, `split_by_tokens`, `decode_stream`) come from `anytok.incremental_any`: a pipeline that is a
-    tiktoken-style Encoding (`to_encoding()`) runs them as that Encoding does.
+    `chunk_spans`, `split_by_tokens`, `decode_stream`) come from `anytok.incremental_any`: a
+    pipeline that is a tiktoken-style Encoding (`to_encoding()`) runs them as that Encoding
+    does.
     """
 
     def __init__(self, *, model, normalizer=None, pre_tokenizer=None, post_processor=None, decoder=None,

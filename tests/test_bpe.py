@@ -72,6 +72,48 @@ def test_long_pieces_are_not_quadratic(name):
         assert elapsed < 20, f"{len(text)} chars took {elapsed:.1f}s"
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_long_piece_encoders_like_tiktoken(name, monkeypatch):
+    """The windowed encoder and the backtracking search of backtrack.py, each on its own,
+    against tiktoken: long pieces of short tokens (random letters, hex, random bytes), of
+    long tokens (runs with breaks, periodic text, concatenated tokens); then with tiny
+    windows, which make stitches fail and retry further back or give up (None)."""
+    from anytok import backtrack
+
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    bt, ranks = a._backtracker(), a._mergeable_ranks
+    rng = random.Random(name)
+    tokens = a.token_byte_values()
+    alphabets = ["abcdefghijklmnopqrstuvwxyz", "0123456789abcdef", "ab", "aab", "aaaaaaab", "xy \n", "é中a"]
+
+    def piece():
+        kind = rng.random()
+        n = rng.choice([129, 300, 1000, 3000])
+        if kind < 0.6:
+            return "".join(rng.choices(rng.choice(alphabets), k=n)).encode()
+        if kind < 0.8:
+            return b"".join(rng.choices(tokens, k=n // 4))
+        return bytes(rng.randrange(256) for _ in range(n))
+
+    def check(pieces):
+        stitched = 0
+        for data in pieces:
+            expected = t._encode_single_piece(data)
+            assert bt.search(data) == expected, data[:40]
+            got = bt.encode_windows(data, bpe.heap_merge(data[: backtrack.WINDOW], ranks))
+            assert got is None or got == expected, data[:40]
+            stitched += got is not None
+            assert a._long_piece(data) == expected
+        return stitched
+
+    pieces = [p for p in (piece() for _ in range(150)) if len(p) > backtrack.WINDOW]
+    assert check(pieces) == len(pieces)  # at the real sizes every piece here stitches
+    monkeypatch.setattr(backtrack, "WINDOW", 12)
+    monkeypatch.setattr(backtrack, "OVERLAP", 2)
+    pieces = [p for p in (piece() for _ in range(150)) if len(p) > backtrack.WINDOW]
+    assert 0 < check(pieces) < len(pieces)
+
+
 @pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
 def test_three_byte_closed_form(name):
     """`merge3` (the spelled-out merge of 3-byte pieces) against the list merge: every BMP

@@ -15,7 +15,7 @@ Two implementations of the same rule:
   names still exists with that rank.  O(n log n); used for long pieces so that no input makes
   encoding quadratic.
 
-`encode_piece` picks one by length, and hands very long pieces to the linear-time encoder of
+`encode_piece` picks one by length, and hands long pieces to the linear-time encoders of
 `backtrack.py`.  `tests/test_bpe.py` checks both against each other and
 against tiktoken.
 """
@@ -28,9 +28,10 @@ from itertools import repeat
 from typing import Callable
 
 # Which implementation for which piece length (bytes), from build_scripts/bench_merge.py:
-# the list merge has the smallest constant, the heap merge wins from ~16 bytes on, and very
-# long pieces go to the linear backtracking encoder (backtrack.py), which also keeps memory
-# small (the heap would hold tuples for every byte of a 10 MB piece).
+# the list merge has the smallest constant, the heap merge wins from ~16 bytes on, and long
+# pieces go to the linear encoders of backtrack.py (stitched windows or the backtracking
+# search), which also keep memory small (the heap would hold tuples for every byte of a 10 MB
+# piece) and beat the heap merge from a few KiB on.
 LIST_MAX = 16
 HEAP_MAX = 4096
 

@@ -1,0 +1,85 @@
+"""Which merge for which piece length: the thresholds of bpe.py and backtrack.py.
+
+    .venv/bin/python build_scripts/bench_merge.py [--encoding o200k_base] [--runs 5]
+
+Times, per byte, the implementations of one piece's BPE on pieces of 16 ... 16384 bytes of
+three kinds: random lowercase letters (short tokens, much merging), random hex digits, and
+concatenated lowercase tokens of the vocabulary (long tokens):
+
+* list: `bpe.rank_merge` (quadratic, smallest constant; up to 1024 bytes here)
+* heap: `bpe.heap_merge` (O(n log n))
+* windows: `BacktrackEncoder.encode_windows` (heap merges of overlapping windows, stitched)
+* search: `BacktrackEncoder.search` (the backtracking search, linear)
+* long: `BacktrackEncoder.encode`, which picks windows or search (what pieces over
+  bpe.HEAP_MAX bytes get)
+
+Each figure is the minimum over --runs rounds in which the implementations take turns on the
+same pieces (the machine's other load is noise that only ever adds).  All results are checked
+against each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "pkg"))
+
+import anytok  # noqa: E402
+from anytok import backtrack, bpe  # noqa: E402
+
+SIZES = [16, 64, 256, 1024, 4096, 16384]
+LIST_LIMIT = 1024  # the list merge is quadratic: not timed on longer pieces
+
+
+def pieces_of(kind: str, n: int, count: int, rng: random.Random, tokens: list[bytes]) -> list[bytes]:
+    if kind == "letters":
+        return ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=n)).encode() for _ in range(count)]
+    if kind == "hex":
+        return ["".join(rng.choices("0123456789abcdef", k=n)).encode() for _ in range(count)]
+    return [b"".join(rng.choices(tokens, k=n))[:n] for _ in range(count)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--encoding", default="o200k_base")
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    enc = anytok.get_encoding(args.encoding)
+    ranks, bt = enc._mergeable_ranks, enc._backtracker()
+    tokens = [t for t in enc.token_byte_values() if t.isalpha() and t.islower()]
+    rng = random.Random(1)
+    impls = {
+        "list": lambda p: bpe.rank_merge(p, ranks),
+        "heap": lambda p: bpe.heap_merge(p, ranks),
+        "windows": lambda p: bt.encode_windows(p, bpe.heap_merge(p[: backtrack.WINDOW], ranks)),
+        "search": bt.search,
+        "long": bt.encode,
+    }
+    print(f"{args.encoding}: ns per byte, min of {args.runs} rounds (windows: {backtrack.WINDOW} bytes, "
+          f"overlap {backtrack.OVERLAP}; list merge up to {bpe.LIST_MAX} bytes, heap up to {bpe.HEAP_MAX})")
+    print(f"{'kind':8} {'bytes':>6} " + " ".join(f"{k:>8}" for k in impls))
+    for kind in ("letters", "hex", "tokens"):
+        for n in SIZES:
+            batch = pieces_of(kind, n, max(4, 65536 // n), rng, tokens)
+            names = [k for k in impls if not (k == "list" and n > LIST_LIMIT) and not (k == "windows" and n <= backtrack.WINDOW)]
+            expected = [bpe.heap_merge(p, ranks) for p in batch]
+            best = {}
+            for _ in range(args.runs):
+                for name in names:
+                    fn = impls[name]
+                    start = time.perf_counter()
+                    out = list(map(fn, batch))
+                    best[name] = min(best.get(name, 1e9), time.perf_counter() - start)
+                    if any(o is not None and o != e for o, e in zip(out, expected)):
+                        raise SystemExit(f"{name} disagrees with the heap merge on {kind} {n}")
+            cells = [f"{best[k] / (n * len(batch)) * 1e9:8.0f}" if k in best else f"{'–':>8}" for k in impls]
+            print(f"{kind:8} {n:6} " + " ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

@@ -31,7 +31,9 @@ What it does, in one process pinned to one core (`os.sched_setaffinity`; `--cpu`
   `--runs` timed calls after one untimed warm-up call, the libraries taking turns so that a
   slow period of the machine hits them all, and each timed call right after an untimed call of
   the same library: a call right after another library's runs slower); seconds per call and
-  the scaling time(10N)/time(N) on the worst-case families; load time (import + get the
+  the scaling time(10N)/time(N) on the worst-case families (from a second pass over each
+  family in which the sizes take turns too, for every library timed at all sizes within
+  `--slow`: a slow minute of the machine then hits all sizes); load time (import + get the
   encoding + encode "hello world") and the RSS it adds (VmRSS from /proc/self/status), each
   measured in a fresh subprocess.  A call slower than `--slow` seconds is timed once; a
   worst-case size predicted to take more than `--max-call` seconds is skipped for that
@@ -600,6 +602,26 @@ class Bench:
                         skipped[key] = "abandoned at a smaller size"
                     else:
                         history[key].append(t)
+            self.scaling_pass(enc_name, family, [lib for lib in libs if lib.key != "anytok-cold"
+                                                 and lib.key not in skipped
+                                                 and len(history[lib.key]) == len(args.sizes)
+                                                 and max(history[lib.key]) <= args.slow])
+
+    def scaling_pass(self, enc_name: str, family: str, libs: list) -> None:
+        """Time the family's sizes again, the sizes taking turns (as the libraries do within
+        each), for time(10N)/time(N): timed one size after the other, a slow minute of the
+        machine that hits one size moves the ratio by as much as it moves that size's time."""
+        texts = {n: worst_case(family, n) for n in self.args.sizes}
+        times: dict[tuple[str, int], list[float]] = {}
+        for _ in range(self.args.runs):
+            for n, text in texts.items():
+                for lib in libs:
+                    lib.timed("encode", text)
+                    times.setdefault((lib.key, n), []).append(lib.timed("encode", text)[0])
+        for (key, n), ts in times.items():
+            self.record(encoding=enc_name, input=f"{family} {size_name(n)}", kind="worst", family=family,
+                        size=n, nbytes=None, lib=key, op="scaling", seconds=statistics.median(ts), runs=len(ts))
+        progress(f"  {enc_name} {family} scaling pass: " + ", ".join(lib.label for lib in libs))
 
     def note(self, msg: str) -> None:
         if msg not in self.notes:
@@ -729,8 +751,10 @@ class Report:
         for small, big in zip(sizes, sizes[1:]):
             if big != small * 10:
                 continue
-            ts = self.seconds(enc, f"{family} {size_name(small)}", lib)
-            tb = self.seconds(enc, f"{family} {size_name(big)}", lib)
+            # From the scaling pass (sizes taking turns) where the library was in it.
+            op = "scaling" if (enc, f"{family} {size_name(big)}", lib, "scaling") in self.index else "encode"
+            ts = self.seconds(enc, f"{family} {size_name(small)}", lib, op)
+            tb = self.seconds(enc, f"{family} {size_name(big)}", lib, op)
             out.append((big, tb / ts if ts and tb else None))
         return out
 
@@ -843,7 +867,8 @@ class Report:
             if self.inputs(enc, "worst"):
                 section(f"{enc} — worst cases, seconds per call (in parentheses: peer time / anytok time)",
                         self.worst_table(enc))
-                section(f"{enc} — scaling, time(10N) / time(N)", self.scaling_table(enc))
+                section(f"{enc} — scaling, time(10N) / time(N) (medians of a pass in which the sizes take turns)",
+                        self.scaling_table(enc))
             if any(e == enc for e, _ in self.b.loads):
                 section(f"{enc} — load (fresh process: import + get encoding + first encode), RSS added",
                         self.load_table(enc))

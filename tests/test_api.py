@@ -85,6 +85,16 @@ def test_single_tokens():
             a.decode_single_token_bytes(bad)
         with pytest.raises(KeyError):
             a.decode([1, bad])
+    for bad in ["100", 1.0, None]:  # not integers: TypeError, as tiktoken
+        with pytest.raises(TypeError):
+            t.decode([1, bad])
+        with pytest.raises(TypeError):
+            a.decode([1, bad])
+        with pytest.raises(TypeError):
+            a.decode_single_token_bytes(bad)
+    ids = t.encode("hello world, ÿ 中文")  # tuples, ranges and numpy arrays decode as lists do
+    assert a.decode(tuple(ids)) == a.decode(iter(ids)) == t.decode(ids)
+    assert a.decode_bytes(range(1000, 1100)) == t.decode_bytes(list(range(1000, 1100)))
     assert a.is_special_token(100257) and not a.is_special_token(100)
     with pytest.raises(TypeError):
         a.is_special_token("100")

@@ -34,6 +34,31 @@ def test_merges_agree(name):
         assert bpe.rank_merge(piece, ranks) == expected or ranks.get(piece) is not None, piece
         assert bpe.heap_merge(piece, ranks) == bpe.rank_merge(piece, ranks), piece
         assert bpe.encode_piece(piece, ranks) == expected, piece
+        if piece.isascii() and ranks.get(piece) is None:
+            # ASCII pieces merge on str with the text table too (core._merge_new).
+            assert bpe.heap_merge(piece.decode(), a._str_ranks) == expected, piece
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_ascii_text_needs_no_bytes_table(name):
+    """ASCII pieces of every length up to bpe.HEAP_MAX merge on str, so encoding ASCII text never
+    builds the bytes table (~50 ms and ~20 MB for o200k_base); the ids stay tiktoken's."""
+    import anytok.registry
+    from pathlib import Path
+
+    data = (Path(anytok.registry.vocab_dir()) / f"{name}.atok").read_bytes()
+    enc, ref = anytok.registry.encoding_from_bytes(data), tiktoken_encoding(name)
+    rng = random.Random(name)
+    words = [" misunderstandings", " disinterestedness", "antidisestablishmentarianism",
+             " ----------------------------------------------------------------\n",
+             " +" + "-" * 40 + "+" * 3, "https://example.com/a/very/long/path/to/nowhere?q=1"]
+    words += ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(17, 300)))
+              for _ in range(40)]
+    text = " ".join(rng.choice(words) for _ in range(400))
+    assert any(len(p) > bpe.LIST_MAX and p not in enc._str_ranks for p in enc._splitter.split(text))
+    assert enc.encode(text) == ref.encode(text)
+    assert enc.count(text) == len(ref.encode(text))
+    assert enc._ranks_cache is None
 
 
 def test_whole_piece_shortcut_like_tiktoken():

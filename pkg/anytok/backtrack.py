@@ -77,18 +77,18 @@ def _lead_len(b: int) -> int:
 class BacktrackEncoder:
     """Per-vocabulary tables, built lazily as tokens are met, and the encoder itself."""
 
-    def __init__(self, ranks: dict[bytes, int], decoder: dict[int, bytes]):
+    def __init__(self, ranks: dict[bytes, int], token_bytes: list[bytes | None]):
         self.ranks = ranks
-        self.decoder = decoder
         # The hot tables are lists indexed by token id rather than dicts: a list item is one
         # pointer away, which matters once the tokens met no longer fit in the CPU caches.
-        # _bytes[t]: the bytes of token t (None for an id that is no token).
-        self._bytes: list[bytes | None] = list(map(decoder.get, range(max(decoder, default=-1) + 1)))
+        # token_bytes[t]: the bytes of token t (None for an id that is no token); the Encoding's
+        # decode table, shared, not copied.
+        self.token_bytes: list[bytes | None] = token_bytes
         # The children (left, right) of token t's last merge: -1 for a single byte; _UNSEEN
         # until computed; _IRREGULAR if the token is not regular (BPE of its bytes is not
         # itself, or a child has a higher rank than the token).
-        self._left: list[int] = [_UNSEEN] * len(self._bytes)
-        self._right: list[int] = [_UNSEEN] * len(self._bytes)
+        self._left: list[int] = [_UNSEEN] * len(self.token_bytes)
+        self._right: list[int] = [_UNSEEN] * len(self.token_bytes)
         self._next_prefix: dict[int, int] = {}
         self._longest: dict[bytes, int] | None = None
         self._longest_suffix: dict[bytes, int] | None = None
@@ -104,7 +104,7 @@ class BacktrackEncoder:
         return None if left == _IRREGULAR else (left, self._right[token])
 
     def _compute_split(self, token: int) -> int:
-        data = self._bytes[token]
+        data = self.token_bytes[token]
         if len(data) == 1:
             left = right = -1
         else:
@@ -121,7 +121,7 @@ class BacktrackEncoder:
         """The longest token that is a proper prefix of `token` (-1 if none)."""
         got = self._next_prefix.get(token)
         if got is None:
-            data = self.decoder[token]
+            data = self.token_bytes[token]
             get = self.ranks.get
             got = -1
             for n in range(len(data) - 1, 0, -1):
@@ -168,7 +168,7 @@ class BacktrackEncoder:
     def compatible(self, a: int, b: int) -> bool | None:
         """Whether BPE of the bytes of a+b gives [a, b]; None if a tree is not regular."""
         get = self.ranks.get
-        data = self._bytes
+        data = self.token_bytes
         lefts, rights = self._left, self._right
         limit = 1 << 62  # the pair (a, b) lives until this rank's merge happens
         while True:
@@ -205,7 +205,7 @@ class BacktrackEncoder:
         """
         sample = bpe.heap_merge(unit * min(count, 2 * 128 // len(unit) + 2), self.ranks)
         block = sample[0]
-        data = self.decoder[block]
+        data = self.token_bytes[block]
         k, rem = divmod(len(data), len(unit))
         if rem or data != unit * k or self.split(block) is None or not self.compatible(block, block):
             return None
@@ -242,7 +242,7 @@ class BacktrackEncoder:
         BPE of its first WINDOW bytes.  None if no stitch was found within budget, or an
         irregular token got in the way."""
         n = len(piece)
-        ranks, data, compatible, heap_merge = self.ranks, self._bytes, self.compatible, bpe.heap_merge
+        ranks, data, compatible, heap_merge = self.ranks, self.token_bytes, self.compatible, bpe.heap_merge
         budget = 2 * n  # bytes merged in windows before giving up (~1.15 n are needed)
         out: list[int] = []
         cur, start, end = first, 0, WINDOW  # cur: the BPE of piece[start:end]
@@ -286,7 +286,7 @@ class BacktrackEncoder:
     def search(self, piece: bytes) -> list[int] | None:
         """The backtracking search for the BPE of `piece` (see the module docstring)."""
         n = len(piece)
-        data = self._bytes
+        data = self.token_bytes
         dead = bytearray(n + 1)  # dead[p]: no valid encoding continues from position p
         tokens: list[int] = []
         starts: list[int] = []

@@ -97,8 +97,9 @@ def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]
     return merge_parts([piece[i : i + 1] for i in range(len(piece))], ranks.get, stop)
 
 
-def heap_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
-    """Same result as `rank_merge`, in O(n log n) time."""
+def heap_merge(piece: bytes | str, ranks: dict) -> list[int]:
+    """Same result as `rank_merge`, in O(n log n) time.  `piece` may also be a str of ASCII
+    text with the text table as `ranks` (one character per byte, the same keys)."""
     get = ranks.get
     n = len(piece)
     # Parts are identified by their start offset; nxt[s] is the start of the following part

@@ -41,7 +41,7 @@ class AppendableBPE:
         get = bt.ranks.get
         index = bt.suffix_index()
         data, last, counts = self.data, self.last, self.counts
-        decoder = bt.decoder
+        decoder = bt.token_bytes
         for byte in more:
             data.append(byte)
             end = len(data)
@@ -78,7 +78,7 @@ class AppendableBPE:
     def tokens(self, n: int | None = None) -> list[int]:
         n = len(self.data) if n is None else n
         out = []
-        decoder = self.bt.decoder
+        decoder = self.bt.token_bytes
         while n:
             token = self.last[n - 1]
             out.append(token)
@@ -139,7 +139,7 @@ class PrependableBPE:
     def tokens(self, n: int | None = None) -> list[int]:
         n = len(self.rev) if n is None else n
         out = []
-        decoder = self.bt.decoder
+        decoder = self.bt.token_bytes
         while n:
             token = self.first[n - 1]
             out.append(token)

@@ -80,7 +80,7 @@ def test_single_tokens():
             a.encode_single_token(bad)
     for tok in [0, 100, 100257, 100276]:
         assert a.decode_single_token_bytes(tok) == t.decode_single_token_bytes(tok)
-    for bad in [100261, 10**9, -1]:
+    for bad in [100261, 10**9, 2**32, -1, -100, -2**40]:  # (a negative index would find a token)
         with pytest.raises(KeyError):
             a.decode_single_token_bytes(bad)
         with pytest.raises(KeyError):

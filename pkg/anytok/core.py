@@ -13,7 +13,8 @@ import functools
 import operator
 import re
 import threading
-from itertools import chain, compress, filterfalse, repeat
+from array import array
+from itertools import chain, compress, repeat
 from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
 
 from . import bpe, incremental
@@ -361,14 +362,16 @@ class Encoding:
         table = self._decoder
         if not isinstance(tokens, list):
             tokens = list(tokens)
-        # One C-level pass of list indexing; ids outside the table (negative ones would index
-        # from its end, hence the min), holes (None) and non-integers fail over to the loop
-        # below, which raises for the first bad id: KeyError naming it, or TypeError for a
-        # non-integer (as tiktoken).
+        # A comprehension of list indexing (faster than a `map` of `__getitem__`: slightly in
+        # CPython, by 1.5x under Pyodide).  Negative ids would index the list from its end:
+        # converting the ids to an array of unsigned ints rejects them in one C loop (cheaper
+        # than `min`).  Those, ids past the table, holes (None) and non-integers fail over to
+        # the loop below, which raises for the first bad id: KeyError naming it, or TypeError
+        # for a non-integer (as tiktoken).
         try:
-            if not tokens or min(tokens) >= 0:
-                return b"".join(map(table.__getitem__, tokens))
-        except (IndexError, TypeError):
+            array("I", tokens)
+            return b"".join([table[i] for i in tokens])
+        except (OverflowError, IndexError, TypeError):
             pass
         out = []
         for token in tokens:
@@ -790,16 +793,17 @@ class Encoding:
         return list(chain.from_iterable(map(table.__getitem__, pieces)))
 
     def _count_pieces(self, pieces: list[str]) -> int:
-        # Counting needs no ids for the pieces that are single tokens, only which ones are not
-        # (a comprehension does that faster than mapping every piece to its id).
-        known = self._str_ranks.__contains__
-        missed = list(filterfalse(known, pieces))
+        # Counting needs no ids for the pieces that are single tokens, only which ones are not.
+        # (A comprehension with `not in`: as fast as a C-level `filterfalse` of the table's
+        # `__contains__` in CPython 3.11, and ~1.7x faster under Pyodide.)
+        table = self._str_ranks
+        missed = [piece for piece in pieces if piece not in table]
         if not missed:
             return len(pieces)
         total = len(pieces) - len(missed)
         segments = self._refine(missed, list(range(len(missed))))
         if segments is not None:
-            missed = list(filterfalse(known, segments))
+            missed = [piece for piece in segments if piece not in table]
             total += len(segments) - len(missed)
         return total + sum(map(len, self._merge_pieces(missed)))
 

@@ -704,7 +704,7 @@ class Encoding:
         # Boundaries between ASCII characters are never cut, so an ASCII piece stays whole:
         # only the others go to the segmenter (half the missed text of the Japanese corpus is
         # ASCII pieces, which the segmenter would look at character by character).
-        wide = list(map(operator.not_, map(str.isascii, missed)))
+        wide = [not piece.isascii() for piece in missed]
         if not any(wide):
             return None
         if not all(wide):

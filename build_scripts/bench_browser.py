@@ -3,9 +3,13 @@
     python build_scripts/bench_browser.py [--runs 3] [--corpora DIR]
 
 All in one headless Chromium page (Debian's /usr/bin/chromium), o200k_base, on the four corpora
-of ../shared/corpora.  Each tokenizer encodes each corpus once ("first": nothing of that corpus
-cached yet; for anytok this includes sending the text to the worker and the ids back), then
-`--runs` more times ("best" of those).  Every tokenizer's ids are checked against the others'.
+of ../shared/corpora.  Each tokenizer encodes, counts and decodes each corpus once ("first": the
+first call on that corpus, after a warm-up on other text; for anytok this includes sending the
+input to the worker and the result back), then `--runs` more times ("best" of those).  Before
+every call the caches of merged pieces are emptied, untimed: anytok's in the worker (a hook only
+this script uses) and gpt-tokenizer's (`clearMergeCache`), so no call is helped by an earlier
+one (js-tiktoken keeps none).  Every tokenizer's ids are checked against anytok's, its counts
+against their number and its decoded text against the corpus.
 
 Also: time from navigation to the first `count()` resolved, in a fresh browser profile (cold:
 everything downloaded) and on a second visit (warm: Pyodide from the HTTP cache, the vocabulary
@@ -50,6 +54,7 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 TOKENIZERS = ["anytok", "gpt-tokenizer", "js-tiktoken"]
+OPS = ["encode", "count", "decode"]
 
 
 def build_bench(corpora_dir: Path) -> None:
@@ -94,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     build_bench(args.corpora)
     url = start_server()
     outside: list[str] = []
+    anytok_dropped: list[int] = []
 
     def watch(page):
         page.on("request", lambda r: None if r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else outside.append(r.url))
@@ -130,26 +136,40 @@ def main(argv: list[str] | None = None) -> int:
         # Warm up every tokenizer (JIT, worker) on text that shares little with the corpora.
         page.evaluate("""async () => {
             const text = "Warm-up 0123: the quick brown fox; 日本語 中文 Ελληνικά; def f(x): return x\\n".repeat(400);
-            for (const name of ["anytok", "gpt-tokenizer", "js-tiktoken"]) await bench.run(name, text);
+            for (const name of ["anytok", "gpt-tokenizer", "js-tiktoken"]) {
+                const ids = (await bench.run(name, "encode", text), window.lastResult);
+                await bench.run(name, "count", text);
+                await bench.run(name, "decode", ids);
+            }
         }""")
-        results: dict[str, dict[str, dict]] = {}
+        results: dict[str, dict] = {}
         for label, file in CORPORA.items():
             size = (args.corpora / file).stat().st_size
             page.evaluate("async ([url]) => { window.text = await bench.corpus(url); }", [f"/bench/corpora/{file}"])
-            results[label] = {"bytes": size}
-            ids = {}
-            for name in TOKENIZERS:
-                runs = [page.evaluate("async ([name]) => { const r = await bench.run(name, window.text); window.lastIds = r.ids; return { ms: r.ms, n: r.n }; }", [name])]
-                ids[name] = page.evaluate("window.lastIds.join(',')")
-                for _ in range(args.runs):
-                    runs.append(page.evaluate("async ([name]) => { const r = await bench.run(name, window.text); return { ms: r.ms, n: r.n }; }", [name]))
-                results[label][name] = {
-                    "first": size / 2**20 / (runs[0]["ms"] / 1000),
-                    "best": size / 2**20 / (min(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
-                    "median": statistics.median(r["ms"] for r in runs[1:]) if len(runs) > 1 else None,
-                    "tokens": runs[0]["n"],
-                }
-            results[label]["identical"] = len(set(ids.values())) == 1
+            results[label] = {"bytes": size, "checks": []}
+            for op in OPS:
+                for name in TOKENIZERS:
+                    runs = []
+                    for _ in range(1 + args.runs):
+                        dropped = page.evaluate("([name]) => bench.reset(name)", [name])
+                        if name == "anytok" and op != "decode" and runs:
+                            anytok_dropped.append(dropped)
+                        runs.append(page.evaluate(
+                            "async ([name, op]) => bench.run(name, op, op === 'decode' ? window.ids : window.text)", [name, op]))
+                    if op == "encode":
+                        if name == TOKENIZERS[0]:
+                            page.evaluate("window.ids = window.lastResult")
+                        ok = page.evaluate("window.lastResult.length === window.ids.length && window.lastResult.every((id, i) => id === window.ids[i])")
+                    elif op == "count":
+                        ok = page.evaluate("window.lastResult === window.ids.length")
+                    else:
+                        ok = page.evaluate("window.lastResult === window.text")
+                    results[label]["checks"].append(ok)
+                    results[label][name, op] = {
+                        "first": size / 2**20 / (runs[0]["ms"] / 1000),
+                        "best": size / 2**20 / (min(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
+                    }
+            results[label]["identical"] = all(results[label]["checks"])
         version = browser.version
         browser.close()
 
@@ -160,15 +180,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Browser benchmark, {datetime.date.today().isoformat()}: headless Chromium {version}, Pyodide "
           f"{build_web.pinned_pyodide_version()} (Python {runtime['python']}), anytok {runtime['anytok']}, o200k_base.")
     print(f"Machine: {host}.  Command: `{command}`.\n")
-    print("Encode MiB/s, first run (best of the next {}):\n".format(args.runs))
-    print("| corpus | MB | anytok | gpt-tokenizer | js-tiktoken | anytok ÷ js-tiktoken | anytok ÷ gpt-tokenizer | same ids |")
-    print("|---|---|---|---|---|---|---|---|")
-    for label, r in results.items():
-        cell = lambda n: f"{r[n]['first']:.2f} ({r[n]['best']:.2f})" if r[n]["best"] else f"{r[n]['first']:.2f}"  # noqa: E731
-        ratio = lambda a, b: f"{r[a]['first'] / r[b]['first']:.2f}× ({r[a]['best'] / r[b]['best']:.2f}×)" if r[a]["best"] else f"{r[a]['first'] / r[b]['first']:.2f}×"  # noqa: E731
-        print(f"| {label} | {r['bytes'] / 1e6:.2f} | {cell('anytok')} | {cell('gpt-tokenizer')} | {cell('js-tiktoken')} "
-              f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
-    print()
+    print(f"MiB/s of text, first call (best of the next {args.runs}); every call made without the caches of "
+          f"merged pieces (anytok's and gpt-tokenizer's emptied before each; anytok's held "
+          f"{min(anytok_dropped, default=0)}–{max(anytok_dropped, default=0)} pieces after a call); count: anytok's "
+          f"and gpt-tokenizer's own, js-tiktoken's the length of encode; \"same\": ids equal to anytok's, "
+          f"counts to their number, decoded text to the corpus, for every tokenizer.\n")
+    for op in OPS:
+        print(f"{op.capitalize()}:\n")
+        print("| corpus | MB | anytok | gpt-tokenizer | js-tiktoken | anytok ÷ js-tiktoken | anytok ÷ gpt-tokenizer | same |")
+        print("|---|---|---|---|---|---|---|---|")
+        for label, r in results.items():
+            cell = lambda n: f"{r[n, op]['first']:.2f} ({r[n, op]['best']:.2f})" if r[n, op]["best"] else f"{r[n, op]['first']:.2f}"  # noqa: E731
+            ratio = lambda a, b: (f"{r[a, op]['first'] / r[b, op]['first']:.2f}× ({r[a, op]['best'] / r[b, op]['best']:.2f}×)"  # noqa: E731
+                                  if r[a, op]["best"] else f"{r[a, op]['first'] / r[b, op]['first']:.2f}×")
+            print(f"| {label} | {r['bytes'] / 1e6:.2f} | {cell('anytok')} | {cell('gpt-tokenizer')} | {cell('js-tiktoken')} "
+                  f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
+        print()
+
     def spread(values: list[float]) -> str:
         return f"{statistics.median(values):.0f} ({min(values):.0f}–{max(values):.0f})"
 

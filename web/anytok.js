@@ -347,6 +347,12 @@ export class AnyTok {
     return this.#call("decode", { ids: array, errors: options.errors ?? "replace" }, [array.buffer]);
   }
 
+  /** Benchmarks only, not part of the API: empties the worker's cache of merged pieces (so
+   *  that a timed call is not helped by an earlier one) and resolves to how many it held. */
+  async _clearPieceCache() {
+    return this.#call("clearPieceCache", {});
+  }
+
   /**
    * This tokenizer as an anytok `.atok` file (what `anytok.files.tokenizer_to_bytes` writes):
    * a tokenizer.json or .model converted once, to load faster next time.

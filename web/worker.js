@@ -207,6 +207,10 @@ const OPS = {
     const counts = int32s(glue.count_batch(key, texts, ...specials(options)));
     return [counts, [counts.buffer]];
   },
+  async clearPieceCache({ key }) {
+    const { glue } = await ready();
+    return [glue.clear_piece_cache(key)];
+  },
   async tokenize({ key, text, options }) {
     const { glue } = await ready();
     const pairs = int32s(glue.tokenize(key, text, ...specials(options)));

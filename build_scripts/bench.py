@@ -575,6 +575,7 @@ class Bench:
 
         for name, text in corpora.items():
             self.run_input(enc_name, libs, ref, name, text, ["encode", "decode", "count"], "corpus")
+            self.count_vs_encode(enc_name, next(lib for lib in libs if lib.key == "anytok"), name, text)
 
         for family in args.families:
             # Sizes grow by 10x: skip a size for a library when its time so far predicts more
@@ -606,6 +607,23 @@ class Bench:
                                                  and lib.key not in skipped
                                                  and len(history[lib.key]) == len(args.sizes)
                                                  and max(history[lib.key]) <= args.slow])
+
+    def count_vs_encode(self, enc_name: str, lib: Lib, input_name: str, text: str) -> None:
+        """anytok's count speed ÷ its encode speed, from rounds that time one call of each (each
+        right after an untimed call of the same op): the median of the per-round ratios.  From
+        the op passes above, the two speeds come from passes minutes apart, and a slow minute of
+        the machine moved that ratio by ±0.3 between runs of the same code."""
+        ratios = []
+        for _ in range(2 * self.args.runs + 1):
+            lib.timed("encode", text)
+            e = lib.timed("encode", text)[0]
+            lib.timed("count", text)
+            c = lib.timed("count", text)[0]
+            ratios.append(e / c)
+        self.record(encoding=enc_name, input=input_name, kind="corpus", family=None, size=None,
+                    nbytes=None, lib=lib.key, op="count_ratio", seconds=statistics.median(ratios), runs=len(ratios))
+        progress(f"  {enc_name} {input_name} anytok count/encode speed, paired: {statistics.median(ratios):.3g} "
+                 f"(rounds: {', '.join(f'{r:.2f}' for r in sorted(ratios))})")
 
     def scaling_pass(self, enc_name: str, family: str, libs: list) -> None:
         """Time the family's sizes again, the sizes taking turns (as the libraries do within
@@ -717,8 +735,8 @@ class Report:
         headers = ["corpus", "anytok count/encode"] + [LABELS.get(lib, lib) for lib in libs]
         rows = []
         for inp in self.inputs(enc, "corpus"):
-            c, e = self.rate(enc, inp, "anytok", "count"), self.rate(enc, inp, "anytok", "encode")
-            rows.append([inp, ratio(c / e) if c and e else "–"] + [self.cell_rate(enc, inp, lib, "count") for lib in libs])
+            paired = self.seconds(enc, inp, "anytok", "count_ratio")  # (a ratio, not seconds)
+            rows.append([inp, ratio(paired) if paired else "–"] + [self.cell_rate(enc, inp, lib, "count") for lib in libs])
         return table(headers, rows, self.md)
 
     def worst_table(self, enc) -> str:
@@ -838,9 +856,9 @@ class Report:
         else:
             out.append(("RSS after load: anytok ≤ tiktoken", "–", None))
         for inp in ("en", "code", "zh", "ja"):
-            c, e = self.rate(enc, inp, "anytok", "count"), self.rate(enc, inp, "anytok", "encode")
-            out.append((f"{inp}: anytok count() ≥ 1.2× encode() speed", ratio(c / e) if c and e else "–",
-                        None if not (c and e) else c >= 1.2 * e))
+            paired = self.seconds(enc, inp, "anytok", "count_ratio")
+            out.append((f"{inp}: anytok count() ≥ 1.2× encode() speed (paired rounds)", ratio(paired) if paired else "–",
+                        None if not paired else paired >= 1.2))
         return out
 
     def render(self, header: list[str]) -> str:
@@ -861,7 +879,8 @@ class Report:
         for enc in encs:
             if self.inputs(enc, "corpus"):
                 section(f"{enc} — encode, MiB/s", table_note(legend, md) + self.throughput_table(enc, "encode"))
-                section(f"{enc} — count, MiB/s (anytok: enc.count; peers: len(encode), bpe-openai: native count)",
+                section(f"{enc} — count, MiB/s (anytok: enc.count; peers: len(encode), bpe-openai: native count; "
+                        "anytok count/encode: median ratio over rounds that time one call of each)",
                         self.count_table(enc))
                 section(f"{enc} — decode, MiB/s of text", self.throughput_table(enc, "decode"))
             if self.inputs(enc, "worst"):

@@ -593,9 +593,9 @@ class Encoding:
     def _decoder(self) -> list[bytes | None]:
         """token id -> token bytes, special tokens included: a list indexed by id, None for an
         id that is no token (built on first use).  A list rather than a dict: decoding is then
-        a C-level map of list indexing, twice as fast as dict lookups, and for a vocabulary
-        whose ids are its ranks 0..n-1 (OpenAI's) the token list of the vocab file is the
-        table, so building it costs a copy."""
+        list indexing (see decode_bytes), faster than dict lookups, and for a vocabulary whose
+        ids are its ranks 0..n-1 (OpenAI's) the token list of the vocab file is the table, so
+        building it costs a copy."""
         table = self._decoder_cache
         if table is None:
             if self._ranks_cache is None and self._ranks_source is not None:

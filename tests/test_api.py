@@ -181,3 +181,46 @@ def test_registry():
         anytok.get_encoding(123)
 
 
+
+
+def test_big_texts_pause_the_garbage_collector(monkeypatch):
+    """encode/count of a big text run no cyclic-GC collection (core._gc_paused: the containers
+    they make are never garbage) and leave the collector as they found it, on or off."""
+    import gc
+    import random
+
+    from anytok import core
+
+    a, t = anytok_encoding("o200k_base"), tiktoken_encoding("o200k_base")
+    rng = random.Random(7)
+    # Thousands of distinct pieces that need merging: thousands of lists of ids made.
+    text = " ".join("".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(5, 12))) for _ in range(6000))
+    assert len(text) >= core.GC_PAUSE_CHARS
+    ids = t.encode(text)
+    seen = []
+
+    def watch(phase, info):
+        seen.append(phase)
+
+    def calls():
+        a._piece_cache.clear()
+        assert a.encode(text) == ids
+        a._piece_cache.clear()
+        assert a.count(text) == len(ids)
+
+    gc.callbacks.append(watch)
+    try:
+        assert gc.isenabled()
+        with monkeypatch.context() as m:
+            m.setattr(core, "GC_PAUSE_CHARS", len(text) + 1)
+            calls()
+        assert seen, "the text is too small to set off a collection: the test would prove nothing"
+        seen.clear()
+        calls()
+        assert seen == [] and gc.isenabled()
+        gc.disable()
+        calls()
+        assert not gc.isenabled()
+    finally:
+        gc.callbacks.remove(watch)
+        gc.enable()

@@ -10,6 +10,7 @@ a join of token bytes.
 from __future__ import annotations
 
 import functools
+import gc
 import operator
 import re
 import threading
@@ -37,6 +38,9 @@ SEGMENT_MIN_CHARS = 2000
 # the paths for many (it matters for the incremental operations, which encode a few pieces
 # at a time).
 FEW = 8
+# Texts of at least this many characters are encoded and counted with the cyclic garbage
+# collector paused (see _gc_paused).
+GC_PAUSE_CHARS = 1 << 15
 
 
 def _positions_of_none(ids: list) -> list[int]:
@@ -51,6 +55,26 @@ def _positions_of_none(ids: list) -> list[int]:
             out.append(i)
     except ValueError:
         return out
+
+
+def _gc_paused(fn, arg):
+    """`fn(arg)` with Python's cyclic garbage collector paused, if it is running.
+
+    Encoding a big text makes thousands of small containers that live until the call returns
+    (the ids of each merged piece, the (id,) tuples of `_encode_many_misses`), and each 700 of
+    them set off a young-generation collection.  That walks every young object -- among them
+    the call's own lists of 10^5 pieces and ids -- and finds no garbage: 4-17 ms per MB of text
+    natively and 12-26 ms under Pyodide (o200k_base on the four corpora, timed with
+    `gc.callbacks`), about 5 % of the encode.  Nothing made here is cyclic garbage, so pausing
+    loses nothing; the call that paused the collector resumes it before returning.
+    """
+    if not gc.isenabled():
+        return fn(arg)
+    gc.disable()
+    try:
+        return fn(arg)
+    finally:
+        gc.enable()
 
 
 @functools.lru_cache(maxsize=16)
@@ -809,9 +833,19 @@ class Encoding:
 
     def _encode_chunk(self, text: str) -> list[int]:
         """Ordinary text (no surrogates, no special tokens) -> ids."""
+        if len(text) >= GC_PAUSE_CHARS:
+            return _gc_paused(self._encode_text, text)
+        return self._encode_text(text)
+
+    def _encode_text(self, text: str) -> list[int]:
         return self._encode_pieces(self._splitter.split(text))
 
     def _count_chunk(self, text: str) -> int:
+        if len(text) >= GC_PAUSE_CHARS:
+            return _gc_paused(self._count_text, text)
+        return self._count_text(text)
+
+    def _count_text(self, text: str) -> int:
         return self._count_pieces(self._splitter.split(text))
 
     def _encode_with_specials(self, text: str, allowed: AbstractSet[str]) -> list[int]:

@@ -13,7 +13,7 @@ import regex
 
 import bench
 import hf_from_ranks
-from conftest import tiktoken_encoding
+from conftest import anytok_encoding, tiktoken_encoding
 
 
 def test_byte_alphabet_is_printable_and_reversible():
@@ -67,3 +67,20 @@ def test_lo_mix_uses_many_scripts_and_astral_letters():
     assert any(ord(c) > 0xFFFF for c in text)
     blocks = {ord(c) >> 8 for c in text}
     assert len(blocks) > 40
+
+
+def test_anatomy_counts_the_merges_tiktoken_makes(corpora):
+    """bench_anatomy.py's stage figures rest on which pieces miss the vocabulary and how many
+    merge steps their BPE takes: both checked against tiktoken on a slice of each ASCII corpus."""
+    import bench_anatomy
+
+    tk = tiktoken_encoding("o200k_base")
+    for key in ("en", "code"):
+        text = corpora[key][:20_000]
+        row = bench_anatomy.anatomy(anytok_encoding("o200k_base"), {}, text, runs=1)
+        pieces = regex.findall(tk._pat_str, text)
+        missed = set(pieces) - {t.decode("utf-8", "replace") for t in tk.token_byte_values()}
+        assert row["pieces"] == len(pieces)
+        assert row["distinct misses"] == len(missed) > 10
+        assert row["merge steps"] == sum(len(p) - len(tk.encode_ordinary(p)) for p in missed)
+        assert all(row[stage] > 0 for stage in ("anytok encode", "split (findall)", "lookups", "merge distinct misses"))

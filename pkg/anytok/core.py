@@ -585,10 +585,81 @@ class Encoding:
     # ====================
 
     def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
-        """BPE of text or bytes without splitting it first (special tokens are not recognized)."""
+        """BPE of text or bytes without splitting it first (special tokens are not recognized).
+
+        As tiktoken's: an input that is itself a token is that token; `str` is taken as its
+        UTF-8 (a lone surrogate raises `UnicodeEncodeError`); anything else but `bytes`
+        raises `TypeError`.
+        """
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
+        elif not isinstance(text_or_bytes, bytes):
+            raise TypeError(f"'{type(text_or_bytes).__name__}' object is not an instance of 'bytes'")
         return self._bpe(text_or_bytes)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """tiktoken's check path: split `text`, then `_encode_single_piece` of each piece.
+
+        Special-token text is plain text, and the text is not repaired first: a lone surrogate
+        raises `UnicodeEncodeError` (as tiktoken).  tiktoken splits here with the `regex`
+        package, whose Unicode tables may differ from those of its Rust split for recently
+        assigned characters; anytok never imports `regex` and splits as tiktoken's `encode`
+        does, so this equals `encode_ordinary` for every text without surrogates.
+        """
+        if text.isascii() or not SURROGATE.search(text):
+            return self._encode_pieces(self._splitter.split(text))
+        # tiktoken splits the text as it is, a lone surrogate being neither letter, number nor
+        # space, and then fails on the first piece holding one.  anytok's split classes have no
+        # surrogates: split with U+E000 (private use, the same classes) standing in for each,
+        # and take the same spans of the text.
+        out: list[int] = []
+        for start, end in self._splitter.spans(SURROGATE.sub("\ue000", text)):
+            out += self._encode_single_piece(text[start:end])
+        return out
+
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        """The tokens of arbitrary bytes, as tiktoken's `_encode_bytes` (its `CoreBPE` method).
+
+        Valid UTF-8 is encoded as `encode_ordinary` of its text.  Otherwise tiktoken splits
+        only the longest valid UTF-8 prefix: that prefix's tokens stay, except those of its
+        last piece -- and, if that piece begins with a token of spaces, tabs and newlines
+        only, the run of such tokens before it -- whose bytes are joined with the rest of
+        the input (from the first invalid byte on) into one piece for BPE (or the single
+        token, if those bytes are one).  `decode_bytes` of the result is always `text`.
+        """
+        if not isinstance(text, bytes):
+            raise TypeError(f"'{type(text).__name__}' object is not an instance of 'bytes'")
+        try:
+            return self._encode_chunk(text.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            valid = err.start  # the end of the longest valid UTF-8 prefix (Rust's valid_up_to)
+        pieces = self._splitter.split(text[:valid].decode("utf-8"))
+        if valid >= GC_PAUSE_CHARS:
+            tokens = _gc_paused(self._encode_pieces, pieces)
+        else:
+            tokens = self._encode_pieces(pieces)
+        # How many tokens to re-merge with the invalid tail: those of the last piece ...
+        last = len(self._encode_pieces(pieces[-1:])) if pieces else 0
+        # ... and before them any run of whitespace tokens, if the last piece starts with one
+        # (tiktoken's rule for its unstable tokens, because cl100k_base's `\s*[\r\n]+` can
+        # join whitespace pieces).
+        if last:
+            table = self._decoder
+
+            def all_space(token: int) -> bool:
+                return not table[token].strip(b" \n\t")
+
+            if all_space(tokens[-last]):
+                while last < len(tokens) and all_space(tokens[-last - 1]):
+                    last += 1
+        if last:
+            tail = self.decode_bytes(tokens[-last:]) + text[valid:]
+            del tokens[-last:]
+        else:
+            tail = text[valid:]
+        # `tail` is never empty: it holds the first invalid byte.
+        tokens += self._bpe(tail)
+        return tokens
 
     def _bpe(self, piece: bytes) -> list[int]:
         return bpe.encode_piece(piece, self._mergeable_ranks, self._long_piece)

@@ -1,4 +1,8 @@
-"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect}`."""
+"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect}`.
+
+`count` lives in count.py (with walk.py, gitignore.py and progress.py beside it); the other
+commands are small and live here.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import format as vocab_format
-from .core import Encoding
-from .files import load, tokenizer_to_bytes
-from .model import encoding_name_for_model
-from .registry import get_encoding, list_encoding_names
+from .. import format as vocab_format
+from ..core import Encoding
+from ..files import load, tokenizer_to_bytes
+from ..model import encoding_name_for_model
+from ..registry import get_encoding, list_encoding_names
 
 
 def _read_text(path: str) -> str:
@@ -55,44 +59,187 @@ def _special_kwargs(mode: str, tok=None) -> dict:
     return {}
 
 
-def _add_encoding_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("-e", "--encoding", default="o200k_base", help="bundled encoding name (default: o200k_base)")
-    g.add_argument("-m", "--model", help="model name, e.g. gpt-4o (picks its encoding)")
-    g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
-                   "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
+def _add_encoding_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
+    if multi:
+        p.add_argument("-e", "--encoding", action=_TokenizerArg, dest="tokenizers", metavar="NAME[,NAME...]",
+                       help="bundled encoding(s), one column each (default: o200k_base)")
+        p.add_argument("-m", "--model", action=_TokenizerArg, dest="tokenizers", metavar="MODEL[,MODEL...]",
+                       help="model name(s), e.g. gpt-4o (picks its encoding)")
+        p.add_argument("--vocab", action=_TokenizerArg, dest="tokenizers", metavar="FILE",
+                       help="a tokenizer file (repeatable): .atok, tokenizer.json, SentencePiece .model, tekken "
+                       ".json, .tiktoken (with --like or --pat-str)")
+    else:
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("-e", "--encoding", default="o200k_base", help="bundled encoding name (default: o200k_base)")
+        g.add_argument("-m", "--model", help="model name, e.g. gpt-4o (picks its encoding)")
+        g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
+                       "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
     p.add_argument("--like", help="for a .tiktoken --vocab: the bundled encoding whose pattern and specials it uses")
     p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern")
 
 
-def _add_special_arg(p: argparse.ArgumentParser) -> None:
+def _add_special_arg(p: argparse.ArgumentParser, default: str = "text") -> None:
     p.add_argument(
         "--special",
         choices=("raise", "allow", "text"),
-        default="raise",
-        help="text that spells a special token: raise an error (default, as tiktoken), "
-        "allow it as the special token, or treat it as plain text",
+        default=default,
+        help="text that spells a special token: plain text (default), the special token (allow), "
+        "or an error (raise, as tiktoken's encode)",
     )
 
 
+class _TokenizerArg(argparse.Action):
+    """-e/-m/--vocab, repeatable and comma-separated for -e/-m, kept in command-line order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        specs = list(getattr(namespace, "tokenizers", None) or [])
+        kind = {"-e": "encoding", "--encoding": "encoding", "-m": "model", "--model": "model"}.get(option_string, "vocab")
+        parts = [values] if kind == "vocab" else [v for v in values.split(",") if v]
+        specs += [(kind, v) for v in parts]
+        setattr(namespace, "tokenizers", specs)
+
+
+def load_tokenizers(specs, like, pat_str, special) -> list:
+    """The tokenizers named on the command line, each with its label and count arguments."""
+    from .count import Tok
+
+    ns = argparse.Namespace(like=like, pat_str=pat_str, specials=None, name=None)
+    toks = []
+    for kind, value in specs or [("encoding", "o200k_base")]:
+        if kind == "vocab":
+            tok = _load_any(value, ns)
+            label = value
+        elif kind == "model":
+            tok = get_encoding(encoding_name_for_model(value))
+            label = value
+        else:
+            tok = get_encoding(value)
+            label = value
+        is_enc = isinstance(tok, Encoding)
+        toks.append(Tok(label, tok, _special_kwargs(special, tok), ranged=is_enc and special != "allow",
+                        raise_special=is_enc and special == "raise"))
+    return toks
+
+
+def _fmt_row(cells: list[str], widths: list[int], path: str) -> str:
+    return "  ".join(c.rjust(w) for c, w in zip(cells, widths)) + "  " + path
+
+
 def cmd_count(args: argparse.Namespace) -> int:
-    enc = _encoding(args)
-    kwargs = _special_kwargs(args.special, enc)
-    total = 0
-    files = args.files or ["-"]
-    for path in files:
-        text = _read_text(path)
-        start = time.perf_counter()
-        n = enc.count(text, **kwargs)
-        elapsed = time.perf_counter() - start
-        total += n
-        if args.verbose:
-            size = len(text.encode("utf-8", "surrogateescape"))
-            print(f"{n}\t{path}\t{len(text)} chars\t{size} bytes\t{elapsed * 1000:.1f} ms", file=sys.stderr)
-        if len(files) > 1:
-            print(f"{n}\t{path}")
-    print(total if len(files) == 1 else f"{total}\ttotal")
-    return 0
+    from . import count as counting
+    from .progress import Progress
+    from .walk import Found, Problem, Walker
+
+    loader_args = (args.tokenizers, args.like, args.pat_str, args.special)
+    toks = load_tokenizers(*loader_args)
+    counting._TOKS = toks
+    labels = [t.label for t in toks]
+    inputs = args.paths or ["-"]
+    walker = Walker(hidden=args.hidden, gitignore_files=not args.no_ignore, include=args.include or [],
+                    exclude=args.exclude or [])
+    found: list[Found] = []
+    problems: list[Problem] = []
+    use_stdin = False
+    for arg in inputs:
+        if arg == "-":
+            use_stdin = True
+            continue
+        for item in walker.paths([arg]):
+            (found if isinstance(item, Found) else problems).append(item)
+    total_bytes = sum(f.size for f in found)
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        jobs = counting.cpu_count()
+    file_jobs = jobs if jobs is not None else (counting.cpu_count() if total_bytes >= counting.PARALLEL_MIN else 1)
+    file_jobs = max(1, min(file_jobs, counting.cpu_count() * 4, 256))
+    show = not args.quiet and not args.json and sys.stderr.isatty()
+    prog = Progress(show, len(found) or None, total_bytes or None)
+    if file_jobs > 1:
+        for t in toks:  # tables built once, before the pool forks
+            t.tok.count("warm up \u00e9\u4e2d", **t.kwargs) if isinstance(t.tok, Encoding) else None
+    results = []
+    try:
+        if found:
+            runner = counting.Runner(file_jobs if len(found) > 1 or total_bytes >= 2 * counting.RANGE_MIN else 1,
+                                     load_tokenizers, loader_args)
+            try:
+                results = counting.count_files(found, toks, runner.jobs, runner, prog)
+            finally:
+                runner.close()
+        if use_stdin:
+            if show and sys.stdin.isatty():
+                print("anytok: reading stdin (end with Ctrl-D)", file=sys.stderr)
+            factory = lambda n: counting.Runner(n, load_tokenizers, loader_args)  # noqa: E731
+            results.append(counting.count_stdin(toks, jobs, factory, prog))
+    finally:
+        prog.close()
+
+    if args.sort == "path":
+        order = {id(r): i for i, r in enumerate(results)}
+        results.sort(key=lambda r: (r.path == "-", r.path, order[id(r)]))
+    elif args.sort == "tokens":
+        results.sort(key=lambda r: -(r.counts[0] or 0) if not r.skipped else 1)
+    counted = [r for r in results if not r.skipped]
+    skipped = [(r.path, r.skipped, r.explicit) for r in results if r.skipped]
+    skipped += [(p.path, p.reason, True) for p in problems]
+    totals = [sum(r.counts[i] for r in counted) for i in range(len(toks))]
+    over = [(labels[i], n) for i, n in enumerate(totals) if args.max_tokens is not None and n > args.max_tokens]
+    status = counting.EXIT_OK
+    if any(explicit for _, _, explicit in skipped):
+        status = counting.EXIT_SKIPPED
+    if over:
+        status = counting.EXIT_BUDGET
+
+    if args.json:
+        def counts_of(values):
+            return {"tokens": values[0], "counts": dict(zip(labels, values))}
+        doc = {
+            "tokenizer": labels[0],
+            "tokenizers": labels,
+            "files": [{"path": r.path, **counts_of(r.counts), "chars": r.chars, "bytes": r.nbytes,
+                       "ms": round(r.seconds * 1000, 1)} for r in counted],
+            "skipped": [{"path": p, "reason": why} for p, why, _ in skipped],
+            "total": {"files": len(counted), **counts_of(totals), "chars": sum(r.chars for r in counted),
+                      "bytes": sum(r.nbytes for r in counted)},
+        }
+        if args.max_tokens is not None:
+            doc["max_tokens"] = args.max_tokens
+            doc["over_budget"] = bool(over)
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        single = len(inputs) == 1 and len(results) == 1 and not results[0].skipped and not problems and \
+            (inputs[0] == "-" or not os.path.isdir(inputs[0])) and len(toks) == 1 and not args.verbose
+        if single:
+            print(totals[0])
+        elif counted or not skipped:
+            head = labels if len(toks) > 1 or args.verbose else []
+            extra = ["chars", "bytes", "ms"] if args.verbose else []
+            rows = [[f"{c}" for c in r.counts] + ([str(r.chars), str(r.nbytes), f"{r.seconds * 1000:.1f}"] if extra else [])
+                    for r in counted]
+            total_row = [str(n) for n in totals] + ([str(sum(r.chars for r in counted)),
+                                                     str(sum(r.nbytes for r in counted)),
+                                                     f"{sum(r.seconds for r in counted) * 1000:.1f}"] if extra else [])
+            cols = (head + extra) if head else []
+            widths = [max([len(x) for x in col]) for col in zip(*(rows + [total_row] + ([cols] if cols else [])))]
+            if cols:
+                print(_fmt_row(cols, widths, "path"))
+            for r, row in zip(counted, rows):
+                print(_fmt_row(row, widths, r.path))
+            print(_fmt_row(total_row, widths, "total"))
+    binaries = 0
+    for path, why, explicit in skipped:
+        quiet_kind = not explicit and (why.startswith("binary") or why.startswith("not UTF-8"))
+        if quiet_kind and not args.verbose:
+            binaries += 1
+        elif not args.json:
+            print(f"anytok: skipped {path}: {why}", file=sys.stderr)
+    if binaries and not args.quiet and not args.json:
+        print(f"anytok: skipped {binaries} binary or non-UTF-8 file{'s' if binaries > 1 else ''} (-v lists them)",
+              file=sys.stderr)
+    if over and not args.json:
+        for label, n in over:
+            print(f"anytok: {n} tokens ({label}) exceed --max-tokens {args.max_tokens}", file=sys.stderr)
+    return status
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
@@ -249,11 +396,28 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m anytok", description="Exact tiktoken-compatible tokenizer in pure Python.")
     sub = ap.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("count", help="count the tokens of files (or stdin)")
-    p.add_argument("files", nargs="*", help="files to count ('-' or nothing: stdin)")
-    _add_encoding_args(p)
-    _add_special_arg(p)
-    p.add_argument("-v", "--verbose", action="store_true", help="also print sizes and time taken, to stderr")
+    p = sub.add_parser(
+        "count", help="count the tokens of files, folders (walked, .gitignore honoured) or stdin",
+        description="Count tokens of files, folders and stdin.  Exit status: 0 all counted, 1 a file could "
+        "not be read or counted (the rest still are), 2 usage error, 3 a total exceeds --max-tokens.")
+    p.add_argument("paths", nargs="*", help="files and folders ('-' or nothing: stdin)")
+    _add_encoding_args(p, multi=True)
+    _add_special_arg(p, default="text")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="add characters, bytes and milliseconds per file, and list skipped binary files")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--sort", choices=("path", "tokens", "none"), default="path",
+                   help="order of the files: by path (default), by tokens (most first), or as found")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="exit with status 3 if a total exceeds N tokens")
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="processes to use (default: all CPUs for 4 MiB of input or more, else 1; 0: all CPUs)")
+    p.add_argument("--hidden", action="store_true", help="also walk hidden files and folders (.git is always skipped)")
+    p.add_argument("--no-ignore", action="store_true", help="do not honour .gitignore files")
+    p.add_argument("-g", "--include", action="append", metavar="GLOB",
+                   help="in folders, count only files matching GLOB (.gitignore syntax; repeatable)")
+    p.add_argument("--exclude", action="append", metavar="GLOB",
+                   help="in folders, skip files and folders matching GLOB (.gitignore syntax; repeatable)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no note of skipped binary files")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")

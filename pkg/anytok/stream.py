@@ -1,0 +1,228 @@
+"""Exact token counts of text cut into blocks that are counted apart (in other processes, or one
+after the other to bound memory), for an `Encoding`, with special-token text as plain text.
+
+Data flow: text -> blocks (any cut points; cuts need not fall between pieces) -> for each block,
+a `Window` summary computed on its own (`summarize`, no shared state) -> `combine` of the
+summaries in order -> the count of the whole text, equal to `enc.count_ordinary(text)`.
+
+Why it is exact.  Two facts about the split patterns, on which incremental.py rests as well:
+(1) where the pattern's matches fall is decided left to right, and the match that starts at a
+position depends only on the text from there on; so splitting that starts at a true piece
+boundary finds the true pieces, and two splittings that ever share a boundary agree from
+there on.  (2) Cutting text short can change only its last pieces: all but the last two are
+final.  A block's summary therefore splits its window -- the block plus the first `OVERLAP`
+characters of the next block -- from the block's start, which need not be a true boundary,
+and reports the piece starts (with the token counts before them) in its first `OVERLAP`
+characters ("head") and in the overlap ("tail", without the window's last two pieces).  The
+first block starts at a true boundary.  Going left to right, the first tail start of block
+k-1 that is also a head start of block k is a true boundary (block k-1's splitting is true
+there by induction) where block k's splitting joins the true one, so from it block k's counts
+are exact.  If two blocks share no boundary (one piece longer than the overlap, as in a long
+run of one letter), `combine` raises `NoSync` and the caller counts the two blocks as one.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+from .pretokenize import SURROGATE
+
+if TYPE_CHECKING:
+    from .core import Encoding
+
+# Characters of the next block that a block's window includes (and of its own start that are
+# reported as head).
+OVERLAP = 1 << 15
+# Pieces at the end of a cut-short window that may still change (fact 2 above).
+UNSTABLE = 2
+
+
+class NoSync(Exception):
+    """Two consecutive blocks' splittings share no piece boundary within the overlap."""
+
+    def __init__(self, index: int):
+        super().__init__(f"blocks {index - 1} and {index} share no piece boundary")
+        self.index = index
+
+
+@dataclass
+class Window:
+    """What `combine` needs of one block.  Offsets of `head` are from the block's start, those of
+    `tail` from the next block's start; each comes with the tokens of the pieces before it."""
+
+    head_offsets: list[int]
+    head_counts: list[int]
+    tail_offsets: list[int]
+    tail_counts: list[int]
+    total: int | None  # tokens of the whole window, when it reaches the end of the text
+
+
+def fix_surrogates(text: str) -> str:
+    """tiktoken's repair of lone surrogates (one U+FFFD each), which keeps every length."""
+    if text.isascii() or not SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def summarize(enc: "Encoding", block: str, overlap: str, final: bool) -> Window:
+    """The summary of `block`, whose next block starts with `overlap` (its first OVERLAP
+    characters, or all of it); `final`: nothing follows `overlap`.  A cut must not separate
+    the two halves of a surrogate pair (count_blocks sees to that; text decoded from bytes has
+    no pairs)."""
+    from .core import _gc_paused
+
+    return _gc_paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final))
+
+
+def _summarize(args) -> Window:
+    enc, block, overlap, final = args
+    text = block + overlap
+    pieces = enc._splitter.split(text)
+    lengths = list(map(len, pieces))
+    starts = [0, *accumulate(lengths)]
+    if starts[-1] != len(text):  # a pattern that leaves gaps: no piece boundaries to go by
+        raise ValueError("the split pattern does not cover the text; count it whole")
+    del starts[-1]
+    n = len(pieces)
+    h = bisect_left(starts, min(OVERLAP, len(block)))
+    t = max(h, bisect_left(starts, len(block)))
+    t_end = n if final else max(t, n - UNSTABLE)
+    table = enc._str_ranks
+    count_pieces = enc._count_pieces
+
+    def each(sel: list[str]) -> list[int]:
+        return [1 if p in table else count_pieces([p]) for p in sel]
+
+    head = each(pieces[:h])
+    head_counts = list(accumulate(head, initial=0))
+    before_tail = head_counts[-1] + (count_pieces(pieces[h:t]) if t > h else 0)
+    tail = each(pieces[t:t_end])
+    tail_counts = list(accumulate(tail, initial=before_tail))
+    cut = len(block)
+    return Window(
+        head_offsets=starts[:h],
+        head_counts=head_counts[:-1],
+        tail_offsets=[s - cut for s in starts[t:t_end]],
+        tail_counts=tail_counts[:-1],
+        total=tail_counts[-1] if final else None,
+    )
+
+
+class Combiner:
+    """Adds up the summaries of consecutive blocks, fed in order; `undo` takes back the last."""
+
+    def __init__(self) -> None:
+        self.count = 0  # tokens before the current block's anchor
+        self.anchor = 0  # tokens of the current block before its anchor, in its own splitting
+        self.prev: Window | None = None
+        self.index = 0
+        self._saved: tuple = (0, 0, None, 0)
+
+    def add(self, w: Window) -> None:
+        """Raises NoSync, changing nothing, if `w` shares no boundary with the last block."""
+        count, anchor = self.count, self.anchor
+        prev = self.prev
+        if prev is not None:
+            heads = dict(zip(w.head_offsets, w.head_counts))
+            for off, before in zip(prev.tail_offsets, prev.tail_counts):
+                if off in heads:
+                    count += before - anchor
+                    anchor = heads[off]
+                    break
+            else:
+                raise NoSync(self.index)
+        self._saved = (self.count, self.anchor, self.prev, self.index)
+        self.count, self.anchor, self.prev = count, anchor, w
+        self.index += 1
+
+    def undo(self) -> None:
+        self.count, self.anchor, self.prev, self.index = self._saved
+
+    def result(self) -> int:
+        w = self.prev
+        if w is None:
+            return 0
+        if w.total is None:
+            raise ValueError("the last block's summary must be final")
+        return self.count + w.total - self.anchor
+
+
+def combine(windows: list[Window]) -> int:
+    c = Combiner()
+    for w in windows:
+        c.add(w)
+    return c.result()
+
+
+class BlockCounter:
+    """`enc.count_ordinary` of a text that comes as str blocks, in order: `add(block, overlap,
+    final, window)` for each block, where `overlap` is the start of the next block (its first
+    OVERLAP characters), `final` says no block follows, and `window` is the block's summary if
+    it was computed elsewhere (else it is computed here).
+
+    Holds the last block's text, for the rare case where it shares no piece boundary with the
+    next (one piece longer than the overlap: a long run of one letter, say).  Then the two are
+    counted as one block, and blocks are added to it until it is twice as long as at the last
+    try, so that a piece spanning k blocks costs O(k) block summaries, not O(k^2).  Memory then
+    grows with that piece: its BPE needs it whole.
+    """
+
+    def __init__(self, enc: "Encoding"):
+        self.enc = enc
+        self.c = Combiner()
+        self.added = ""  # the text of the block last added to the combiner
+        self.held: str | None = None  # text after it, waiting to be summarized as one block
+        self.next_try = 0
+
+    def add(self, block: str, overlap: str, final: bool, window: Window | None = None) -> None:
+        if self.held is None:
+            try:
+                self.c.add(window or summarize(self.enc, block, overlap, final))
+                self.added = block
+                return
+            except NoSync:
+                self.c.undo()
+                self.held = self.added + block
+        else:
+            self.held += block
+        if final or len(self.held) >= self.next_try:
+            try:
+                self.c.add(summarize(self.enc, self.held, overlap, final))
+                self.added, self.held = self.held, None
+                return
+            except NoSync:
+                if final:
+                    raise
+        self.next_try = 2 * len(self.held)
+
+    def result(self) -> int:
+        return self.c.result()
+
+
+def count_blocks(enc: "Encoding", blocks) -> int:
+    """`enc.count_ordinary("".join(blocks))` of an iterable of str blocks, summarizing each
+    block once the next has come."""
+    counter = BlockCounter(enc)
+    pending: str | None = None
+    carry = ""
+    for block in blocks:
+        if carry:
+            block, carry = carry + block, ""
+        if block and "\ud800" <= block[-1] <= "\udbff":
+            # A high surrogate at the end may pair with a low one at the start of the next block:
+            # keep the pair together (lengths are kept, so the summaries' offsets still meet).
+            block, carry = block[:-1], block[-1]
+        if not block:
+            continue
+        if pending is not None:
+            counter.add(pending, block[:OVERLAP], False)
+        pending = block
+    if carry:
+        pending = (pending or "") + carry
+    if pending is None:
+        return 0
+    counter.add(pending, "", True)
+    return counter.result()

@@ -24,7 +24,6 @@ run of one letter), `combine` raises `NoSync` and the caller counts the two bloc
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
@@ -48,16 +47,26 @@ class NoSync(Exception):
         self.index = index
 
 
-@dataclass
 class Window:
     """What `combine` needs of one block.  Offsets of `head` are from the block's start, those of
-    `tail` from the next block's start; each comes with the tokens of the pieces before it."""
+    `tail` from the next block's start; each comes with the tokens of the pieces before it.
+    `total`: the tokens of the whole window, when it reaches the end of the text."""
 
-    head_offsets: list[int]
-    head_counts: list[int]
-    tail_offsets: list[int]
-    tail_counts: list[int]
-    total: int | None  # tokens of the whole window, when it reaches the end of the text
+    __slots__ = ("head_offsets", "head_counts", "tail_offsets", "tail_counts", "total")
+
+    def __init__(self, head_offsets: list[int], head_counts: list[int], tail_offsets: list[int],
+                 tail_counts: list[int], total: int | None):
+        self.head_offsets = head_offsets
+        self.head_counts = head_counts
+        self.tail_offsets = tail_offsets
+        self.tail_counts = tail_counts
+        self.total = total
+
+    def __getstate__(self):
+        return (self.head_offsets, self.head_counts, self.tail_offsets, self.tail_counts, self.total)
+
+    def __setstate__(self, state) -> None:
+        self.head_offsets, self.head_counts, self.tail_offsets, self.tail_counts, self.total = state
 
 
 def fix_surrogates(text: str) -> str:

@@ -20,12 +20,11 @@ import os
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field
 
 from .. import stream
 from ..core import Encoding
 from . import progress as progress_mod
-from .walk import Found, Problem, Walker
+from .walk import Found
 
 EXIT_OK, EXIT_SKIPPED, EXIT_BUDGET = 0, 1, 3
 SNIFF = 8192  # a NUL byte in this many first bytes marks a binary file
@@ -36,24 +35,27 @@ SERIAL_RANGE = 16 * MIB  # files larger than this are read in ranges of this siz
 STDIN_BLOCK = 4 * MIB  # bytes of stdin per block
 
 
-@dataclass
 class Tok:
-    label: str
-    tok: object
-    kwargs: dict
-    ranged: bool  # may be counted in byte ranges (anytok.stream)
-    raise_special: bool
+    """A tokenizer of the command line: its column label, the object, its count() arguments;
+    `ranged`: may be counted in byte ranges (anytok.stream)."""
+
+    def __init__(self, label: str, tok, kwargs: dict, ranged: bool, raise_special: bool):
+        self.label = label
+        self.tok = tok
+        self.kwargs = kwargs
+        self.ranged = ranged
+        self.raise_special = raise_special
 
 
-@dataclass
 class FileResult:
-    path: str
-    explicit: bool
-    nbytes: int = 0
-    chars: int = 0
-    counts: list = field(default_factory=list)
-    seconds: float = 0.0
-    skipped: str | None = None
+    def __init__(self, path: str, explicit: bool):
+        self.path = path
+        self.explicit = explicit
+        self.nbytes = 0
+        self.chars = 0
+        self.counts: list = []
+        self.seconds = 0.0
+        self.skipped: str | None = None
 
 
 class Skip(Exception):
@@ -259,12 +261,9 @@ def count_files(found: list[Found], toks: list[Tok], jobs: int, runner: Runner, 
     ranges: dict[int, list] = {}
     for fi, f in enumerate(found):
         results[fi].counts = [None] * len(toks)
+        n = -(-f.size // SERIAL_RANGE)  # ranges of at most 16 MiB: memory stays bounded
         if jobs > 1 and f.size >= 2 * RANGE_MIN:
-            n = max(2, min(jobs * 4, f.size // RANGE_MIN))
-        elif f.size > SERIAL_RANGE:
-            n = -(-f.size // SERIAL_RANGE)
-        else:
-            n = 1
+            n = max(n, 2, min(jobs * 4, f.size // RANGE_MIN))
         if n > 1 and ranged:
             cuts = _cuts(f.path, f.size, n)
             ranges[fi] = [None] * (len(cuts) - 1)

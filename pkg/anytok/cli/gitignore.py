@@ -17,7 +17,7 @@ Linux.  tests/test_cli_walk.py compares the files a walk keeps with `git ls-file
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _CLASSES = {
     "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
@@ -26,8 +26,7 @@ _CLASSES = {
 }
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     regex: re.Pattern[str]
     negate: bool
     dir_only: bool

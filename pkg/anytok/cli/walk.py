@@ -13,21 +13,18 @@ it was given, so `anytok count src/` lists `src/a.py`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from . import gitignore
 
 
-@dataclass
-class Found:
+class Found(NamedTuple):
     path: str  # as shown to the user
     size: int
     explicit: bool  # named on the command line (not found by a walk)
 
 
-@dataclass
-class Problem:
+class Problem(NamedTuple):
     path: str
     reason: str
 

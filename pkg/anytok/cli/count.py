@@ -146,16 +146,22 @@ def _read_range(path: str, start: int, end: int, last: bool) -> tuple[bytes, str
     return data, text, overlap
 
 
+def _summaries(text: str, overlap: str, final: bool, which: list[int]) -> list:
+    """anytok.stream summaries of one block per tokenizer (raises Skip)."""
+    windows = []
+    for i in which:
+        t = _TOKS[i]
+        _check_specials(t, text + overlap)
+        windows.append(stream.summarize(t.tok, text, overlap, final))
+    return windows
+
+
 def task_range(path: str, start: int, end: int, last: bool, which: list[int]) -> tuple:
     """Summaries (anytok.stream.Window) of one byte range of a file, per tokenizer."""
     t0 = time.perf_counter()
     try:
         data, text, overlap = _read_range(path, start, end, last)
-        windows = []
-        for i in which:
-            t = _TOKS[i]
-            _check_specials(t, text + overlap)
-            windows.append(stream.summarize(t.tok, text, overlap, last))
+        windows = _summaries(text, overlap, last, which)
     except Skip as e:
         return ("skip", str(e))
     except OSError as e:
@@ -166,14 +172,9 @@ def task_range(path: str, start: int, end: int, last: bool, which: list[int]) ->
 
 def task_block(text: str, overlap: str, final: bool, which: list[int]) -> tuple:
     try:
-        windows = []
-        for i in which:
-            t = _TOKS[i]
-            _check_specials(t, text + overlap)
-            windows.append(stream.summarize(t.tok, text, overlap, final))
+        return ("ok", _summaries(text, overlap, final, which))
     except Skip as e:
         return ("skip", str(e))
-    return ("ok", windows)
 
 
 def _call(args: tuple):

@@ -19,6 +19,7 @@ from .model import encoding_for_model, encoding_name_for_model
 from .pretokenize import UnsupportedPatternError
 from .registry import get_encoding, list_encoding_names
 from .files import load, load_encoding, save, save_encoding
+from .train import train
 
 __version__ = "0.1.0"
 
@@ -37,5 +38,6 @@ __all__ = [
     "load_encoding",
     "save",
     "save_encoding",
+    "train",
     "__version__",
 ]

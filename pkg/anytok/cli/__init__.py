@@ -1,7 +1,7 @@
-"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect}`.
+"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect,train}`.
 
-`count` lives in count.py (with walk.py, gitignore.py and progress.py beside it); the other
-commands are small and live here.
+`count` lives in count.py (with walk.py, gitignore.py and progress.py beside it), `train` in
+train.py; the other commands are small and live here.
 """
 
 from __future__ import annotations
@@ -455,6 +455,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_inspect)
+
+    from .train import add_parser as add_train_parser
+
+    add_train_parser(sub)
 
     args = ap.parse_args(argv)
     try:

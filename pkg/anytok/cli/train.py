@@ -1,0 +1,91 @@
+"""`python -m anytok train`: learn a BPE vocabulary from files (see anytok.train).
+
+    python -m anytok train FILE... --vocab-size N --style hf|tiktoken [--pattern o200k_base|cl100k_base|REGEX]
+                           [--special TOKEN]... [--min-frequency N] [--max-token-length L] -o OUT
+
+OUT's suffix picks the format: `.json` (a tokenizer.json, style hf), `.tiktoken` (style tiktoken)
+or `.atok` (either).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+FORMATS = (".json", ".tiktoken", ".atok")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "train", help="learn a BPE vocabulary from text files (as tokenizers' BpeTrainer or rustbpe)",
+        description="Learn a byte-level BPE vocabulary exactly as Hugging Face tokenizers' BpeTrainer "
+        "(--style hf; files read line by line) or rustbpe (--style tiktoken; files read whole) would.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
+    p.add_argument("--vocab-size", type=int, required=True, metavar="N",
+                   help="tokens in all (hf: special tokens + 256 characters + merges; tiktoken: 256 bytes + merges)")
+    p.add_argument("--style", choices=("hf", "tiktoken"), required=True)
+    p.add_argument("--pattern", default="o200k_base",
+                   help="split pattern: a bundled encoding's name (o200k_base, cl100k_base, ...) or a regex "
+                   "(default: o200k_base)")
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN",
+                   help="a special token (repeatable; hf: ids 0, 1, ...; tiktoken: after the last rank)")
+    p.add_argument("--min-frequency", type=int, default=0, metavar="N",
+                   help="stop at the first pair seen fewer than N times")
+    p.add_argument("--max-token-length", type=int, metavar="L", help="hf only: BpeTrainer's max_token_length")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output file: .json, .tiktoken or .atok")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no summary on stderr")
+    p.set_defaults(func=cmd_train)
+
+
+class _Progress:
+    """One live line on stderr (a terminal only): counting MB and MB/s, then merges and ETA."""
+
+    def __init__(self, live: bool):
+        self.live = live
+
+    def __call__(self, info: dict) -> None:
+        if not self.live:
+            return
+        if info["phase"] == "count":
+            line = f"counting: {info['mb']:.1f} MB, {info['mb_per_s']:.1f} MB/s, {info['distinct']:,} distinct pieces"
+        else:
+            eta = info.get("eta_s")
+            line = f"merging: {info['done']:,} of {info['total']:,}" + (f", ETA {eta:.0f} s" if eta else "")
+        sys.stderr.write("\r\x1b[2K" + line)
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.live:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    import os
+
+    from ..train import train
+
+    suffix = os.path.splitext(args.output)[1].lower()
+    if suffix not in FORMATS:
+        print(f"error: {args.output}: the output's suffix must be one of {', '.join(FORMATS)}", file=sys.stderr)
+        return 2
+    if suffix == ".json" and args.style != "hf":
+        print("error: a tokenizer.json (.json) is written for --style hf; use .tiktoken or .atok", file=sys.stderr)
+        return 2
+    if suffix == ".tiktoken" and args.style != "tiktoken":
+        print("error: a .tiktoken file is written for --style tiktoken; use .json or .atok", file=sys.stderr)
+        return 2
+    progress = _Progress(live=not args.quiet and sys.stderr.isatty())
+    t0 = time.perf_counter()
+    try:
+        tok = train(args.files, vocab_size=args.vocab_size, style=args.style, pattern=args.pattern,
+                    special_tokens=args.special, min_frequency=args.min_frequency,
+                    max_token_length=args.max_token_length, progress=progress)
+    finally:
+        progress.end()
+    tok.save(args.output)
+    if not args.quiet:
+        print(f"{args.output}: {tok.n_vocab:,} tokens ({len(tok.merges):,} merges), style {tok.style}, "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0

@@ -149,3 +149,64 @@ def test_irregular_token_as_segment_is_merged_not_looked_up():
     assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
     assert enc.count_ordinary(text) == len(ref.encode_ordinary(text))
     assert "あいうえ" in enc._irregular_segments  # the case above did occur
+
+
+@pytest.mark.parametrize("c_first", [True, False])
+def test_tokens_joining_two_characters_keep_their_boundaries(c_first):
+    """o200k has tokens that are the end of one character plus the start of the next (S + P,
+    e.g. b"\\x80\\xe0\\xb8": a character's last byte 0x80, then a Thai letter's first two).  Every boundary
+    c|d with c ending in S and d starting with P must stay uncut, whichever of c and d the
+    segmenter meets first (it registers characters as they come)."""
+    t = tiktoken_encoding("o200k_base")
+    enc = anytok.Encoding(**_kwargs("o200k_base"))
+    enc.encode("warm up")
+    from anytok.segment import Segmenter
+
+    seg = Segmenter(enc._str_ranks, enc._invalid_tokens)
+    seg._build()
+    assert seg._partial_pairs  # the case exists in o200k
+    rng = random.Random(7)
+    # Letters only, so that c and d stay in one piece; c from a wide sample of the BMP.
+    letters = [chr(cp) for cp in range(0x3400, 0xA000) if chr(cp).isalpha()]
+    texts = []
+    for s, p in sorted(seg._partial_pairs):
+        ends = [c for c in letters if c.encode()[-len(s):] == s][:40]
+        starts = [chr(cp) for cp in range(0x80, 0x10000) if chr(cp).isalpha() and chr(cp).encode().startswith(p)]
+        assert ends and starts, (s, p)
+        for _ in range(30):
+            c, d = rng.choice(ends), rng.choice(starts)
+            texts.append((c, d))
+    pieces = []
+    for c, d in texts:
+        pieces.append((c + rng.choice(letters) + d) if c_first else (d + c + d + c))
+        pieces.append(c + d + rng.choice(letters) * rng.randint(0, 2))
+    text = "".join(pieces) * 3  # one piece of letters, long enough to build the segmenter
+    assert enc.encode(text) == t.encode(text)
+    assert enc.count(text) == len(t.encode(text))
+    for k in range(0, len(pieces), 50):
+        part = " ".join(pieces[k : k + 50])
+        assert enc.encode(part) == t.encode(part)
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"])
+def test_shipped_segment_pairs_are_the_computed_ones(name, tmp_path):
+    """vocab_binaries/<name>.pairs (written by build_scripts/convert_openai.py) holds exactly the
+    pairs the segmenter would compute, and is ignored when made from another vocab file."""
+    import os
+    import shutil
+
+    from anytok import registry
+    from anytok.segment import token_pairs
+
+    enc = anytok.get_encoding(name)
+    path = os.path.join(registry.vocab_dir(), name + registry.SUFFIX)
+    shipped = registry.bundled_segment_pairs(path)
+    assert shipped is not None
+    assert shipped == token_pairs(enc._str_ranks)
+    assert enc._segment_pairs() == shipped  # what the bundled encoding's segmenter reads
+    # Next to another vocab file (here: the same one, changed), it is not used.
+    other = tmp_path / (name + registry.SUFFIX)
+    other.write_bytes(open(path, "rb").read() + b"x")
+    shutil.copyfile(path[: -len(registry.SUFFIX)] + registry.PAIRS_SUFFIX, tmp_path / (name + registry.PAIRS_SUFFIX))
+    assert registry.bundled_segment_pairs(str(other)) is None
+    assert registry.bundled_segment_pairs(str(tmp_path / "missing.atok")) is None

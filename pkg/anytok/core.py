@@ -16,15 +16,18 @@ import re
 import threading
 from array import array
 from itertools import chain, compress, repeat
-from typing import AbstractSet, Collection, Literal, NoReturn, Sequence
+from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, NoReturn, Sequence
 
-from . import bpe, incremental
+from . import bpe
 from .backtrack import BacktrackEncoder
 from .format import PROP_REGULAR, VocabFormatError
 from .segment import _SEP as SEGMENT_SEP
 from .segment import Segmenter
 from .vocab_text import text_table
 from .pretokenize import SURROGATE, Splitter
+
+if TYPE_CHECKING:
+    from . import incremental  # imported where used: loading, encoding and counting need none of it
 
 __all__ = ["Encoding"]
 
@@ -198,6 +201,7 @@ class Encoding:
         self._decoder_cache: list[bytes | None] | None = None
         self._backtrack: BacktrackEncoder | None = None
         self._segmenter: Segmenter | None = None
+        self._segment_pairs = None  # the segmenter's pairs_source (set by registry.py)
         self._irregular_segments: set[str] = set()  # see _refine
         self._invalid_tokens: list[bytes] = []
         self._str_ranks_cache: dict[str, int] | None = None
@@ -493,20 +497,28 @@ class Encoding:
         True
         ```
         """
+        from . import incremental
+
         return incremental.count_till_limit(self, text, limit)
 
     def appender(self, text: str = "") -> incremental.Appender:
         """A growing text whose token count stays exact: `append(text)`, `count`, `tokens()`,
         `snapshot()` / `rollback(snapshot)`.  See `incremental.Appender`."""
+        from . import incremental
+
         return incremental.Appender(self, text)
 
     def prepender(self, text: str = "") -> incremental.Prepender:
         """The same for text that grows at the start: `prepend(text)`, `count`, `tokens()`."""
+        from . import incremental
+
         return incremental.Prepender(self, text)
 
     def intervals(self, text: str) -> incremental.Intervals:
         """Token counts of slices: `intervals(text).count(start, end)` equals
         `len(encode_ordinary(text[start:end]))`, in about constant time per query."""
+        from . import incremental
+
         return incremental.Intervals(self, text)
 
     def chunks(self, text: str, max_tokens: int, overlap: int = 0) -> list[str]:
@@ -519,20 +531,28 @@ class Encoding:
         ['one two', ' three four']
         ```
         """
+        from . import incremental
+
         return incremental.chunks(self, text, max_tokens, overlap)
 
     def chunk_spans(self, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
         """The (start, end) character offsets of `chunks(text, max_tokens, overlap)`."""
+        from . import incremental
+
         return incremental.chunk_spans(self, text, max_tokens, overlap)
 
     def split_by_tokens(self, text: str, max_tokens: int) -> tuple[str, str]:
         """(head, rest) with `head` the longest start of `text` that has at most `max_tokens`
         tokens (cut like `chunks`), and `head + rest == text`."""
+        from . import incremental
+
         return incremental.split_by_tokens(self, text, max_tokens)
 
     def decode_stream(self, errors: str = "replace") -> incremental.StreamDecoder:
         """An incremental decoder: `.decode(token)` returns text once whole UTF-8 characters
         are complete, `.flush()` the rest."""
+        from . import incremental
+
         return incremental.StreamDecoder(self, errors)
 
     def encode_raw(self, text_or_bytes: str | bytes) -> list[int]:
@@ -809,8 +829,8 @@ class Encoding:
             # The segmenter's table takes ~50 ms to build: not worth it for a little text.
             if sum(map(len, missed)) < SEGMENT_MIN_CHARS:
                 return None
-            self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens)
-        refined = self._segmenter.refine(pieces, misses, self._irregular_segments)
+            self._segmenter = Segmenter(self._str_ranks_cache, self._invalid_tokens, self._segment_pairs)
+        refined = self._segmenter.refine(pieces, misses, self._irregular_segments, separators=False)
         if refined is None:
             return None
         new_pieces, segments = refined
@@ -826,7 +846,7 @@ class Encoding:
                    if (t := get(seg)) is not None and split(t) is None}
             if new:
                 known |= new
-                refined = self._segmenter.refine(pieces, misses, known)
+                refined = self._segmenter.refine(pieces, misses, known, separators=False)
                 if refined is None:
                     return None
                 new_pieces = refined[0]

@@ -15,8 +15,10 @@ Which boundaries a token can span is decided from the vocabulary alone, conserva
   between two ASCII characters are never cut (keeping the table small: the win is elsewhere).
 * A token that is not valid UTF-8 starts inside a character (a run of continuation bytes S)
   and/or ends inside one (an incomplete sequence P).  It spans c|d if c ends with S and d
-  starts the rest of the token, or c ends the token's middle and d starts with P.  These
-  relations are added to `_pairs` when a character is first seen.
+  starts the rest of the token, or c ends the token's middle and d starts with P; a token
+  that is exactly S + P spans c|d if c ends with S and d starts with P.  These relations are
+  added to `_pairs` when a character is first seen (for S + P: against the characters seen so
+  far that start with P, or end with S).
 
 A boundary is cut only if no relation says a token may span it, so cutting never changes the
 result; `tests/test_segment.py` checks that on the corpora.
@@ -24,13 +26,17 @@ result; `tests/test_segment.py` checks that on the corpora.
 
 from __future__ import annotations
 
-import re
+import operator
+import sys
 import threading
-from itertools import chain, compress, count, islice, product, repeat
+import zlib
+from array import array
+from itertools import accumulate, chain, compress, count, filterfalse, islice, product, repeat
 from typing import AbstractSet
 
 _SEP = "\ud800"  # never inside a token's text (valid UTF-8 decodes to no surrogates)
 _CUT = "\ud801"  # marks a cut while segmenting (text reaching the segmenter has no surrogates)
+_JOIN = "\U0010ffff"  # joins the token texts whose adjacent pairs are collected (see _build)
 
 # Above this many tokens of the form "end of a character + start of the next", cutting is off.
 MAX_PARTIAL_PAIRS = 256
@@ -42,25 +48,72 @@ def _lead_len(b: int) -> int:
     return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
 
 
-def _prefix_range(prefix: bytes) -> tuple[int, int]:
-    """The code points whose UTF-8 encoding starts with `prefix` (an incomplete sequence)."""
-    n = _lead_len(prefix[0])
-    value = prefix[0] & (0x7F >> n)
-    for b in prefix[1:]:
-        value = value << 6 | (b & 0x3F)
-    free = 6 * (n - len(prefix))
-    return value << free, min(0x10FFFF, (value << free) + (1 << free) - 1)
+def _adjacent_pairs(text: str) -> set[tuple[str, str]]:
+    """The distinct pairs of adjacent characters of `text`.
+
+    Zipping a str with itself makes a new object for every character outside Latin-1 and a
+    tuple for every position (~0.1 s for the 360k characters of o200k's non-ASCII tokens).
+    Here each pair is first one 64-bit integer (two UTF-32 code units read as one: pairs at
+    even positions from the text's UTF-32, at odd ones from it shifted by one unit), so the
+    set of distinct pairs is made at C speed, and only the distinct pairs become tuples.
+    """
+    data = text.encode("utf-32-le")
+    n = len(text)
+    keys = array("Q", data[: 8 * (n // 2)])
+    odd = array("Q", data[4 : 4 + 8 * ((n - 1) // 2)])
+    if sys.byteorder == "big":
+        keys.byteswap()
+        odd.byteswap()
+    distinct = set(keys)
+    distinct.update(odd)
+    firsts = list(map(chr, map(operator.and_, distinct, repeat(0xFFFFFFFF))))
+    seconds = list(map(chr, map(operator.rshift, distinct, repeat(32))))
+    return set(zip(firsts, seconds))
 
 
-def _esc(cp: int) -> str:
-    return f"\\U{cp:08x}"
+def token_pairs(token_texts) -> set[tuple[str, str]]:
+    """The pairs of adjacent characters inside the tokens that have a non-ASCII character: what
+    `Segmenter` starts from (~50 ms for o200k_base; build_scripts/convert_openai.py ships them
+    for the bundled vocabularies, see `pairs_to_bytes`)."""
+    # The texts joined by a character that is in none of them (checked by counting), whose
+    # pairs are then dropped.
+    texts = list(filterfalse(str.isascii, token_texts))
+    joined = _JOIN.join(texts)
+    if joined.count(_JOIN) == max(len(texts) - 1, 0):
+        found = _adjacent_pairs(joined)
+        found.difference_update([pair for pair in found if _JOIN in pair])
+        return found
+    joined = _SEP.join(texts)
+    return {p for p in zip(joined, islice(joined, 1, None)) if _SEP not in p}
+
+
+PAIRS_MAGIC = b"anytok segment pairs 1\n"
+
+
+def pairs_to_bytes(pairs: set[tuple[str, str]], fingerprint: int) -> bytes:
+    """`pairs` (of `token_pairs`) as a file: a header naming the vocab file they were made from
+    (`fingerprint`: the CRC-32 of its bytes), then the pairs' characters, sorted, zlib'd UTF-8."""
+    text = "".join(c + d for c, d in sorted(pairs))
+    return PAIRS_MAGIC + b"%08x\n" % fingerprint + zlib.compress(text.encode("utf-8"), 9)
+
+
+def pairs_from_bytes(data: bytes, fingerprint: int) -> set[tuple[str, str]] | None:
+    """The pairs of a `pairs_to_bytes` file, or None if it was made from another vocab file."""
+    head = PAIRS_MAGIC + b"%08x\n" % fingerprint
+    if not data.startswith(head):
+        return None
+    text = zlib.decompress(data[len(head) :]).decode("utf-8")
+    return set(zip(text[0::2], text[1::2]))
 
 
 class Segmenter:
-    def __init__(self, token_texts, invalid_tokens):
-        """`token_texts`: the texts of all valid UTF-8 tokens; `invalid_tokens`: the others' bytes."""
+    def __init__(self, token_texts, invalid_tokens, pairs_source=None):
+        """`token_texts`: the texts of all valid UTF-8 tokens; `invalid_tokens`: the others' bytes;
+        `pairs_source`: None, or a function giving `token_pairs(token_texts)` from a file made
+        beforehand (or None, if there is none)."""
         self._texts = token_texts
         self._invalid = invalid_tokens
+        self._pairs_source = pairs_source
         # (c, d) -> "" for every pair of characters a token may span; a dict so that a lookup
         # with default _CUT gives the text to put between c and d directly.
         self._pairs: dict[tuple[str, str], str] | None = None
@@ -72,26 +125,33 @@ class Segmenter:
         # Tokens that are exactly S + P (the end of one character and the start of the next),
         # and the characters seen so far that end with such an S / start with such a P.
         self._partial_pairs: set[tuple[bytes, bytes]] = set()
-        self._partial_start_rx: re.Pattern[str] | None = None
-        self._ends_partial: dict[str, tuple[bytes, ...]] = {}
-        self._starts_partial: dict[str, tuple[bytes, ...]] = {}
+        self._ending: dict[bytes, list[str]] = {}  # S -> seen characters ending with S
+        self._starting: dict[bytes, list[str]] = {}  # P -> seen characters starting with P
         self.enabled = True
 
     def _build(self) -> set[str]:
         with self._lock:
             if self._pairs is not None:
                 return self._pairs
-            joined = _SEP.join(t for t in self._texts if not t.isascii())
-            found = set(zip(joined, islice(joined, 1, None)))
-            found.update(product(map(chr, range(128)), repeat=2))
-            pairs = dict.fromkeys((p for p in found if _SEP not in p), "")  # not the separator's
+            invalid_pairs: dict[tuple[str, str], str] = {}
             for token in self._invalid:
-                self._add_invalid(token, pairs)
+                self._add_invalid(token, invalid_pairs)
             # A vocabulary full of tokens that join the end of one character to the start of
             # the next (like a vocabulary of all byte pairs) leaves nothing to cut.
             self.enabled = len(self._partial_pairs) <= MAX_PARTIAL_PAIRS
-            self._heads = {s for s, _ in self._partial_pairs}
-            self._tails = {p for _, p in self._partial_pairs}
+            found = None
+            if self.enabled and self._pairs_source is not None:
+                found = self._pairs_source()
+            if found is None:
+                found = token_pairs(self._texts) if self.enabled else set()
+            found.update(product(map(chr, range(128)), repeat=2))
+            pairs = dict.fromkeys(found, "")
+            pairs.update(invalid_pairs)
+            self._heads: dict[bytes, list[bytes]] = {}  # S -> the P of each token S + P
+            self._tails: dict[bytes, list[bytes]] = {}  # P -> the S of each token S + P
+            for s, p in sorted(self._partial_pairs):
+                self._heads.setdefault(s, []).append(p)
+                self._tails.setdefault(p, []).append(s)
             self._base_pairs = dict(pairs)
             self._pairs = pairs
             return pairs
@@ -124,58 +184,35 @@ class Segmenter:
 
     def _register(self, ch: str, pairs: dict[tuple[str, str], str]) -> None:
         data = ch.encode("utf-8", "surrogatepass")
-        ends, starts = [], []
         for k in range(1, len(data)):
             suffix, prefix = data[k:], data[:k]
             for d in self._after_suffix.get(suffix, ()):
                 pairs[ch, d] = ""
             for c in self._before_prefix.get(prefix, ()):
                 pairs[c, ch] = ""
+            # A token S + P spans ch|d for every d seen that starts with P (and c|ch for every
+            # c seen that ends with S); the characters seen later add their own pairs.
             if suffix in self._heads:
-                ends.append(suffix)
+                for p in self._heads[suffix]:
+                    for d in self._starting.get(p, ()):
+                        pairs[ch, d] = ""
+                self._ending.setdefault(suffix, []).append(ch)
             if prefix in self._tails:
-                starts.append(prefix)
-        if ends:
-            self._ends_partial[ch] = tuple(ends)
-        if starts:
-            self._starts_partial[ch] = tuple(starts)
+                for s in self._tails[prefix]:
+                    for c in self._ending.get(s, ()):
+                        pairs[c, ch] = ""
+                self._starting.setdefault(prefix, []).append(ch)
         self._seen.add(ch)
 
-    def _keep_partial_spans(self, joined: str, marks: list[str]) -> None:
-        """Undo the cuts that a token "end of one character + start of the next" spans.
-
-        Such tokens start a character with one of a few byte prefixes P and end the character
-        before with one of a few continuation bytes S; one regex scan finds the boundaries
-        where both could be the case (the characters starting with P form a few code point
-        ranges; those ending with S, by their low six bits, a class that `re` keeps as a
-        bitmap, plus every astral character to be safe), and the tables decide.
-        """
-        rx = self._partial_start_rx
-        if rx is None:
-            ranges = sorted(_prefix_range(p) for p in self._tails)
-            starts = "".join(f"{_esc(lo)}-{_esc(hi)}" for lo, hi in ranges)
-            low_bits = {s[-1] & 0x3F for s in self._heads}
-            ends = "".join(_esc(cp) for cp in range(0x80, 0x10000) if cp & 0x3F in low_bits)
-            rx = self._partial_start_rx = re.compile(f"(?<=[{ends}{_esc(0x10000)}-{_esc(0x10FFFF)}])[{starts}]")
-        ends_partial, starts_partial = self._ends_partial, self._starts_partial
-        for m in rx.finditer(joined, 1):
-            k = m.start()
-            if joined[k - 1] in ends_partial and joined[k] in starts_partial and self._partial_spans(joined, k):
-                marks[k - 1] = ""
-
-    def _partial_spans(self, text: str, k: int) -> bool:
-        """Whether a token S + P spans the boundary before text[k] (both chars are listed)."""
-        sp = self._partial_pairs
-        return any((s, p) in sp for s in self._ends_partial[text[k - 1]] for p in self._starts_partial[text[k]])
-
-    def refine(self, pieces: list[str], misses: list[int],
-               mark: AbstractSet[str] = frozenset()) -> tuple[list[str], list[str]] | None:
+    def refine(self, pieces: list[str], misses: list[int], mark: AbstractSet[str] = frozenset(),
+               separators: bool = True) -> tuple[list[str], list[str]] | None:
         """Cut the pieces at positions `misses` wherever no token can span the boundary.
 
         Returns the new piece list (each cut piece replaced by its segments) and the list of
-        the segments that came from cuts (with a separator after each cut piece's), or None if
-        nothing could be cut.  Segments in `mark` appear in the new piece list followed by the
-        separator character (the caller's cue that they are not to be looked up as tokens).
+        the segments that came from cuts (with a separator after each cut piece's, unless
+        `separators` is false), or None if nothing could be cut.  Segments in `mark` appear in
+        the new piece list followed by the separator character (the caller's cue that they are
+        not to be looked up as tokens).
         """
         pairs = self._pairs
         if pairs is None:
@@ -183,7 +220,11 @@ class Segmenter:
         if not self.enabled:
             return None
         missed = list(map(pieces.__getitem__, misses))
-        joined = _SEP.join(missed)
+        # When every piece is cut (count's case) and the caller needs no separators, the
+        # pieces are joined as they are and the cuts between them set below; otherwise
+        # separators keep track of them.
+        every = not separators and len(misses) == len(pieces)
+        joined = "".join(missed) if every else _SEP.join(missed)
         # Iterating a str makes a new object for every character outside Latin-1, hashed
         # anew each time: make them once (their hashes are then cached) for the passes below.
         chars = list(joined)
@@ -196,8 +237,8 @@ class Segmenter:
                     # characters (a sweep over all of Unicode) start afresh to bound memory.
                     pairs = self._pairs = dict(self._base_pairs)
                     self._seen.clear()
-                    self._ends_partial.clear()
-                    self._starts_partial.clear()
+                    self._ending.clear()
+                    self._starting.clear()
                     new = set(chars)
                     new.discard(_SEP)
                 for ch in new:
@@ -206,9 +247,14 @@ class Segmenter:
         # boundary, else "".  Around each separator it is always _CUT, so every missed piece
         # starts and ends a segment (and each separator is a segment of its own).
         marks = list(map(pairs.get, zip(chars, islice(chars, 1, None)), repeat(_CUT)))
-        if self._partial_pairs:
-            self._keep_partial_spans(joined, marks)
         marks.append("")
+        if every:
+            for k in accumulate(map(len, missed[:-1])):
+                marks[k - 1] = _CUT
+            segs = "".join(chain.from_iterable(zip(chars, marks))).split(_CUT)
+            if len(segs) == len(missed):
+                return None  # only the cuts between the pieces
+            return ([seg + _SEP if seg in mark else seg for seg in segs] if mark else segs), segs
         segs = "".join(chain.from_iterable(zip(chars, marks))).split(_CUT)
         if len(segs) == 2 * len(missed) - 1:
             return None  # only the cuts around the separators

@@ -4,7 +4,7 @@
 
 Output, all served as static files (see serve_demo.py):
   anytok.js, anytok.d.ts, worker.js, worker_glue.py   the shim, its Web Worker, the Python glue
-  index.html, demo.js, demo.css                       the demo page
+  index.html, demo.js, demo.css, train_demo.js        the demo page (train_demo.js: its Train view)
   pyodide/                                            Pyodide's core files, from npm `pyodide`
   wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the package without vocabularies
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
@@ -45,7 +45,7 @@ VOCAB_DIR = ROOT / "vocab_binaries"
 # The hand-written browser side, copied as is.
 WEB_SOURCES = [
     "anytok.js", "anytok.d.ts", "worker.js", "worker_glue.py",
-    "index.html", "demo.js", "demo.css", "segments.js",
+    "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js",
 ]
 # What a page needs from the npm package: the loader, the runtime and the standard library.
 # (pyodide-lock.json is read at boot; nothing in it is ever fetched, since the page loads no

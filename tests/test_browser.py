@@ -800,6 +800,159 @@ def test_demo_opens_a_tokenizer_file(demo, corpora):
     assert not demo.is_disabled("#special")
 
 
+# --- training in the browser (AnyTok.train) ---------------------------------------------------
+
+TRAIN_CHARS = 50_000
+TRAIN_VOCAB = 600
+TRAIN_SPECIALS = ["<|endoftext|>"]
+JS_TRAIN = """async ([texts, options]) => {
+    const { AnyTok } = await import('/anytok.js');
+    const progress = [];
+    const tok = await AnyTok.train(texts, options, { onProgress: (p) => progress.push(p) });
+    const t = tok.training;
+    const probe = "Emma Woodhouse, handsome, clever, and rich <|endoftext|> 12345!";
+    return {
+        progress, kind: tok.kind, nVocab: tok.nVocab, nMerges: t.nMerges, style: t.style,
+        merges: Array.from(t.merges), atok: Array.from(t.files.atok),
+        tokenizerJson: t.files.tokenizerJson ?? null, tiktoken: t.files.tiktoken ?? null,
+        ids: await tok.encode(probe, tok.kind === "encoding" ? { allowedSpecial: "all" } : {}),
+        count: await tok.count(probe, tok.kind === "encoding" ? { allowedSpecial: "all" } : {}),
+        decoded: await tok.decode(await tok.encode("Emma, plainly.")),
+    };
+}"""
+
+
+@pytest.mark.parametrize("style", ["hf", "tiktoken"])
+def test_train_in_the_page_equals_native_train(shim, corpora, style):
+    import anytok
+    from anytok.files import tokenizer_from_bytes
+
+    text = corpora[next(iter(corpora))][:TRAIN_CHARS]
+    options = {"vocabSize": TRAIN_VOCAB, "style": style, "pattern": "o200k_base", "specialTokens": TRAIN_SPECIALS}
+    got = shim.evaluate(JS_TRAIN, [[text], options])
+    native = anytok.train(texts=[text], vocab_size=TRAIN_VOCAB, style=style, pattern="o200k_base",
+                          special_tokens=TRAIN_SPECIALS)
+    assert got["merges"] == [x for m in native.merges for x in m]
+    assert got["nMerges"] == len(native.merges) and got["nVocab"] == native.n_vocab and got["style"] == style
+    probe = "Emma Woodhouse, handsome, clever, and rich <|endoftext|> 12345!"
+    if style == "hf":
+        assert got["kind"] == "hf" and got["tiktoken"] is None
+        assert got["tokenizerJson"] == native.tokenizer_json_text()
+        tok = native.to_tokenizer()
+        expected = tok.encode(probe)
+    else:
+        assert got["kind"] == "encoding" and got["tokenizerJson"] is None
+        assert got["tiktoken"] == native.tiktoken_text()
+        tok = native.to_encoding()
+        expected = tok.encode(probe, allowed_special="all")
+    assert got["ids"] == expected and got["count"] == len(expected)
+    assert got["decoded"] == "Emma, plainly."
+    # The .atok the page offers for download loads natively with the same ids.
+    assert tokenizer_from_bytes(bytes(got["atok"]), "trained.atok").encode(probe, **(
+        {"allowed_special": "all"} if style == "tiktoken" else {})) == expected
+    # Progress: counting (MB, MB/s), then merging (done of total, ETA), each with a last report.
+    count = [p for p in got["progress"] if p["phase"] == "count"]
+    merge = [p for p in got["progress"] if p["phase"] == "merge"]
+    assert count and merge and got["progress"].index(merge[0]) > got["progress"].index(count[-1])
+    assert count[-1]["finished"] and count[-1]["mb"] == pytest.approx(TRAIN_CHARS / 1e6) and count[-1]["mbPerS"] > 0
+    assert merge[-1]["finished"] and merge[-1]["done"] == merge[-1]["total"] == len(native.merges)
+    assert all("etaS" in p for p in merge)
+
+
+def test_cancelled_training_rejects_and_the_page_stays_usable(shim, corpora):
+    load(shim, "o200k_base")
+    got = shim.evaluate(
+        """async ([texts, small]) => {
+            const { AnyTok } = window;
+            const controller = new AbortController();
+            const seen = [];
+            const started = performance.now();
+            const training = AnyTok.train(texts, { vocabSize: 30000, style: "hf" }, {
+                signal: controller.signal,
+                onProgress: (p) => { seen.push(p.phase); if (seen.length === 1) controller.abort(); },
+            });
+            let error = null;
+            try {
+                await training;
+            } catch (err) {
+                error = { name: err.name, ms: performance.now() - started };
+            }
+            // The page's tokenizers still work, and so does the next training.
+            const count = await window.toks.o200k_base.count("hello world");
+            const again = await AnyTok.train([small], { vocabSize: 300, style: "tiktoken" });
+            const pre = new AbortController();
+            pre.abort();
+            let preError = null;
+            try { await AnyTok.train([small], { vocabSize: 300 }, { signal: pre.signal }); }
+            catch (err) { preError = err.name; }
+            return { error, seen, count, again: again.training.nMerges, ids: await again.encode("hello world"), preError };
+        }""",
+        [list(corpora.values()), "hello world " * 200],
+    )
+    import anytok
+
+    assert got["error"] is not None and got["error"]["name"] == "AbortError", got
+    assert got["seen"][0] == "count"
+    assert got["count"] == 2
+    native = anytok.train(texts=["hello world " * 200], vocab_size=300, style="tiktoken")
+    assert got["again"] == len(native.merges)
+    assert got["ids"] == native.to_encoding().encode("hello world")
+    assert got["preError"] == "AbortError"
+
+
+def test_demo_train_view_trains_tries_downloads_and_cancels(demo, corpora):
+    import anytok
+
+    text = corpora[next(iter(corpora))][:TRAIN_CHARS]
+    demo.click("#view-train")
+    demo.set_input_files("#train-files", [{"name": "sample.txt", "mimeType": "text/plain", "buffer": text.encode()}])
+    demo.fill("#train-vocab", str(TRAIN_VOCAB))
+    demo.select_option("#train-style", "hf")
+    demo.select_option("#train-pattern", "cl100k_base")
+    demo.click("#train-start")
+    demo.wait_for_selector("#train-view[data-state=done]", state="attached")
+    native = anytok.train(texts=[text], vocab_size=TRAIN_VOCAB, style="hf", pattern="cl100k_base",
+                          special_tokens=TRAIN_SPECIALS)
+    phases = demo.evaluate("window.anytokTrainDemo.progress.map((p) => p.phase)")
+    assert "count" in phases and "merge" in phases
+    # Try it on text in the page: the ids shown are the native tokenizer's.
+    probe = "Mr. Knightley, a sensible man about seven or eight-and-thirty, 1816."
+    tried = demo.get_attribute("#train-view", "data-tried")
+    demo.fill("#train-try", probe)
+    demo.wait_for_function("(before) => document.querySelector('#train-view').dataset.tried !== before", arg=tried)
+    demo.wait_for_function("() => document.querySelector('#train-tokens').textContent === "
+                           "document.querySelector('#train-try').value")
+    shown = demo.eval_on_selector_all("#train-tokens .t", "els => els.flatMap((e) => e.dataset.ids.split(' ').map(Number))")
+    assert shown == native.to_tokenizer().encode(probe)
+    assert demo.inner_text("#train-count") == str(len(shown))
+    # Downloads: tokenizer.json is BpeTrainer's document; the .atok has the same ids.
+    assert demo.is_hidden("#train-download-tiktoken")
+    with demo.expect_download() as d:
+        demo.click("#train-download-json")
+    assert d.value.suggested_filename == "tokenizer.json"
+    assert Path(d.value.path()).read_text(encoding="utf-8") == native.tokenizer_json_text()
+    with demo.expect_download() as d:
+        demo.click("#train-download-atok")
+    from anytok.files import tokenizer_from_bytes
+
+    assert tokenizer_from_bytes(Path(d.value.path()).read_bytes(), "x.atok").encode(probe) == shown
+    # Cancel: a long training on every corpus, cancelled once it reports progress.
+    demo.click("#train-clear-files")
+    demo.set_input_files("#train-files", [{"name": f"{k}.txt", "mimeType": "text/plain", "buffer": v.encode()}
+                                          for k, v in corpora.items()])
+    demo.fill("#train-vocab", "30000")
+    demo.click("#train-start")
+    demo.wait_for_function("() => window.anytokTrainDemo.progress.length > 0")
+    demo.click("#train-cancel")
+    demo.wait_for_selector("#train-view[data-state=cancelled]", state="attached")
+    assert demo.inner_text("#train-message") == "Training cancelled."
+    assert not demo.is_disabled("#train-start")
+    # The Count view still works.
+    demo.click("#view-count")
+    set_text(demo, "hello world")
+    assert shown_count(demo) == 2
+
+
 # --- the wheel on a bare Pyodide, through micropip -------------------------------------------
 
 def test_micropip_installs_the_wheel_in_a_bare_pyodide(context, demo_url):

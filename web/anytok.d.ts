@@ -93,6 +93,67 @@ export interface RuntimeInfo {
   anytokMs: number;
 }
 
+/** What `AnyTok.train` trains: anytok.train's options (see the README's "Training"). */
+export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "wheelURL" | "glueURL"> {
+  /**
+   * Tokens in all.  Style "hf": the special tokens, the 256 byte-level characters and the
+   * merges; style "tiktoken": the 256 bytes and the merges (special tokens come on top).
+   */
+  vocabSize: number;
+  /**
+   * "hf" (default): what Hugging Face tokenizers' BpeTrainer learns, ids as in its
+   * tokenizer.json; "tiktoken": what rustbpe learns, ranks as in a .tiktoken file.
+   */
+  style?: "hf" | "tiktoken";
+  /** The split pattern: a bundled encoding's name ("o200k_base", the default; "cl100k_base") or a regex. */
+  pattern?: string;
+  /** Special tokens, e.g. ["<|endoftext|>"]; default none. */
+  specialTokens?: readonly string[];
+  /** Stop at the first pair seen fewer times than this; default 0. */
+  minFrequency?: number;
+  /** Style "hf": BpeTrainer's max_token_length. */
+  maxTokenLength?: number | null;
+  /** The tokenizer's name; default "trained". */
+  name?: string;
+}
+
+/** A progress report of `AnyTok.train`: counting the pieces of the texts, then merging. */
+export type TrainProgress =
+  | { phase: "count"; mb: number; mbPerS: number; texts: number; distinct: number; finished: boolean }
+  | { phase: "merge"; done: number; total: number; etaS: number | null; finished: boolean };
+
+export interface TrainControl {
+  /** Called now and then while training (a few times a second at most). */
+  onProgress?: (progress: TrainProgress) => void;
+  /**
+   * Aborting it cancels the training: the training worker is terminated and the promise
+   * rejects with the signal's reason (an "AbortError" DOMException by default).
+   */
+  signal?: AbortSignal;
+}
+
+/** What a tokenizer made by `AnyTok.train` was trained as, and its files. */
+export interface TrainingInfo {
+  readonly style: "hf" | "tiktoken";
+  readonly nVocab: number;
+  readonly nMerges: number;
+  /** The split pattern, as a regex. */
+  readonly pattern: string;
+  readonly specialTokens: string[];
+  /** Seconds anytok.train took in the worker. */
+  readonly trainSeconds: number;
+  /** The merges in the order learned: (left id, right id, new id) triples, flattened. */
+  readonly merges: Int32Array;
+  readonly files: {
+    /** An anytok .atok file of the tokenizer. */
+    readonly atok: Uint8Array;
+    /** Style "hf": the tokenizer.json text, as BpeTrainer would have written it. */
+    readonly tokenizerJson?: string;
+    /** Style "tiktoken": the .tiktoken file's text (base64 token, space, rank). */
+    readonly tiktoken?: string;
+  };
+}
+
 /**
  * A failure: a Python exception (`pythonType` is its class name, e.g. "ValueError", and
  * `message` is Python's message), or a problem loading the runtime or a vocabulary.
@@ -115,6 +176,11 @@ export declare class AnyTok {
   static encodings(options?: Pick<LoadOptions, "baseURL" | "manifestURL">): Promise<string[]>;
   /** Stop every worker; existing tokenizers reject from then on. */
   static terminate(): void;
+  /**
+   * Train a byte-level BPE tokenizer on texts (anytok.train, in a Web Worker of its own);
+   * resolves to a tokenizer like `load`'s, with `training` set.
+   */
+  static train(texts: readonly string[], options: TrainOptions, control?: TrainControl): Promise<AnyTok>;
 
   readonly name: string;
   /** "encoding" for bundled encodings, .atok vocabularies and tekken files. */
@@ -135,6 +201,10 @@ export declare class AnyTok {
   /** Milliseconds the worker took to get and parse the vocabulary. */
   readonly loadMs: number;
   readonly runtimeInfo: RuntimeInfo;
+  /** Tiktoken-style encodings (`kind` "encoding"): the split pattern; null otherwise. */
+  readonly pattern: string | null;
+  /** Tokenizers made by `AnyTok.train`: what was trained and the files to save; null otherwise. */
+  readonly training: TrainingInfo | null;
 
   /** Names of the bundled encodings. */
   encodings(): string[];

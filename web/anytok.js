@@ -14,6 +14,10 @@
 //   await llama.encode("hello", { addSpecialTokens: true });   // with BOS, as HF's default
 //   const atok = await llama.toAtok();                          // Uint8Array: save it, load it faster
 //
+// Training (anytok.train, in a worker of its own; aborting the signal terminates that worker):
+//   const mine = await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal });
+//   await mine.encode("hello");  mine.training.files.tokenizerJson;  mine.training.files.atok;
+//
 // Every URL defaults to a file next to this module (as laid out by build_scripts/build_web.py)
 // and can be overridden: see anytok.d.ts for the options and their meaning.
 
@@ -46,6 +50,15 @@ class Runtime {
     this.worker.onmessage = ({ data }) => {
       const request = this.pending.get(data.id);
       if (!request) return;
+      if (data.progress !== undefined) {
+        // A long request's report while it runs (train); the answer comes later.
+        try {
+          request.onProgress?.(data.progress);
+        } catch (err) {
+          console.error(err);
+        }
+        return;
+      }
       this.pending.delete(data.id);
       if (data.ok) request.resolve(data.result);
       else request.reject(new AnyTokError(data.error.message, data.error));
@@ -62,11 +75,11 @@ class Runtime {
     this.ready.catch((err) => this.terminate(err));
   }
 
-  call(op, args, transfer = []) {
+  call(op, args, transfer = [], onProgress = null) {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, op, args }, transfer);
     });
   }
@@ -80,6 +93,32 @@ class Runtime {
   terminate(reason = new AnyTokError("anytok worker was terminated")) {
     this.fail(reason);
     this.worker.terminate();
+  }
+}
+
+// Training runs in workers of their own: Python cannot read a cancel message while it trains,
+// so cancelling terminates the worker (see worker.js), and that must not take the page's
+// tokenizers with it.  An idle training worker is reused; one is kept for the next training.
+const trainers = new Set();
+
+function trainerFor(urls) {
+  for (const runtime of trainers) {
+    if (runtime.dead) trainers.delete(runtime);
+    else if (runtime.pending.size === 0 && runtime.urls.workerURL === urls.workerURL
+             && runtime.urls.pyodideURL === urls.pyodideURL && runtime.urls.wheelURL === urls.wheelURL
+             && runtime.urls.glueURL === urls.glueURL) return runtime;
+  }
+  const runtime = new Runtime(urls);
+  trainers.add(runtime);
+  return runtime;
+}
+
+function retireTrainer(runtime) {
+  // Keep at most one idle training worker.
+  const idle = [...trainers].filter((r) => !r.dead && r.pending.size === 0);
+  if (idle.length > 1 && idle.includes(runtime)) {
+    trainers.delete(runtime);
+    runtime.terminate();
   }
 }
 
@@ -222,6 +261,10 @@ export class AnyTok {
     this.source = info.source;
     this.loadMs = info.loadMs;
     this.runtimeInfo = runtime.info;
+    // Tiktoken-style encodings: the split pattern (a regex); null for other kinds.
+    this.pattern = info.pattern ?? null;
+    // Tokenizers made by AnyTok.train: what was trained, and the files to download.
+    this.training = info.training ?? null;
     // Methods newer versions of anytok have, on its Encoding only: present here exactly when the
     // loaded tokenizer has them.
     const count = (value, what, least) => {
@@ -298,6 +341,75 @@ export class AnyTok {
   static terminate() {
     for (const runtime of runtimes.values()) runtime.terminate();
     runtimes.clear();
+    for (const runtime of trainers) runtime.terminate();
+    trainers.clear();
+  }
+
+  /**
+   * Train a byte-level BPE tokenizer on `texts` (strings) with anytok.train, in a worker of its
+   * own: `await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal })`.
+   * Resolves to a tokenizer like those of `load` (encode, count, decode, ...), with
+   * `training.files` to download; aborting `signal` terminates the training worker and rejects
+   * with the signal's reason.
+   */
+  static async train(texts, options = {}, { onProgress, signal } = {}) {
+    if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
+      throw new TypeError("anytok: texts must be an array of strings");
+    }
+    const { vocabSize, style = "hf", pattern = "o200k_base", specialTokens = [], minFrequency = 0,
+            maxTokenLength = null, name = "trained", ...urlOptions } = options;
+    if (!Number.isInteger(vocabSize) || vocabSize < 0) throw new TypeError("anytok: vocabSize must be a non-negative integer");
+    if (style !== "hf" && style !== "tiktoken") throw new TypeError('anytok: style must be "hf" or "tiktoken"');
+    if (typeof pattern !== "string" || !pattern) throw new TypeError("anytok: pattern must be a bundled encoding's name or a regex");
+    if (!Array.isArray(specialTokens) || !specialTokens.every((t) => typeof t === "string")) {
+      throw new TypeError("anytok: specialTokens must be an array of strings");
+    }
+    const known = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "wheelURL", "glueURL"]);
+    const unknown = Object.keys(urlOptions).filter((k) => !known.has(k));
+    if (unknown.length) throw new TypeError(`anytok: unknown training option(s): ${unknown.join(", ")}`);
+    signal?.throwIfAborted();
+
+    const { manifest, manifestURL } = await manifestFor(urlOptions);
+    const names = Object.keys(manifest.encodings).sort();
+    const urls = resolveURLs(urlOptions, manifest, manifestURL);
+    // A bundled encoding's name stands for its split pattern; the slim wheel has no
+    // vocabularies, so the pattern is read from the encoding loaded in the page's worker.
+    let regex = pattern;
+    if (manifest.encodings[pattern]) regex = (await AnyTok.load({ ...urlOptions, encoding: pattern })).pattern;
+    signal?.throwIfAborted();
+
+    const trainer = trainerFor(urls);
+    const abort = () => {
+      trainers.delete(trainer);
+      trainer.terminate(signal.reason ?? new AnyTokError("anytok: training was cancelled"));
+    };
+    signal?.addEventListener("abort", abort, { once: true });
+    let result;
+    try {
+      trainer.info ??= await trainer.ready;
+      const args = { texts, options: { vocabSize, style, pattern: regex, specialTokens, minFrequency, maxTokenLength, name } };
+      result = await trainer.call("train", args, [], onProgress ?? null);
+    } finally {
+      signal?.removeEventListener("abort", abort);
+    }
+    retireTrainer(trainer);
+
+    // The trained tokenizer goes to the page's worker, with the others: the training worker
+    // may be terminated by a later cancel.
+    const runtime = runtimeFor(urls);
+    runtime.info ??= await runtime.ready;
+    const key = `trained ${++customCount}`;
+    const request = { key, name: null, url: null, sha256: null, bytes: result.atok.slice(), fileName: `${name}.atok` };
+    const info = await runtime.call("load", request);
+    const files = { atok: result.atok };
+    if (result.tokenizerJson !== undefined) files.tokenizerJson = result.tokenizerJson;
+    if (result.tiktoken !== undefined) files.tiktoken = result.tiktoken;
+    const training = Object.freeze({
+      style: result.style, nVocab: result.nVocab, nMerges: result.nMerges, pattern: result.pattern,
+      specialTokens: result.specialTokens, trainSeconds: result.trainSeconds, merges: result.merges,
+      files: Object.freeze(files),
+    });
+    return new AnyTok(runtime, key, { ...info, training }, names, info.methods ?? runtime.info.methods);
   }
 
   #call(op, args, transfer) {

@@ -1,6 +1,6 @@
 // Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
 // README shows must type-check against anytok.d.ts, and misuse must not.
-import AnyTokDefault, { AnyTok, AnyTokError, type Piece } from "./anytok.js";
+import AnyTokDefault, { AnyTok, AnyTokError, type Piece, type TrainProgress } from "./anytok.js";
 
 export async function usage(): Promise<void> {
   const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });
@@ -19,6 +19,19 @@ export async function usage(): Promise<void> {
   const withBos: number[] = await hf.encode("hello", { addSpecialTokens: true });
   const atok: Uint8Array = await fromFile.toAtok();
   void kind, withBos, atok;
+  const controller = new AbortController();
+  const trained = await AnyTok.train(["some text"], { vocabSize: 1000, style: "tiktoken", pattern: "cl100k_base" }, {
+    signal: controller.signal,
+    onProgress: (p: TrainProgress) => {
+      if (p.phase === "merge") console.log(p.done, p.total, p.etaS);
+      else console.log(p.mb, p.mbPerS);
+    },
+  });
+  const trainedIds: number[] = await trained.encode("some");
+  const files = trained.training?.files;
+  const json: string | undefined = files?.tokenizerJson;
+  const bytes: Uint8Array | undefined = files?.atok;
+  void trainedIds, json, bytes;
   if (tok.countTillLimit) {
     const upTo: number | null = await tok.countTillLimit("hello", 10);
     void upTo;
@@ -48,4 +61,8 @@ export async function misuse(tok: AnyTok): Promise<void> {
   await tok.count("text", { addSpecialTokens: "yes" });
   // @ts-expect-error: optional method, may be missing
   await tok.chunks("text", 10);
+  // @ts-expect-error: vocabSize is required
+  await AnyTok.train(["text"], { style: "hf" });
+  // @ts-expect-error: unknown style
+  await AnyTok.train(["text"], { vocabSize: 500, style: "sentencepiece" });
 }

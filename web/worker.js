@@ -6,6 +6,12 @@
 // Requests run one at a time, in the order they arrived: Python is single-threaded, and the
 // queue keeps a vocabulary load or a long encode from interleaving with anything else.  One
 // worker holds any number of tokenizers, each under the key the page gave it.
+//
+// A `train` request also sends { id, progress } messages while it runs (counting: MB and MB/s;
+// merging: done of total and an ETA).  It cannot be cancelled from in here: Python holds this
+// thread until it returns, so no message is read meanwhile (Pyodide's interrupt buffer would
+// need a SharedArrayBuffer, hence a cross-origin-isolated page).  anytok.js therefore trains in
+// a worker of its own and cancels by terminating that worker.
 
 const VOCAB_CACHE = "anytok-vocab-v1";
 
@@ -18,7 +24,7 @@ self.onmessage = (event) => {
     try {
       const handler = OPS[op];
       if (!handler) throw new Error(`anytok worker: unknown request ${JSON.stringify(op)}`);
-      const [result, transfer] = await handler(args);
+      const [result, transfer] = await handler(args, id);
       self.postMessage({ id, ok: true, result }, transfer ?? []);
     } catch (err) {
       self.postMessage({ id, ok: false, error: describe(err) });
@@ -236,5 +242,18 @@ const OPS = {
   async splitByTokens({ key, text, maxTokens }) {
     const { glue } = await ready();
     return [strings(glue.split_by_tokens(key, text, maxTokens))];
+  },
+  async train({ texts, options }, id) {
+    const { glue } = await ready();
+    const report = (json) => self.postMessage({ id, progress: JSON.parse(json) });
+    const proxy = glue.train(texts, JSON.stringify(options ?? {}), report);
+    try {
+      const atok = bytesOf(proxy.pop("atok"));
+      const merges = int32s(proxy.pop("merges"));
+      const result = { ...proxy.toJs({ dict_converter: Object.fromEntries }), atok, merges };
+      return [result, [atok.buffer, merges.buffer]];
+    } finally {
+      proxy.destroy();
+    }
   },
 };

@@ -17,6 +17,7 @@ It knows nothing of the browser beyond that, and nothing of anytok beyond its pu
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from array import array
 from functools import lru_cache
@@ -182,6 +183,7 @@ def info(key: str) -> dict:
         "maxTokenValue": tok.max_token_value if kind == "encoding" else tok.n_vocab - 1,
         "specialTokens": _special_tokens(tok),
         "methods": [m for m in OPTIONAL_METHODS if hasattr(tok, m)],
+        "pattern": tok.pat_str if kind == "encoding" else None,
     }
 
 
@@ -517,3 +519,69 @@ def _spans(key: str, tok, text: str, ids: list[int]) -> list[int]:
 
 def _fold_text(s: str) -> str:
     return "".join(_fold(c) for c in s)
+
+
+# --- training (a `train` request; web/worker.js runs it in a worker of its own) ------------
+#
+# Cancelling is the page's business: it terminates the worker that trains (anytok.js starts a
+# fresh one for the next training), so nothing here needs to look for a cancel message while
+# Python runs.
+
+_TRAIN_OPTIONS = {"vocabSize": "vocab_size", "style": "style", "pattern": "pattern", "specialTokens": "special_tokens",
+                  "minFrequency": "min_frequency", "maxTokenLength": "max_token_length", "name": "name"}
+
+
+def _progress_message(info: dict) -> str:
+    """anytok.train's progress dict as the JSON the page gets (camelCase keys)."""
+    if info.get("phase") == "count":
+        out = {"phase": "count", "mb": info["mb"], "mbPerS": info["mb_per_s"], "texts": info["texts"],
+               "distinct": info["distinct"], "finished": bool(info.get("done"))}
+    else:
+        out = {"phase": "merge", "done": info["done"], "total": info["total"], "etaS": info.get("eta_s"),
+               "finished": bool(info.get("finished"))}
+    return json.dumps(out)
+
+
+def train(texts, options, progress=None) -> dict:
+    """Train a BPE vocabulary on `texts` (a JS array of strings) with `anytok.train`.
+
+    `options`: vocabSize, style ("hf" | "tiktoken"), pattern (a regex; a bundled encoding's
+    name only where that encoding's vocabulary is installed, which the slim wheel has not: the
+    shim sends the regex), specialTokens, minFrequency, maxTokenLength, name.  `progress(json)`
+    gets `_progress_message`'s JSON now and then.  Returns the files: "atok" (bytes), and
+    "tokenizerJson" (style hf) or "tiktoken" (style tiktoken) text, with "merges" as
+    array('i') of (left, right, new id) triples and the trained vocabulary's size."""
+    import time
+
+    texts = _py(texts)
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be an array of strings")
+    given = json.loads(options) if isinstance(options, str) else (_py(options) or {})
+    unknown = sorted(set(given) - set(_TRAIN_OPTIONS))
+    if unknown:
+        raise TypeError(f"unknown training option(s): {', '.join(unknown)} (known: {', '.join(_TRAIN_OPTIONS)})")
+    kwargs = {_TRAIN_OPTIONS[k]: v for k, v in given.items() if v is not None}
+    if "special_tokens" in kwargs:
+        kwargs["special_tokens"] = list(kwargs["special_tokens"])
+    report = (lambda info: progress(_progress_message(info))) if progress is not None else None
+    start = time.perf_counter()
+    trained = anytok.train(texts=texts, progress=report, **kwargs)
+    seconds = time.perf_counter() - start
+    hf = trained.style == "hf"
+    tok = trained.to_tokenizer() if hf else trained.to_encoding()
+    out = {
+        "style": trained.style,
+        "name": trained.name,
+        "nVocab": trained.n_vocab,
+        "nMerges": len(trained.merges),
+        "pattern": trained.pattern,
+        "specialTokens": trained.special_tokens,
+        "trainSeconds": seconds,
+        "atok": memoryview(tokenizer_to_bytes(tok, source=f"anytok.train style={trained.style}")),
+        "merges": array("i", [x for m in trained.merges for x in m]),
+    }
+    if hf:
+        out["tokenizerJson"] = trained.tokenizer_json_text()
+    else:
+        out["tiktoken"] = trained.tiktoken_text()
+    return out

@@ -44,8 +44,8 @@ def render() -> str:
                 value = _ascii_stand_ins(sets)
             else:
                 value = _render(ast, what)
-            lines.append(f"    {pat!r}:")
-            lines.append(f"        {value!r},")
+            lines.append(f"    {ascii(pat)}:")  # ascii(): the same text whatever the Unicode version of the Python
+            lines.append(f"        {ascii(value)},")
         lines.append("}")
     return "\n".join(lines) + "\n"
 

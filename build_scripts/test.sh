@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh machine, then run the whole test suite.
 #   bash build_scripts/test.sh [extra pytest arguments]
-# Idempotent: a second run reuses .venv and the reference cache.
+# Idempotent: a second run reuses .venv, the other Pythons' .venv-3.X and the reference cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +28,111 @@ fi
 if [ ! -f .cache/micropip/micropip-0.11.1-py3-none-any.whl ] || [ ! -f .cache/micropip/packaging-26.3-py3-none-any.whl ]; then
     .venv/bin/python -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.14 \
         -d .cache/micropip micropip==0.11.1 packaging==26.3
+fi
+# Every other CPython >= 3.11 on the machine (pyenv's ${PYENV_ROOT:-~/.pyenv}/versions/*, python3.X
+# on PATH; the newest of each minor version, not .venv's): its own .venv-3.X with the package
+# (editable) and the test dependencies below, pinned as in pyproject.toml, PyPI wheels only; then
+# the tests below on it. A reference library with no wheel for that Python is left out, and so
+# is each test that needs it, named in the output ("NOT RUN"). Any failure fails this script.
+# ANYTOK_OTHER_PYTHONS=0 skips this part (quick local runs); CI runs it.
+OTHER_PY_DISTS="hypothesis tiktoken regex unicodedata2 tokenizers sentencepiece mistral-common"
+# The selection, ~170 CPU-seconds a Python (1.5 to 3 minutes on 2 workers), as "distributions it
+# needs | pytest argument": whole files for the tiktoken-compatible core (corpora parity, API,
+# BPE, format, incremental, fuzzing, segments, CLI); one full code-point sweep (o200k's pattern,
+# revealing vocabulary) and the class tables against tiktoken, where the interpreter's own Unicode
+# data would show; the cheap parts of the tokenizer.json, SentencePiece and tekken tests (corpora,
+# fuzzing, decode, whitespace and case-insensitive classes against Oniguruma). Not the other
+# code-point sweeps: they would add over 10 minutes a Python.
+OTHER_PY_TESTS=(
+    "tiktoken | tests/test_parity.py"
+    "tiktoken | tests/test_api.py"
+    "tiktoken | tests/test_bpe.py"
+    "tiktoken | tests/test_format.py"
+    "tiktoken hypothesis | tests/test_incremental.py"
+    "tiktoken hypothesis | tests/test_fuzz.py"
+    "tiktoken | tests/test_segment.py"
+    "tiktoken sentencepiece | tests/test_cli.py"
+    "tiktoken sentencepiece | --deselect=tests/test_cli.py::test_convert_inspect_count_every_format"
+    "tiktoken | tests/test_cli_walk.py"
+    "tiktoken | tests/test_cli_count.py::test_jobs_ranges_and_stdin_count_like_tiktoken"
+    "tiktoken | tests/test_cli_count.py::test_max_tokens_and_unreadable_files"
+    "tiktoken | tests/test_sweep.py::test_every_code_point_revealing_vocab[o200k_base-after space]"
+    "tiktoken unicodedata2 | tests/test_unicode_tables.py"
+    "tokenizers hypothesis | tests/test_hf.py::test_corpus"
+    "tokenizers hypothesis | tests/test_hf.py::test_fuzz"
+    "tokenizers hypothesis | tests/test_hf.py::test_decode_any_ids"
+    "tokenizers hypothesis | tests/test_hf.py::test_vocabulary_api"
+    "tokenizers hypothesis | tests/test_hf.py::test_count_till_limit"
+    "tokenizers hypothesis | tests/test_hf.py::test_whitespace_pre_tokenizer"
+    "tokenizers | tests/test_hf_unicode.py::test_oniguruma_syntax"
+    'tokenizers | tests/test_hf_unicode.py::test_oniguruma_class[\\s]'
+    'tokenizers | tests/test_hf_unicode.py::test_oniguruma_class[\\d]'
+    "tokenizers | tests/test_hf_unicode.py::test_oniguruma_class[(?i:s)]"
+    "tokenizers | tests/test_hf_unicode.py::test_oniguruma_class[(?i:k)]"
+    "sentencepiece tokenizers regex hypothesis | tests/test_sentencepiece.py"
+    "sentencepiece tokenizers regex hypothesis | --deselect=tests/test_sentencepiece.py::test_every_code_point"
+    "sentencepiece tokenizers regex hypothesis | --deselect=tests/test_sentencepiece.py::test_variant_corpus"
+    "sentencepiece tokenizers regex hypothesis | --deselect=tests/test_sentencepiece.py::test_precompiled_hf_semantics"
+    "sentencepiece tokenizers regex hypothesis | --deselect=tests/test_sentencepiece.py::test_long_texts"
+    "mistral-common hypothesis | tests/test_tekken.py::test_corpus"
+    "mistral-common hypothesis | tests/test_tekken.py::test_fuzz"
+    "mistral-common hypothesis | tests/test_tekken.py::test_vocabulary_and_special_tokens"
+)
+if [ "${ANYTOK_OTHER_PYTHONS:-1}" != 0 ]; then
+    PYINFO='import sys, sysconfig; print("%d.%d%s" % (*sys.version_info[:2], "t" * bool(sysconfig.get_config_var("Py_GIL_DISABLED"))), sys.implementation.name, sys.version.split()[0])'
+    read -r main_key _ _ < <(.venv/bin/python -c "$PYINFO")
+    declare -A other_py=() other_ver=()
+    for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3 \
+             $(compgen -c python3. | grep -E '^python3\.[0-9]+t?$' | sort -u | xargs -r -n1 sh -c 'command -v "$0"'); do
+        # (a pyenv shim of a version that is not active fails here and is passed over)
+        read -r key impl ver < <("$c" -c "$PYINFO" 2>/dev/null) || continue
+        minor=${key#3.}; minor=${minor%t}
+        [ "$impl" = cpython ] && [[ $key == 3.* ]] && [ "$minor" -ge 11 ] && [ "$key" != "$main_key" ] || continue
+        if [ -z "${other_ver[$key]:-}" ] || [ "$(printf '%s\n' "$ver" "${other_ver[$key]}" | sort -V | tail -1)" != "${other_ver[$key]}" ]; then
+            other_py[$key]=$(realpath "$c"); other_ver[$key]=$ver
+        fi
+    done
+    found=$(for k in "${!other_py[@]}"; do echo "${other_ver[$k]}"; done | sort -V | xargs)
+    echo "Other CPythons >= 3.11 than .venv's $main_key: ${found:-none} (ANYTOK_OTHER_PYTHONS=0 skips them)"
+    for key in $(printf '%s\n' "${!other_py[@]}" | sort -V); do
+        py=${other_py[$key]}; venv=.venv-$key; t0=$SECONDS
+        echo "======== Python ${other_ver[$key]} ($py) in $venv ========"
+        # Reinstalled only when pyproject.toml or the interpreter changed.
+        stamp="$(sha256sum pyproject.toml | cut -c1-64) $py ${other_ver[$key]}"
+        if [ ! -f "$venv/anytok-stamp" ] || [ "$(cat "$venv/anytok-stamp")" != "$stamp" ]; then
+            if [ "$("$venv/bin/python" -c "$PYINFO" 2>/dev/null)" != "$("$py" -c "$PYINFO")" ]; then
+                "$py" -m venv --clear "$venv"
+            fi
+            "$venv/bin/python" -m pip install --quiet --upgrade pip
+            "$venv/bin/python" -m pip install --quiet -e .
+            "$venv/bin/python" - pytest pytest-xdist $OTHER_PY_DISTS >"$venv/anytok-requirements.txt" <<'PYEOF'
+import re, sys, tomllib
+test = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]
+pins = {re.match(r"[A-Za-z0-9._-]+", r).group().lower(): r for r in test}
+print("\n".join(pins.get(name, name) for name in sys.argv[1:]))
+PYEOF
+            if ! "$venv/bin/python" -m pip install --quiet --only-binary=:all: -r "$venv/anytok-requirements.txt"; then
+                echo "Python $key: not every test dependency installs; one at a time:"
+                while read -r req; do
+                    "$venv/bin/python" -m pip install --quiet --only-binary=:all: -c "$venv/anytok-requirements.txt" "$req" \
+                        || echo "Python $key: $req does not install (no wheel for this Python?)"
+                done <"$venv/anytok-requirements.txt"
+            fi
+            echo "$stamp" >"$venv/anytok-stamp"
+        fi
+        lacking=" $("$venv/bin/python" -c 'import importlib.util as u, sys; print(*(d for d in sys.argv[1:] if not u.find_spec(d.replace("-", "_"))))' $OTHER_PY_DISTS) "
+        selected=(); not_run=0
+        for entry in "${OTHER_PY_TESTS[@]}"; do
+            deps=${entry%%|*}; arg=${entry#*| }; need=""
+            for d in $deps; do if [[ $lacking == *" $d "* ]]; then need+=" $d"; fi; done
+            if [ -z "$need" ]; then selected+=("$arg")
+            elif [[ $arg != -* ]]; then echo "NOT RUN on Python $key: $arg (needs$need, not installed)"; not_run=$((not_run + 1)); fi
+        done
+        if [ ${#selected[@]} -gt 0 ]; then
+            "$venv/bin/python" -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" -p no:cacheprovider -q "${selected[@]}"
+        fi
+        echo "======== Python $key: passed$([ $not_run = 0 ] || echo ", $not_run NOT RUN (above)"), $((SECONDS - t0)) s ========"
+    done
 fi
 # --dist loadgroup: the browser tests (xdist group "browser") share one worker and one Chromium.
 exec .venv/bin/python -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" --dist loadgroup "$@"

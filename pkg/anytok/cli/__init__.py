@@ -156,7 +156,8 @@ def cmd_count(args: argparse.Namespace) -> int:
     prog = Progress(show, len(found) or None, total_bytes or None)
     if file_jobs > 1:
         for t in toks:  # tables built once, before the pool forks
-            t.tok.count("warm up \u00e9\u4e2d", **t.kwargs) if isinstance(t.tok, Encoding) else None
+            if isinstance(t.tok, Encoding):
+                t.tok.count("warm up \u00e9\u4e2d", **t.kwargs)
     results = []
     try:
         if found:

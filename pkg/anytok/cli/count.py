@@ -94,13 +94,18 @@ def _check_binary(head: bytes) -> None:
         raise Skip("binary (NUL byte)")
 
 
+def _special_skip(e: ValueError) -> Skip:
+    """The Skip for text that spells a special token, naming the token from tiktoken's message."""
+    token = str(e).split("'")[1] if "'" in str(e) else "a special token"
+    return Skip(f"spells special token {token!r} (use --special text or --special allow)")
+
+
 def _count_text(t: Tok, text: str) -> int:
     try:
         return t.tok.count(text, **t.kwargs)
     except ValueError as e:
         if "special token" in str(e):
-            token = str(e).split("'")[1] if "'" in str(e) else "a special token"
-            raise Skip(f"spells special token {token!r} (use --special text or --special allow)") from None
+            raise _special_skip(e) from None
         raise
 
 
@@ -109,8 +114,7 @@ def _check_specials(t: Tok, text: str) -> None:
         try:
             t.tok._check_special(text, set(), "all")
         except ValueError as e:
-            token = str(e).split("'")[1] if "'" in str(e) else "a special token"
-            raise Skip(f"spells special token {token!r} (use --special text or --special allow)") from None
+            raise _special_skip(e) from None
 
 
 # ---- tasks (run in a worker process or here) ----

@@ -127,6 +127,54 @@ def test_tiktoken_style_files_are_read_whole(slices, tmp_path):
     assert anytok.train(files, vocab_size=1000, style="tiktoken").token_bytes() == want
 
 
+@pytest.mark.parametrize("pattern", [O200K, CL100K, GPT2])
+@pytest.mark.parametrize("block", [1, 7, 64, 4096])
+def test_whole_files_stream_in_blocks_as_if_read_whole(slices, tmp_path, monkeypatch, pattern, block):
+    # A file of the tiktoken style is one text; with a bundled pattern it is counted in blocks
+    # (cut anywhere, even inside a character), carrying the last pieces: the counts must be
+    # those of the whole text, whatever the block size -- also for pieces longer than a block.
+    from anytok.pretokenize import Splitter
+    from anytok.train import words
+
+    monkeypatch.setattr(words, "BLOCK", block)
+    text = "".join(t[:3000] for t in slices.values())
+    text += "\r\n\n   \n" + "a" * 500 + " " * 300 + "x\n" + "\u4e2d" * 400 + "  \t\n\n " + "9" * 50 + "'s'LL"
+    path = tmp_path / "one.txt"
+    path.write_bytes(text.encode("utf-8"))
+    assert words.streamable(pattern)
+    for dialect in ("fancy", "onig"):  # (rustbpe's reading, HF's)
+        splitter = Splitter(pattern, dialect)
+        whole = Counter(splitter.split(text))
+        streamed = words.PieceCounter(splitter, gaps=False)
+        streamed.add_blocks(words.file_blocks(path))
+        assert streamed.counts == whole
+        assert streamed.bytes_seen == len(text.encode("utf-8"))
+        # A long text given whole is counted in blocks too, with progress while it is counted.
+        reports = []
+        in_memory = words.PieceCounter(splitter, gaps=True, progress=reports.append)
+        in_memory._report = lambda final: reports.append(in_memory.bytes_seen)
+        in_memory.add_text(text)
+        assert in_memory.counts == whole
+        if block < 4096:
+            assert len(reports) > 3 and reports == sorted(reports) and reports[-1] == len(text)
+    if block == 64 and pattern == O200K:
+        want, _ = rustbpe_tokens([text], 700, pattern)
+        assert anytok.train([path], vocab_size=700, style="tiktoken", pattern=pattern).token_bytes() == want
+
+
+def test_whole_file_undecodable_bytes_name_the_file_and_offset(tmp_path, monkeypatch):
+    from anytok.train import words
+
+    monkeypatch.setattr(words, "BLOCK", 5)
+    path = tmp_path / "bad.txt"
+    path.write_bytes("héllo wörld".encode("utf-8") + b"\xff tail")
+    with pytest.raises(UnicodeDecodeError, match=r"bad\.txt.* at byte 13"):
+        anytok.train([path], vocab_size=300, style="tiktoken")
+    with pytest.raises(UnicodeDecodeError, match=r"bad\.txt.* at byte 13"):
+        anytok.train([path], vocab_size=300, style="hf")
+    assert not words.streamable(r"\p{L}+(?=\d)")
+
+
 @pytest.mark.parametrize("pattern", [CL100K, GPT2, r"\s+|\p{L}+|\p{N}|[^\s\p{L}\p{N}]+"])
 def test_other_patterns(slices, pattern):
     texts = [t[:15_000] for t in slices.values()] + ["12345678 9999999 x1234y\n\n\n  \n"]

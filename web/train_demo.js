@@ -30,7 +30,7 @@ function setState(state, message = "") {
   const busy = state === "training" || state === "reading";
   $("train-start").disabled = busy || train.files.length === 0;
   $("train-cancel").hidden = state !== "training";
-  for (const id of ["train-pick", "train-clear-files", "train-vocab", "train-pattern", "train-style", "train-specials"]) {
+  for (const id of ["train-pick", "train-clear-files", "train-vocab", "train-pattern", "train-style", "train-min-frequency", "train-specials"]) {
     $(id).disabled = busy;
   }
 }
@@ -131,7 +131,8 @@ function showProgress(p, totalChars) {
 function options() {
   const vocabSize = Number($("train-vocab").value);
   const specialTokens = $("train-specials").value.split(/\s+/).filter(Boolean);
-  return { vocabSize, style: $("train-style").value, pattern: $("train-pattern").value, specialTokens };
+  const minFrequency = Number($("train-min-frequency").value || 0);
+  return { vocabSize, style: $("train-style").value, pattern: $("train-pattern").value, specialTokens, minFrequency };
 }
 
 async function startTraining() {
@@ -139,6 +140,10 @@ async function startTraining() {
   const opts = options();
   if (!Number.isInteger(opts.vocabSize) || opts.vocabSize < 256) {
     setState("error", "The vocabulary size must be a whole number of at least 256 (it counts the 256 bytes).");
+    return;
+  }
+  if (!Number.isInteger(opts.minFrequency) || opts.minFrequency < 0) {
+    setState("error", "The minimum frequency must be a whole number, 0 or more.");
     return;
   }
   const texts = train.files.map((f) => f.text);

@@ -131,7 +131,7 @@ def train(
 
 def _train(files, texts, word_counts, splitter, *, vocab_size, hf, pat_str, special_tokens, min_frequency,
            max_token_length, progress, name):
-    from .words import PieceCounter, count_word_counts, file_line_blocks, read_whole
+    from .words import PieceCounter, count_word_counts, file_blocks, file_line_blocks, read_whole, streamable
 
     counter = PieceCounter(splitter, gaps=hf, progress=progress)
     if files is not None:
@@ -141,13 +141,15 @@ def _train(files, texts, word_counts, splitter, *, vocab_size, hf, pat_str, spec
             if hf:
                 for block, nbytes in file_line_blocks(path):
                     counter.add_lines(block, nbytes)
+            elif streamable(splitter.pattern):
+                counter.add_blocks(file_blocks(path))
             else:
                 counter.add_text(read_whole(path), os.path.getsize(path))
     if texts is not None:
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str (wrap a single text in a list)")
         for text in texts:
-            counter.add_text(text, len(text))
+            counter.add_text(text)
     counts = counter.finish()
     if word_counts is not None:
         counts.update(count_word_counts(word_counts))

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, ROOT, DemoServer, new_context, wait_status
-from conftest import ALL_ENCODINGS, anytok_encoding
+from conftest import ALL_ENCODINGS, anytok_encoding, tiktoken_encoding
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -322,6 +322,56 @@ def test_page_stays_responsive_during_a_1mb_encode(shim, corpora):
     assert got["ticks"] >= elapsed / 10 / 4, summary
     assert got["frames"] >= 3, summary
     assert got["maxGap"] < max(250, elapsed / 3), summary
+
+
+def test_two_workers_share_long_texts_with_one_workers_ids(shim, corpora):
+    """load({ workers: 2 }): long texts cut in two, encoded or counted at once and joined, give
+    tiktoken's ids; where they cannot be shared (a piece across the cut longer than the
+    overlap, special-token text, allowedSpecial) one worker does it, with the same result."""
+    ref = tiktoken_encoding("o200k_base")
+    en, ja, zh = corpora["en"], corpora["ja"], corpora["zh"]
+    texts = {
+        "mixed": en[:200_000] + ja[:100_000] + zh[:100_000],
+        "pair at the cut": en[:150_000] + "\U0001F600" + en[150_000:300_000],  # the cut falls inside the pair
+        "run across the cut": en[:100_000] + "a" * 100_000 + en[100_000:200_000],
+        "special": en[:150_000] + "<|endoftext|>" + en[150_000:300_000],
+    }
+    got = shim.evaluate(
+        """async ([texts]) => {
+            const { AnyTok } = await import('/anytok.js');
+            const tok = await AnyTok.load({ encoding: "o200k_base", workers: 2 });
+            const out = { workers: tok.workers, results: {} };
+            const shared = async (f) => { const before = tok._sharedCalls(); const value = await f(); return [value, tok._sharedCalls() - before]; };
+            for (const [name, text] of Object.entries(texts)) {
+                const r = {};
+                try { r.encode = await shared(() => tok.encode(text)); } catch (e) { r.encodeError = e.message; }
+                try { r.count = await shared(() => tok.count(text)); } catch (e) { r.countError = e.message; }
+                r.asText = await shared(() => tok.encode(text, { disallowedSpecial: [] }));
+                r.allowed = await shared(() => tok.encode(text, { allowedSpecial: "all" }));
+                out.results[name] = r;
+            }
+            const segments = [];
+            for (let i = 0; i < texts.mixed.length; i += 20000) segments.push(texts.mixed.slice(i, i + 20000));
+            out.batch = await shared(() => tok.countBatch(segments));
+            out.segments = segments;
+            const one = await AnyTok.load({ encoding: "o200k_base" });
+            out.oneWorker = one.workers;
+            return out;
+        }""",
+        [texts],
+    )
+    assert got["workers"] == 2 and got["oneWorker"] == 1
+    for name, text in texts.items():
+        r = got["results"][name]
+        as_text = ref.encode(text, disallowed_special=())
+        assert r["asText"] == [as_text, 1 if name != "run across the cut" else 0], name
+        assert r["allowed"] == [ref.encode(text, allowed_special="all"), 0], name
+        if name == "special":
+            assert "<|endoftext|>" in r["encodeError"] and "<|endoftext|>" in r["countError"]
+        else:
+            shared = 0 if name == "run across the cut" else 1
+            assert r["encode"] == [as_text, shared] and r["count"] == [len(as_text), shared], name
+    assert got["batch"] == [[len(ref.encode_ordinary(t)) for t in got["segments"]], 1]
 
 
 def test_shim_load_errors_are_clear(shim):
@@ -706,6 +756,8 @@ def test_demo_counts_a_10mb_file_with_progress(demo, corpora):
         time.sleep(0.2)
     assert status == "ready", demo.text_content("#error")
     assert shown_count(demo) == anytok_encoding("o200k_base").count(text, disallowed_special=())
+    # Counted by two workers (this machine has 2 cores; the demo asks for 2 from 2 MiB).
+    assert demo.evaluate("window.anytokDemo.lastUpdate.workers") == 2
     assert demo.text_content("#file-name").startswith("big.txt")
     assert demo.text_content("#bytes") == f"{len(data):,}"
     assert len([v for v in seen if 0 < v < 1]) >= 3, sorted(seen)  # the bar moved

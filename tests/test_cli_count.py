@@ -54,6 +54,40 @@ def test_blocks_count_like_tiktoken(name):
                         stream.summarize(enc, text[50_000:], "", True)])
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_block_windows_encode_like_tiktoken(name):
+    """Ids of blocks encoded apart (as the browser's parallel workers do) and joined: tiktoken's
+    ids of the whole text, whatever the cuts; NoSync where no boundary is shared."""
+    enc, ref = anytok_encoding(name), tiktoken_encoding(name)
+    rng = random.Random(name + "ids")
+    for text in _texts():
+        want = ref.encode_ordinary(text)
+        for k in (1, 7) if len(text) > 100_000 else (1, 7, 70):
+            cuts = sorted(rng.sample(range(1, len(text)), k))
+            # (A cut keeps a surrogate pair together, as JavaScript's cuts do: Python gets code points.)
+            cuts = [0, *sorted({c + ("\ud800" <= text[c - 1] <= "\udbff") for c in cuts} - {len(text)}), len(text)]
+            windows = [stream.encode_window(enc, text[a:b], text[b:b + stream.OVERLAP], b == len(text))
+                       for a, b in zip(cuts, cuts[1:])]
+            try:
+                got = stream.join_ids(windows)
+            except stream.NoSync as e:
+                # Only where one piece is longer than the overlap: joining the two blocks helps.
+                i = e.index
+                assert len(text) > stream.OVERLAP and any(len(r) > 30_000 for r in text.split("x")), text[:20]
+                joined = [*windows[:i - 1], stream.encode_window(enc, text[cuts[i - 1]:cuts[i + 1]],
+                          text[cuts[i + 1]:cuts[i + 1] + stream.OVERLAP], cuts[i + 1] == len(text)), *windows[i + 1:]]
+                try:
+                    got = stream.join_ids(joined)
+                except stream.NoSync:
+                    got = enc.encode_ordinary(text)  # (a run longer than two blocks; not this test's point)
+            assert got == want
+    assert stream.join_ids([]) == []
+    text = "a" * 100_000
+    with pytest.raises(stream.NoSync):
+        stream.join_ids([stream.encode_window(enc, text[:50_000], text[50_000:50_000 + stream.OVERLAP], False),
+                         stream.encode_window(enc, text[50_000:], "", True)])
+
+
 @pytest.fixture(scope="module")
 def big_file(tmp_path_factory):
     """~4.5 MB: the four corpora and runs longer than the overlap, so that byte ranges cut

@@ -71,6 +71,16 @@ export interface LoadOptions {
   glueURL?: string | URL;
   /** The bundled encoding's `.atok` file; default: from the manifest. */
   vocabURL?: string | URL;
+  /**
+   * Web Workers that share the work on long texts (default 1).  With N > 1 a tiktoken-style
+   * encoding is loaded in N workers, and `encode` / `count` of a text of 128 Ki characters or
+   * more cut it into N blocks, handled at once and joined where their pieces meet: the ids are
+   * exactly one worker's; `countBatch` of texts adding up to that much shares them out.  Text
+   * that spells a special token, `allowedSpecial`, and other kinds of tokenizer use one
+   * worker.  Each worker boots its own Pyodide (memory and start time); the first is the one
+   * every other tokenizer with the same URLs uses.
+   */
+  workers?: number;
 }
 
 /** A part of the text and the token(s) that encode it (see `tokenize`). */
@@ -205,6 +215,8 @@ export declare class AnyTok {
   readonly pattern: string | null;
   /** Tokenizers made by `AnyTok.train`: what was trained and the files to save; null otherwise. */
   readonly training: TrainingInfo | null;
+  /** Workers that share long texts: `load`'s `workers` for a tiktoken-style encoding, else 1. */
+  readonly workers: number;
 
   /** Names of the bundled encodings. */
   encodings(): string[];

@@ -122,8 +122,9 @@ function retireTrainer(runtime) {
   }
 }
 
-function runtimeFor(urls) {
-  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.wheelURL, urls.glueURL]);
+// index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
+function runtimeFor(urls, index = 0) {
+  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.wheelURL, urls.glueURL, index]);
   let runtime = runtimes.get(key);
   if (!runtime || runtime.dead) {
     runtime = new Runtime(urls);
@@ -237,6 +238,76 @@ function piecesOf(text, pairs) {
   return pieces;
 }
 
+// --- several workers on one text ------------------------------------------------------------
+//
+// anytok.stream's windows: each worker splits its block plus the start of the next (OVERLAP
+// code units) and reports the piece starts near both ends with the tokens before each; two
+// consecutive blocks join at the first boundary both report (the worker_glue `window` docs and
+// stream.py's docstring say why that is exact).  No shared boundary (one piece longer than the
+// overlap): null, and the text goes to one worker.
+
+const PARALLEL_MIN = 1 << 17; // characters (UTF-16 units) from which a text is shared out
+const OVERLAP = 1 << 15;
+
+function cutPoints(text, n) {
+  const cuts = [0];
+  for (let i = 1; i < n; i++) {
+    let c = Math.floor((text.length * i) / n);
+    const hi = text.charCodeAt(c - 1);
+    const lo = text.charCodeAt(c);
+    if (hi >= 0xd800 && hi < 0xdc00 && lo >= 0xdc00 && lo < 0xe000) c++; // keep a surrogate pair whole
+    if (c > cuts[cuts.length - 1] && c < text.length) cuts.push(c);
+  }
+  cuts.push(text.length);
+  return cuts;
+}
+
+// For each window after the first: [position in the previous window's ids where it stops,
+// position in this window's ids where it takes over], or null if they share no boundary.
+function joins(windows) {
+  const out = [];
+  for (let k = 1; k < windows.length; k++) {
+    const prev = windows[k - 1];
+    const w = windows[k];
+    const heads = new Map();
+    for (let i = 0; i < w.headOffsets.length; i++) heads.set(w.headOffsets[i], w.headCounts[i]);
+    let found = null;
+    for (let j = 0; j < prev.tailOffsets.length && found === null; j++) {
+      const at = heads.get(prev.tailOffsets[j]);
+      if (at !== undefined) found = [prev.tailCounts[j], at];
+    }
+    if (found === null) return null;
+    out.push(found);
+  }
+  return out;
+}
+
+function joinIds(windows) {
+  const links = joins(windows);
+  if (links === null) return null;
+  const out = [];
+  let start = 0;
+  windows.forEach((w, k) => {
+    const stop = k < links.length ? links[k][0] : w.ids.length;
+    for (let i = start; i < stop; i++) out.push(w.ids[i]);
+    if (k < links.length) start = links[k][1];
+  });
+  return out;
+}
+
+function joinCounts(windows) {
+  const links = joins(windows);
+  if (links === null) return null;
+  let count = 0;
+  let start = 0;
+  windows.forEach((w, k) => {
+    const stop = k < links.length ? links[k][0] : w.total;
+    count += stop - start;
+    if (k < links.length) start = links[k][1];
+  });
+  return count;
+}
+
 // --- the public API -------------------------------------------------------------------------
 
 /**
@@ -248,11 +319,15 @@ export class AnyTok {
   #runtime;
   #key;
   #names;
+  #helpers;
+  #sharedCalls = 0;
 
-  constructor(runtime, key, info, names, methods) {
+  constructor(runtime, key, info, names, methods, helpers = []) {
     this.#runtime = runtime;
     this.#key = key;
     this.#names = names;
+    this.#helpers = helpers; // [runtime, key] of the extra workers (load's `workers`)
+    this.workers = 1 + helpers.length;
     this.name = info.name;
     this.kind = info.kind;
     this.nVocab = info.nVocab;
@@ -319,16 +394,32 @@ export class AnyTok {
       const url = options.vocabURL ? new URL(options.vocabURL, manifestURL).href : new URL(entry.url, manifestURL).href;
       request = { key: `${name} ${url}`, name, url, sha256: options.vocabURL ? null : entry.sha256 };
     }
-    const runtime = runtimeFor(resolveURLs(options, manifest, manifestURL));
-    runtime.info ??= await runtime.ready;
-    let loading = runtime.encodings.get(request.key);
-    if (!loading || request.bytes) {
-      loading = runtime.call("load", request);
-      runtime.encodings.set(request.key, loading);
-      loading.catch(() => runtime.encodings.delete(request.key));
+    const workers = options.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) throw new TypeError("anytok: workers must be an integer >= 1");
+    const urls = resolveURLs(options, manifest, manifestURL);
+    const loadIn = async (runtime) => {
+      runtime.info ??= await runtime.ready;
+      let loading = runtime.encodings.get(request.key);
+      if (!loading || request.bytes) {
+        loading = runtime.call("load", request);
+        runtime.encodings.set(request.key, loading);
+        loading.catch(() => runtime.encodings.delete(request.key));
+      }
+      return loading;
+    };
+    const runtime = runtimeFor(urls);
+    const extra = [];
+    for (let i = 1; i < workers; i++) extra.push(runtimeFor(urls, i));
+    // The extra workers boot while the first loads; only tiktoken-style encodings use them.
+    const started = extra.map((r) => r.ready.catch(() => null));
+    const info = await loadIn(runtime);
+    let helpers = [];
+    if (extra.length && info.kind === "encoding") {
+      await Promise.all(started);
+      await Promise.all(extra.map(loadIn));
+      helpers = extra.map((r) => [r, request.key]);
     }
-    const info = await loading;
-    return new AnyTok(runtime, request.key, info, names, info.methods ?? runtime.info.methods);
+    return new AnyTok(runtime, request.key, info, names, info.methods ?? runtime.info.methods, helpers);
   }
 
   /** Names of the bundled encodings (no worker needed). */
@@ -424,20 +515,77 @@ export class AnyTok {
   /** Token ids of `text`; options as tiktoken's `allowed_special` / `disallowed_special`. */
   async encode(text, options) {
     checkText(text);
-    return Array.from(await this.#call("encode", { text, options: specialOptions(options) }));
+    const opts = specialOptions(options);
+    const shared = await this.#shared(text, opts, true);
+    if (shared !== null) return shared;
+    return Array.from(await this.#call("encode", { text, options: opts }));
   }
 
   /** The number of tokens `encode` would give, without sending the ids back. */
   async count(text, options) {
     checkText(text);
-    return this.#call("count", { text, options: specialOptions(options) });
+    const opts = specialOptions(options);
+    const shared = await this.#shared(text, opts, false);
+    if (shared !== null) return shared;
+    return this.#call("count", { text, options: opts });
+  }
+
+  // A long text's ids (or count) from all the workers, or null where one worker must do it.
+  async #shared(text, opts, withIds) {
+    if (!this.#helpers.length || text.length < PARALLEL_MIN) return null;
+    const allowed = opts.allowedSpecial;
+    if (allowed === "all" || (Array.isArray(allowed) && allowed.length)) return null;
+    const disallowed = opts.disallowedSpecial;
+    const checkSpecial = !(Array.isArray(disallowed) && disallowed.length === 0);
+    const workers = [[this.#runtime, this.#key], ...this.#helpers];
+    const cuts = cutPoints(text, workers.length);
+    const windows = await Promise.all(cuts.slice(0, -1).map((a, i) => {
+      const b = cuts[i + 1];
+      const [runtime, key] = workers[i];
+      return runtime.call("window", {
+        key, block: text.slice(a, b), overlap: text.slice(b, b + OVERLAP), final: b === text.length, withIds, checkSpecial,
+      });
+    }));
+    if (windows.some((w) => w === null)) return null;
+    const joined = withIds ? joinIds(windows) : joinCounts(windows);
+    if (joined !== null) this.#sharedCalls++;
+    return joined;
+  }
+
+  /** Tests and benchmarks only, not part of the API: how many calls several workers shared. */
+  _sharedCalls() {
+    return this.#sharedCalls;
   }
 
   /** `count` of each text, in one request. */
   async countBatch(texts, options) {
     if (!Array.isArray(texts)) throw new TypeError("anytok: texts must be an array of strings");
     texts.forEach((text, i) => checkText(text, `texts[${i}]`));
-    return Array.from(await this.#call("countBatch", { texts, options: specialOptions(options) }));
+    const opts = specialOptions(options);
+    const chars = texts.reduce((n, t) => n + t.length, 0);
+    if (this.#helpers.length && texts.length > 1 && chars >= PARALLEL_MIN) {
+      // Texts are counted apart anyway: consecutive groups of about equal length, one a worker.
+      const workers = [[this.#runtime, this.#key], ...this.#helpers];
+      const groups = [];
+      let group = [];
+      let size = 0;
+      for (const text of texts) {
+        group.push(text);
+        size += text.length;
+        if (size >= (chars * (groups.length + 1)) / workers.length && groups.length < workers.length - 1) {
+          groups.push(group);
+          group = [];
+        }
+      }
+      groups.push(group);
+      const parts = await Promise.all(groups.map((g, i) => {
+        const [runtime, key] = workers[i];
+        return g.length ? runtime.call("countBatch", { key, texts: g, options: opts }) : [];
+      }));
+      this.#sharedCalls++;
+      return parts.flatMap((p) => Array.from(p));
+    }
+    return Array.from(await this.#call("countBatch", { texts, options: opts }));
   }
 
   /**
@@ -462,7 +610,9 @@ export class AnyTok {
   /** Benchmarks only, not part of the API: empties the worker's cache of merged pieces (so
    *  that a timed call is not helped by an earlier one) and resolves to how many it held. */
   async _clearPieceCache() {
-    return this.#call("clearPieceCache", {});
+    const held = await Promise.all([[this.#runtime, this.#key], ...this.#helpers].map(
+      ([runtime, key]) => runtime.call("clearPieceCache", { key })));
+    return held.reduce((a, b) => a + b, 0);
   }
 
   /**

@@ -154,6 +154,21 @@ function tokenizer(name) {
   return state.tokenizers.get(name);
 }
 
+// Big files are counted by two workers where the machine has the cores: a tokenizer of its own,
+// whose first worker is the one every other tokenizer uses (only the second boots for it).
+const PARALLEL_CHARS = 2 * 1024 * 1024;
+const parallelTokenizers = new Map();
+
+function parallelTokenizer(name) {
+  if (isUserFile(name) || (navigator.hardwareConcurrency ?? 1) < 2) return tokenizer(name);
+  if (!parallelTokenizers.has(name)) {
+    const promise = AnyTok.load({ encoding: name, workers: 2 });
+    promise.catch(() => parallelTokenizers.delete(name));
+    parallelTokenizers.set(name, promise);
+  }
+  return parallelTokenizers.get(name);
+}
+
 function cacheFor(name) {
   const key = `${name}|${state.special}`;
   let cache = state.caches.get(key);
@@ -274,7 +289,8 @@ async function update() {
       ),
     );
     const rest = segs.slice(shown.length);
-    const counted = countMissing(tok, rest, counts, (sent) => {
+    const counter = state.file && totalChars >= PARALLEL_CHARS ? await parallelTokenizer(name) : tok;
+    const counted = countMissing(counter, rest, counts, (sent) => {
       const done = Math.min(1, (shownChars + sent) / totalChars);
       if (big) progress(done, `${label}: ${Math.floor(100 * done)} %`);
     }, generation, options);
@@ -301,7 +317,10 @@ async function update() {
     $("ratio").textContent = total ? (chars / total).toFixed(2) : "–";
     $("time").textContent = state.file?.readMs ? `${msText(elapsed)} + ${msText(state.file.readMs)} reading` : msText(elapsed);
     $("reencoded").textContent = reencoded === bytes ? `all ${sizeText(bytes)}` : `${sizeText(reencoded)} of ${sizeText(bytes)}`;
-    demo.lastUpdate = { encoding: name, total, bytes, reencodedBytes: reencoded, segments: segs.length, shownChars, ms: elapsed };
+    demo.lastUpdate = {
+      encoding: name, total, bytes, reencodedBytes: reencoded, segments: segs.length, shownChars, ms: elapsed,
+      workers: counter.workers,
+    };
     renderTokens(shown, pieces, shownChars, totalChars);
     progress(null);
     const lone = text.match(LONE_SURROGATE);

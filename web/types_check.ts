@@ -15,10 +15,12 @@ export async function usage(): Promise<void> {
   const other = await AnyTok.load({ vocab: new Uint8Array(0), baseURL: "/static/" });
   const hf = await AnyTok.load({ url: "/models/tokenizer.json" });
   const fromFile = await AnyTok.load({ data: new ArrayBuffer(0), fileName: "tokenizer.json" });
+  const parallel = await AnyTok.load({ encoding: "o200k_base", workers: 2 });
+  const nWorkers: number = parallel.workers;
   const kind: "encoding" | "hf" | "sentencepiece" = hf.kind;
   const withBos: number[] = await hf.encode("hello", { addSpecialTokens: true });
   const atok: Uint8Array = await fromFile.toAtok();
-  void kind, withBos, atok;
+  void kind, withBos, atok, nWorkers;
   const controller = new AbortController();
   const trained = await AnyTok.train(["some text"], { vocabSize: 1000, style: "tiktoken", pattern: "cl100k_base" }, {
     signal: controller.signal,

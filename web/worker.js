@@ -213,6 +213,24 @@ const OPS = {
     const counts = int32s(glue.count_batch(key, texts, ...specials(options)));
     return [counts, [counts.buffer]];
   },
+  async window({ key, block, overlap, final, withIds, checkSpecial }) {
+    const { glue } = await ready();
+    const proxy = glue.window(key, block, overlap, final, withIds, checkSpecial);
+    if (proxy === undefined || proxy === null) return [null];
+    try {
+      const out = { total: proxy.get("total") ?? null };
+      const transfer = [];
+      for (const name of ["ids", "headOffsets", "headCounts", "tailOffsets", "tailCounts"]) {
+        const value = proxy.pop(name);
+        if (value === undefined || value === null) continue;
+        out[name] = int32s(value);
+        transfer.push(out[name].buffer);
+      }
+      return [out, transfer];
+    } finally {
+      proxy.destroy();
+    }
+  },
   async clearPieceCache({ key }) {
     const { glue } = await ready();
     return [glue.clear_piece_cache(key)];

@@ -197,6 +197,30 @@ def count(key: str, text: str, allowed, disallowed, add_special=None) -> int:
     return tok.count(text, **_kwargs(tok, allowed, disallowed, add_special))
 
 
+def window(key: str, block: str, overlap: str, final: bool, with_ids: bool, check_special: bool):
+    """One block of a text that several workers encode or count together (anytok.stream):
+    the block's summary, with the ids of its pieces if `with_ids`.  None when special-token
+    text is in the block or the overlap and `check_special` (the page then encodes the whole
+    text in one worker, which raises or encodes it as asked); a special token cut by the block
+    boundary lies in the block plus its overlap, so every one is seen."""
+    from anytok import stream
+    from anytok.core import Encoding, _special_token_regex
+
+    tok = _tok(key)
+    if not isinstance(tok, Encoding):
+        raise TypeError("parallel windows are for tiktoken-style encodings")
+    specials = tok.special_tokens_set
+    if check_special and specials and _special_token_regex(frozenset(specials)).search(block + overlap):
+        return None
+    w = (stream.encode_window if with_ids else stream.summarize)(tok, block, overlap, bool(final))
+    return {
+        "ids": array("i", w.ids) if with_ids else None,
+        "headOffsets": array("i", w.head_offsets), "headCounts": array("i", w.head_counts),
+        "tailOffsets": array("i", w.tail_offsets), "tailCounts": array("i", w.tail_counts),
+        "total": w.total,
+    }
+
+
 def clear_piece_cache(key: str) -> int:
     """Empty an encoding's cache of merged pieces; the number of entries it held.  For
     build_scripts/bench_browser.py, which times every call without that cache (as bench.py

@@ -1,5 +1,6 @@
-"""Exact token counts of text cut into blocks that are counted apart (in other processes, or one
-after the other to bound memory), for an `Encoding`, with special-token text as plain text.
+"""Exact token counts and ids of text cut into blocks that are handled apart (in other processes
+or browser workers, or one after the other to bound memory), for an `Encoding`, with
+special-token text as plain text.
 
 Data flow: text -> blocks (any cut points; cuts need not fall between pieces) -> for each block,
 a `Window` summary computed on its own (`summarize`, no shared state) -> `combine` of the
@@ -13,12 +14,18 @@ there on.  (2) Cutting text short can change only its last pieces: all but the l
 final.  A block's summary therefore splits its window -- the block plus the first `OVERLAP`
 characters of the next block -- from the block's start, which need not be a true boundary,
 and reports the piece starts (with the token counts before them) in its first `OVERLAP`
-characters ("head") and in the overlap ("tail", without the window's last two pieces).  The
+characters ("head") and in the overlap ("tail", without the window's last two pieces), at
+most `REPORTED` of each.  The
 first block starts at a true boundary.  Going left to right, the first tail start of block
 k-1 that is also a head start of block k is a true boundary (block k-1's splitting is true
 there by induction) where block k's splitting joins the true one, so from it block k's counts
-are exact.  If two blocks share no boundary (one piece longer than the overlap, as in a long
-run of one letter), `combine` raises `NoSync` and the caller counts the two blocks as one.
+are exact.  If two blocks share no reported boundary (one piece longer than the overlap, as
+in a long run of one letter), `combine` raises `NoSync` and the caller counts the two blocks
+as one.
+
+Ids go the same way (`encode_window`, `join_ids`): a block's window also carries the ids of its
+pieces up to the unstable end, and the counts before each reported piece start are positions
+in those ids; the joined ids are block k-1's up to the shared boundary, then block k's from it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ if TYPE_CHECKING:
 OVERLAP = 1 << 15
 # Pieces at the end of a cut-short window that may still change (fact 2 above).
 UNSTABLE = 2
+# Piece starts reported at most at each end of a window: two splittings of real text meet
+# within a few pieces, and the per-piece counts these need are the costly part (text of many
+# pieces that are no single token, as Chinese).  Runs that take longer (digits cut off their
+# groups of three, say) make NoSync, handled as for a piece longer than the overlap.
+REPORTED = 1024
 
 
 class NoSync(Exception):
@@ -87,37 +99,103 @@ def summarize(enc: "Encoding", block: str, overlap: str, final: bool) -> Window:
 
 
 def _summarize(args) -> Window:
-    enc, block, overlap, final = args
+    enc, block, overlap, final, *with_ids = args
     text = block + overlap
     pieces = enc._splitter.split(text)
-    lengths = list(map(len, pieces))
-    starts = [0, *accumulate(lengths)]
-    if starts[-1] != len(text):  # a pattern that leaves gaps: no piece boundaries to go by
+    if sum(map(len, pieces)) != len(text):  # a pattern that leaves gaps: no piece boundaries to go by
         raise ValueError("the split pattern does not cover the text; count it whole")
-    del starts[-1]
     n = len(pieces)
-    h = bisect_left(starts, min(OVERLAP, len(block)))
-    t = max(h, bisect_left(starts, len(block)))
+    # Piece starts are needed near the two ends only: the first REPORTED from the front, and
+    # the pieces from the block's end on, found walking back from the window's end.
+    head_starts = [0, *accumulate(map(len, pieces[:REPORTED]))]
+    h = bisect_left(head_starts, min(OVERLAP, len(block)), 0, min(n, REPORTED))
+    cut = len(block)
+    t = n
+    pos = len(text)  # the start of piece t
+    while t > 0 and pos - len(pieces[t - 1]) >= cut:
+        t -= 1
+        pos -= len(pieces[t])
     t_end = n if final else max(t, n - UNSTABLE)
+    t_rep = min(t_end, t + REPORTED)
+    tail_starts = list(accumulate(map(len, pieces[t:t_rep - 1]), initial=pos)) if t_rep > t else []
     table = enc._str_ranks
     count_pieces = enc._count_pieces
 
     def each(sel: list[str]) -> list[int]:
         return [1 if p in table else count_pieces([p]) for p in sel]
 
-    head = each(pieces[:h])
-    head_counts = list(accumulate(head, initial=0))
-    before_tail = head_counts[-1] + (count_pieces(pieces[h:t]) if t > h else 0)
-    tail = each(pieces[t:t_end])
-    tail_counts = list(accumulate(tail, initial=before_tail))
-    cut = len(block)
-    return Window(
-        head_offsets=starts[:h],
+    head_counts = list(accumulate(each(pieces[:h]), initial=0))
+    ids = None
+    if with_ids:
+        ids = enc._encode_pieces(pieces[:t])
+        before_tail = len(ids)
+        if t_end > t:
+            ids += enc._encode_pieces(pieces[t:t_end])
+        after = len(ids) - before_tail
+    else:
+        before_tail = head_counts[-1] + (count_pieces(pieces[h:t]) if t > h else 0)
+        after = count_pieces(pieces[t:t_end]) if final and t_end > t else 0
+    tail_counts = list(accumulate(each(pieces[t:t_rep]), initial=before_tail))
+    window = Window(
+        head_offsets=head_starts[:h],
         head_counts=head_counts[:-1],
-        tail_offsets=[s - cut for s in starts[t:t_end]],
+        tail_offsets=[s - cut for s in tail_starts],
         tail_counts=tail_counts[:-1],
-        total=tail_counts[-1] if final else None,
+        total=before_tail + after if final else None,
     )
+    return window if ids is None else IdWindow(window, ids)
+
+
+class IdWindow(Window):
+    """A `Window` with `ids`: the ids of the window's pieces up to the last two (all of them if
+    final), in which the head and tail counts are positions."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, window: Window, ids: list[int]):
+        super().__init__(window.head_offsets, window.head_counts, window.tail_offsets, window.tail_counts,
+                         window.total)
+        self.ids = ids
+
+    def __getstate__(self):
+        return (*super().__getstate__(), self.ids)
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state[:-1])
+        self.ids = state[-1]
+
+
+def encode_window(enc: "Encoding", block: str, overlap: str, final: bool) -> IdWindow:
+    """`summarize` with the ids (see `IdWindow`); `join_ids` puts such windows together."""
+    from .core import _gc_paused
+
+    return _gc_paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final, True))
+
+
+def join_ids(windows: list[IdWindow]) -> list[int]:
+    """The ids of the whole text from the windows of its blocks, in order (the last final):
+    equal to `enc.encode_ordinary` of the text.  Raises NoSync where two blocks share no piece
+    boundary (then encode them as one block)."""
+    out: list[int] = []
+    start = 0
+    prev: IdWindow | None = None
+    for index, w in enumerate(windows):
+        if prev is not None:
+            heads = dict(zip(w.head_offsets, w.head_counts))
+            for off, before in zip(prev.tail_offsets, prev.tail_counts):
+                if off in heads:
+                    out += prev.ids[start:before]
+                    start = heads[off]
+                    break
+            else:
+                raise NoSync(index)
+        prev = w
+    if prev is None:
+        return out
+    if prev.total is None:
+        raise ValueError("the last block's window must be final")
+    out += prev.ids[start:]
+    return out
 
 
 class Combiner:

@@ -1,0 +1,114 @@
+"""Benchmark `AnyTok.load({ workers: N })`: one long text encoded and counted by N workers
+against one worker, in the same headless Chromium page.
+
+    python build_scripts/bench_browser_workers.py [--workers 2] [--runs 5] [--corpora DIR]
+
+Texts: each corpus of ../shared/corpora (about 1 MB each), o200k_base.  The calls alternate
+between the one-worker and the N-worker tokenizer (whose first worker is the one-worker
+tokenizer's own), and before each call every worker's cache of merged pieces is emptied, so no
+call is helped by an earlier one; the best of `--runs` is shown.  The ids of both are checked
+to be equal.  Prints a markdown table with the date, the machine and the exact command.  A
+script, not a test; nothing is fetched from outside 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_web  # noqa: E402
+from bench_common import CORPORA, CORPORA_DIR, cpu_model  # noqa: E402
+from serve_demo import make_server  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+
+JS_SETUP = """async ([n]) => {
+    const { AnyTok } = await import('/anytok.js');
+    window.one = await AnyTok.load({ encoding: "o200k_base" });
+    window.many = await AnyTok.load({ encoding: "o200k_base", workers: n });
+    // A warm-up of every worker on other text.
+    await window.many.encode("warm up ".repeat(40000));
+    return window.many.workers;
+}"""
+
+# One timed call; the piece caches of all workers are emptied first (untimed).
+JS_CALL = """async ([which, op, text]) => {
+    const tok = window[which];
+    await window.one._clearPieceCache();
+    await window.many._clearPieceCache();
+    const t0 = performance.now();
+    const result = await tok[op](text);
+    const ms = performance.now() - t0;
+    return { ms, result: op === "count" ? result : result.length, digest: op === "encode" ? result.reduce((h, x) => (h * 31 + x) >>> 0, 7) : null };
+}"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--corpora", type=Path, default=CORPORA_DIR)
+    args = ap.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    texts = {key: (args.corpora / name).read_text(encoding="utf-8") for key, name in CORPORA.items()}
+    build_web.build(quiet=True)
+    httpd = make_server(0, quiet=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"# bench_browser_workers.py, {started}, {cpu_model()}, Chromium headless; o200k_base; best of {args.runs}")
+    print(f"# command: python build_scripts/bench_browser_workers.py {shlex.join(sys.argv[1:])}".rstrip())
+    print()
+    print(f"| text | MB | op | 1 worker ms | {args.workers} workers ms | speed-up | same result |")
+    print("|---|---:|---|---:|---:|---:|---|")
+    outside: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        ctx = browser.new_context()
+
+        def guard(route):
+            if route.request.url.startswith("http://127.0.0.1:"):
+                route.continue_()
+            else:
+                outside.append(route.request.url)
+                route.abort()
+
+        ctx.route("**/*", guard)
+        page = ctx.new_page()
+        page.goto(base + "anytok-assets.json")
+        n = page.evaluate(JS_SETUP, [args.workers])
+        if n != args.workers:
+            raise SystemExit(f"asked for {args.workers} workers, got {n}")
+        for key, text in texts.items():
+            mb = len(text.encode("utf-8")) / 1e6
+            for op in ("encode", "count"):
+                best = {"one": float("inf"), "many": float("inf")}
+                results = {}
+                for _ in range(args.runs):
+                    for which in ("one", "many"):
+                        r = page.evaluate(JS_CALL, [which, op, text])
+                        best[which] = min(best[which], r["ms"])
+                        results[which] = (r["result"], r["digest"])
+                same = "yes" if results["one"] == results["many"] else "NO"
+                print(f"| {key} | {mb:.2f} | {op} | {best['one']:.0f} | {best['many']:.0f} | "
+                      f"{best['one'] / best['many']:.2f}x | {same} |", flush=True)
+        browser.close()
+    httpd.shutdown()
+    if outside:
+        raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")
+
+
+if __name__ == "__main__":
+    main()

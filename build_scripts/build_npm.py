@@ -1,0 +1,136 @@
+"""Build the npm package of anytok's browser side: web/dist-npm/anytok-<version>.tgz (gitignored).
+
+    python build_scripts/build_npm.py [--quiet]
+
+The package is web/dist/ (see build_web.py) without the demo: the ES module `anytok.js` with its
+types, the worker and its Python glue, the slim wheel, the vocabularies, the asset manifest and
+Pyodide's core files (its own copy, so the package has no dependencies and a web app serves
+one folder).  Every asset sits next to `anytok.js`, which finds them relative to its own
+`import.meta.url`: served as it is (an import map, a dev server over node_modules) it needs
+nothing more.  A bundler that inlines `anytok.js` into the app's bundle moves
+`import.meta.url` to the bundle, so the assets go next to the bundle:
+
+    npx anytok-assets OUTDIR      # copies the package's assets into OUTDIR (the bundle's folder)
+
+(or anywhere, with `AnyTok.load({ baseURL })`).  tests/test_npm_package.py makes a web app with
+esbuild from that tarball, offline, and counts tokens in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_web  # noqa: E402
+
+ROOT = build_web.ROOT
+OUT = build_web.WEB / "dist-npm"
+STAGE = OUT / "package"
+# web/dist/ files that belong to the demo page, not to the library.
+DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "bench"}
+
+COPY_ASSETS = """#!/usr/bin/env node
+// anytok-assets OUTDIR: copy anytok's browser assets (worker, Python glue, wheel, vocabularies,
+// Pyodide) into OUTDIR, the folder of a bundle that has anytok.js inlined (anytok.js looks for
+// them next to itself, that is next to the bundle).  Written by build_scripts/build_npm.py.
+import { cpSync, mkdirSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = process.argv[2];
+if (!out || process.argv.length > 3) {
+  console.error("usage: anytok-assets OUTDIR");
+  process.exit(2);
+}
+const skip = new Set(["package.json", "README.md", "anytok-assets.mjs", "anytok.js", "anytok.d.ts"]);
+mkdirSync(out, { recursive: true });
+for (const name of readdirSync(here)) {
+  if (!skip.has(name)) cpSync(join(here, name), join(out, name), { recursive: true });
+}
+console.log(`anytok-assets: copied to ${out}`);
+"""
+
+README = """# anytok (browser)
+
+Exact tiktoken-compatible token ids (and Hugging Face tokenizer.json, SentencePiece, tekken)
+computed by anytok, pure Python, under Pyodide in a Web Worker.  Offline: everything it loads is
+in this package.
+
+```js
+import { AnyTok } from "anytok";
+const tok = await AnyTok.load({ encoding: "o200k_base" });
+await tok.count("hello world");   // 2
+```
+
+With a bundler (esbuild, Vite, webpack), copy the assets next to the bundle once per build:
+`npx anytok-assets OUTDIR` (or serve them anywhere and pass `AnyTok.load({ baseURL })`).
+Types: `anytok.d.ts`.  Source, docs and the Python package: the anytok repository's README.
+"""
+
+
+def build(quiet: bool = False) -> Path:
+    log = (lambda *a: None) if quiet else print
+    dist = build_web.build(quiet=True)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    if STAGE.exists():
+        shutil.rmtree(STAGE)
+    STAGE.mkdir(parents=True)
+    files = []
+    for path in sorted(dist.iterdir()):
+        if path.name in DEMO_ONLY:
+            continue
+        if path.is_dir():
+            shutil.copytree(path, STAGE / path.name)
+        else:
+            shutil.copy2(path, STAGE / path.name)
+        files.append(path.name)
+    (STAGE / "anytok-assets.mjs").write_text(COPY_ASSETS)
+    (STAGE / "README.md").write_text(README)
+    package = {
+        "name": "anytok",
+        "version": version,
+        "description": "Exact tiktoken-compatible tokenization in the browser: anytok (pure Python) under Pyodide in a Web Worker.",
+        "license": "MIT",
+        "type": "module",
+        "main": "./anytok.js",
+        "types": "./anytok.d.ts",
+        "exports": {
+            ".": {"types": "./anytok.d.ts", "default": "./anytok.js"},
+            "./package.json": "./package.json",
+        },
+        "bin": {"anytok-assets": "./anytok-assets.mjs"},
+        "files": sorted(files + ["anytok-assets.mjs"]),
+        "sideEffects": False,
+    }
+    (STAGE / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    for old in OUT.glob("anytok-*.tgz"):
+        old.unlink()
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("build_npm: npm is not installed")
+    subprocess.run([npm, "pack", "--silent", "--pack-destination", str(OUT)], cwd=STAGE, check=True,
+                   stdout=subprocess.DEVNULL)
+    tgz = OUT / f"anytok-{version}.tgz"
+    if not tgz.exists():
+        raise SystemExit(f"build_npm: npm pack did not write {tgz}")
+    log(f"build_npm: {tgz.relative_to(ROOT)} ({tgz.stat().st_size / 1e6:.1f} MB)")
+    return tgz
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args(argv)
+    build(quiet=args.quiet)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,21 +16,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_web  # noqa: E402
-from bench_common import CORPORA, CORPORA_DIR, cpu_model  # noqa: E402
-from serve_demo import make_server  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
+from bench_common import CORPORA, CORPORA_DIR, cpu_model, dist_page  # noqa: E402
 
 JS_SETUP = """async ([n]) => {
     const { AnyTok } = await import('/anytok.js');
@@ -60,34 +50,14 @@ def main() -> None:
     ap.add_argument("--corpora", type=Path, default=CORPORA_DIR)
     args = ap.parse_args()
 
-    from playwright.sync_api import sync_playwright
-
     texts = {key: (args.corpora / name).read_text(encoding="utf-8") for key, name in CORPORA.items()}
-    build_web.build(quiet=True)
-    httpd = make_server(0, quiet=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# bench_browser_workers.py, {started}, {cpu_model()}, Chromium headless; o200k_base; best of {args.runs}")
     print(f"# command: python build_scripts/bench_browser_workers.py {shlex.join(sys.argv[1:])}".rstrip())
     print()
     print(f"| text | MB | op | 1 worker ms | {args.workers} workers ms | speed-up | same result |")
     print("|---|---:|---|---:|---:|---:|---|")
-    outside: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx = browser.new_context()
-
-        def guard(route):
-            if route.request.url.startswith("http://127.0.0.1:"):
-                route.continue_()
-            else:
-                outside.append(route.request.url)
-                route.abort()
-
-        ctx.route("**/*", guard)
-        page = ctx.new_page()
-        page.goto(base + "anytok-assets.json")
+    with dist_page() as page:
         n = page.evaluate(JS_SETUP, [args.workers])
         if n != args.workers:
             raise SystemExit(f"asked for {args.workers} workers, got {n}")
@@ -104,11 +74,6 @@ def main() -> None:
                 same = "yes" if results["one"] == results["many"] else "NO"
                 print(f"| {key} | {mb:.2f} | {op} | {best['one']:.0f} | {best['many']:.0f} | "
                       f"{best['one'] / best['many']:.2f}x | {same} |", flush=True)
-        browser.close()
-    httpd.shutdown()
-    if outside:
-        raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")
-
 
 if __name__ == "__main__":
     main()

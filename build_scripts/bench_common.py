@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,3 +28,52 @@ def cpu_model() -> str:
     except OSError:
         pass
     return "unknown CPU"
+
+
+# --- the browser benchmarks' page (bench_train_browser.py, bench_browser_workers.py) ---------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+    # Belt and braces: no host name but 127.0.0.1 resolves.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+
+
+@contextlib.contextmanager
+def dist_page():
+    """A headless Chromium page at web/dist/ (built, then served from 127.0.0.1 by serve_demo's
+    handler), every request for another host aborted; raises at the end if there was one."""
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    import build_web
+    from serve_demo import make_server
+
+    build_web.build(quiet=True)
+    httpd = make_server(0, quiet=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    outside: list[str] = []
+
+    def guard(route) -> None:
+        if route.request.url.startswith("http://127.0.0.1:"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            ctx = browser.new_context()
+            ctx.route("**/*", guard)
+            page = ctx.new_page()
+            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/anytok-assets.json")
+            yield page
+            browser.close()
+    finally:
+        httpd.shutdown()
+    if outside:
+        raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")

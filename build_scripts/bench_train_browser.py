@@ -19,21 +19,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_web  # noqa: E402
-from bench_common import CORPORA, CORPORA_DIR, ROOT, cpu_model  # noqa: E402
-from serve_demo import make_server  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
+from bench_common import CORPORA, CORPORA_DIR, ROOT, cpu_model, dist_page  # noqa: E402
 
 JS_TRAIN = """async ([texts, options]) => {
     const { AnyTok } = await import('/anytok.js');
@@ -53,15 +43,9 @@ def main() -> None:
 
     sys.path.insert(0, str(ROOT / "pkg"))
     import anytok
-    from playwright.sync_api import sync_playwright
 
     texts = [(args.corpora / name).read_text(encoding="utf-8") for name in CORPORA.values()]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    build_web.build(quiet=True)
-    httpd = make_server(0, quiet=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{httpd.server_address[1]}/"
-
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# bench_train_browser.py, {started}, {cpu_model()}, Chromium headless vs CPython "
           f"{sys.version.split()[0]}; {len(texts)} texts, {mb:.1f} MB; pattern o200k_base")
@@ -69,21 +53,7 @@ def main() -> None:
     print()
     print("| vocab | style | native s | worker s | page s | worker / native | identical |")
     print("|---:|---|---:|---:|---:|---:|---|")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx = browser.new_context()
-        outside: list[str] = []
-
-        def guard(route):
-            if route.request.url.startswith("http://127.0.0.1:"):
-                route.continue_()
-            else:
-                outside.append(route.request.url)
-                route.abort()
-
-        ctx.route("**/*", guard)
-        page = ctx.new_page()
-        page.goto(base + "anytok-assets.json")
+    with dist_page() as page:
         for vocab in [int(v) for v in args.vocab.split(",")]:
             for style in [s for s in args.styles.split(",") if s]:
                 t0 = time.perf_counter()
@@ -93,11 +63,6 @@ def main() -> None:
                 same = got["merges"] == [x for m in native.merges for x in m]
                 print(f"| {vocab:,} | {style} | {native_s:.1f} | {got['worker']:.1f} | {got['page']:.1f} | "
                       f"{got['worker'] / native_s:.2f}x | {'yes' if same else 'NO'} |", flush=True)
-        browser.close()
-    httpd.shutdown()
-    if outside:
-        raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")
-
 
 if __name__ == "__main__":
     main()

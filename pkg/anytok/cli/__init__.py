@@ -1,7 +1,7 @@
-"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect,train}`.
+"""Command line: `python -m anytok {count,encode,decode,list,convert,inspect,train,tokenize}`.
 
 `count` lives in count.py (with walk.py, gitignore.py and progress.py beside it), `train` in
-train.py; the other commands are small and live here.
+train.py, `tokenize` in tokenize.py; the other commands are small and live here.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def cmd_count(args: argparse.Namespace) -> int:
             runner = counting.Runner(file_jobs if len(found) > 1 or total_bytes >= 2 * counting.RANGE_MIN else 1,
                                      load_tokenizers, loader_args)
             try:
-                results = counting.count_files(found, toks, runner.jobs, runner, prog)
+                results = counting.count_files(found, toks, runner.jobs, runner, prog, field=args.field)
             finally:
                 runner.close()
         if use_stdin:
@@ -419,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exclude", action="append", metavar="GLOB",
                    help="in folders, skip files and folders matching GLOB (.gitignore syntax; repeatable)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no note of skipped binary files")
+    p.add_argument("--field", metavar="NAME", help="count the field NAME of each record of .jsonl / .parquet files "
+                   "(gzip, zstd too) as `tokenize` reads them, instead of their whole text")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")
@@ -460,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     from .train import add_parser as add_train_parser
 
     add_train_parser(sub)
+
+    from .tokenize import add_parser as add_tokenize_parser
+
+    add_tokenize_parser(sub)
 
     args = ap.parse_args(argv)
     try:

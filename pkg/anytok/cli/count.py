@@ -136,6 +136,30 @@ def task_whole(path: str, which: list[int]) -> tuple:
     return ("ok", len(data), len(text), counts, time.perf_counter() - start)
 
 
+def task_records(path: str, field: str, which: list[int]) -> tuple:
+    """Count the `field` of every record of a .jsonl or .parquet file (gzip / zstd too), as
+    `anytok tokenize` reads them; a bad record skips the file, naming its line."""
+    from ..datasets import readers
+
+    start = time.perf_counter()
+    counts = [0] * len(which)
+    chars = 0
+    try:
+        for text in readers.iter_texts(path, field):
+            chars += len(text)
+            for j, i in enumerate(which):
+                counts[j] += _count_text(_TOKS[i], text)
+        nbytes = os.path.getsize(path)
+    except Skip as e:
+        return ("skip", str(e))
+    except readers.InputError as e:
+        msg = str(e)
+        return ("skip", msg[len(path) + 2:] if msg.startswith(path + ": ") else msg)
+    except OSError as e:
+        return ("skip", e.strerror or str(e))
+    return ("ok", nbytes, chars, counts, time.perf_counter() - start)
+
+
 def _read_range(path: str, start: int, end: int, last: bool) -> tuple[bytes, str, str]:
     """Bytes [start, end) of a file, as text, and the text of what follows (up to
     stream.OVERLAP characters).  `start` and `end` are at character starts."""
@@ -258,7 +282,8 @@ def _indexed(item):
     return i, fn(*args)
 
 
-def count_files(found: list[Found], toks: list[Tok], jobs: int, runner: Runner, prog) -> list[FileResult]:
+def count_files(found: list[Found], toks: list[Tok], jobs: int, runner: Runner, prog,
+                field: str | None = None) -> list[FileResult]:
     results = [FileResult(f.path, f.explicit) for f in found]
     ranged = [i for i, t in enumerate(toks) if t.ranged]
     whole = [i for i, t in enumerate(toks) if not t.ranged]
@@ -266,6 +291,9 @@ def count_files(found: list[Found], toks: list[Tok], jobs: int, runner: Runner, 
     ranges: dict[int, list] = {}
     for fi, f in enumerate(found):
         results[fi].counts = [None] * len(toks)
+        if field is not None and _is_records(f.path):
+            tasks.append(((fi, None), task_records, (f.path, field, list(range(len(toks)))), f.size))
+            continue
         n = -(-f.size // SERIAL_RANGE)  # ranges of at most 16 MiB: memory stays bounded
         if jobs > 1 and f.size >= 2 * RANGE_MIN:
             n = max(n, 2, min(jobs * 4, f.size // RANGE_MIN))
@@ -317,6 +345,16 @@ def count_files(found: list[Found], toks: list[Tok], jobs: int, runner: Runner, 
             except stream.NoSync:
                 r.counts[i] = _count_serially(found[fi].path, toks[i])
     return results
+
+
+def _is_records(path: str) -> bool:
+    """A .jsonl / .parquet file (compressed or not), counted by its field with --field."""
+    from ..datasets.readers import InputError, kind_of
+
+    try:
+        return kind_of(path)[0] != "txt"
+    except InputError:
+        return True
 
 
 def _count_serially(path: str, t: Tok) -> int:

@@ -1,0 +1,1 @@
+"""Token masks for constrained generation (work in progress)."""

@@ -249,10 +249,23 @@ function piecesOf(text, pairs) {
 const PARALLEL_MIN = 1 << 17; // characters (UTF-16 units) from which a text is shared out
 const OVERLAP = 1 << 15;
 
+// UTF-8 bytes of one UTF-16 unit (a surrogate pair's 4 bytes are 2 + 2).
+function unitBytes(c) {
+  return c < 0x80 ? 1 : c < 0x800 || (c >= 0xd800 && c < 0xe000) ? 2 : 3;
+}
+
+// Where to cut `text` into n blocks of about equal UTF-8 size (the work follows the bytes more
+// than the characters: Japanese text with ASCII runs would leave one worker idle otherwise).
 function cutPoints(text, n) {
+  let total = 0;
+  for (let i = 0; i < text.length; i++) total += unitBytes(text.charCodeAt(i));
   const cuts = [0];
+  let bytes = 0;
+  let pos = 0;
   for (let i = 1; i < n; i++) {
-    let c = Math.floor((text.length * i) / n);
+    const goal = (total * i) / n;
+    while (pos < text.length && bytes < goal) bytes += unitBytes(text.charCodeAt(pos++));
+    let c = pos;
     const hi = text.charCodeAt(c - 1);
     const lo = text.charCodeAt(c);
     if (hi >= 0xd800 && hi < 0xdc00 && lo >= 0xdc00 && lo < 0xe000) c++; // keep a surrogate pair whole

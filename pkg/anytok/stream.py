@@ -48,7 +48,7 @@ UNSTABLE = 2
 # within a few pieces, and the per-piece counts these need are the costly part (text of many
 # pieces that are no single token, as Chinese).  Runs that take longer (digits cut off their
 # groups of three, say) make NoSync, handled as for a piece longer than the overlap.
-REPORTED = 1024
+REPORTED = 256
 
 
 class NoSync(Exception):
@@ -122,7 +122,12 @@ def _summarize(args) -> Window:
     count_pieces = enc._count_pieces
 
     def each(sel: list[str]) -> list[int]:
-        return [1 if p in table else count_pieces([p]) for p in sel]
+        # Tokens per piece: 1 for a piece that is a token; the others merged in one batch.
+        out = [1 if p in table else 0 for p in sel]
+        missed = [i for i, n in enumerate(out) if not n]
+        for i, ids in zip(missed, enc._merge_pieces([sel[i] for i in missed])):
+            out[i] = len(ids)
+        return out
 
     head_counts = list(accumulate(each(pieces[:h]), initial=0))
     ids = None

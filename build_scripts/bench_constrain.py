@@ -1,0 +1,109 @@
+"""Benchmark of anytok.constrain (token masks) next to llguidance, in one run.
+
+    .venv/bin/python build_scripts/bench_constrain.py [--encoding o200k_base] [--steps 200]
+
+Prints, for one encoding:
+
+* trie build: anytok's token trie (once per tokenizer) and llguidance's tokenizer build;
+* for each regex, over a seeded random walk of up to --steps tokens (each step samples an
+  allowed token and consumes it in both libraries; masks are checked equal on the way):
+  the first mask of a new constraint, and the median / p99 / mean time per mask over the
+  walk, for anytok (which caches masks per lexer state, so a repeated state costs a lookup)
+  and llguidance (natively, `compute_bitmask`).
+
+The timed calls are the ones a sampler makes: `mask()` in anytok, `compute_bitmask()` in
+llguidance.  Not a test: numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pkg"))
+
+import anytok  # noqa: E402
+from anytok import constrain  # noqa: E402
+from anytok.constrain.tokens import TokenTrie  # noqa: E402
+
+from bench_common import cpu_model  # noqa: E402
+
+REGEXES = [
+    r"[0-9]{1,5}",
+    r"[A-Za-z ,.!?']{1,300}",  # free-text-ish, bounded (a new lexer state almost every step)
+    r"[^\n]+",  # free text, one state
+    r"(yes|no|maybe), [a-z]+ [0-9]{2,4}!",
+    r'\{"name": "[^"\\]{0,40}", "age": [0-9]{1,3}\}',
+]
+
+
+def _pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--encoding", default="o200k_base")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    from llguidance import LLMatcher
+    from llguidance.tiktoken import lltokenizer_from_encoding
+
+    print(f"# anytok.constrain vs llguidance — {time.strftime('%Y-%m-%d')}, {cpu_model()}, "
+          f"Python {platform.python_version()}, {args.encoding}, up to {args.steps} steps per walk")
+    enc = anytok.get_encoding(args.encoding)
+    t = time.perf_counter()
+    TokenTrie.of(enc)
+    trie_s = time.perf_counter() - t
+    t = time.perf_counter()
+    lltok = lltokenizer_from_encoding(enc)
+    ll_s = time.perf_counter() - t
+    print(f"tokenizer set-up: anytok trie {trie_s:.2f} s, llguidance tokenizer {ll_s:.2f} s")
+    print()
+    print("| regex | steps | anytok first mask | anytok median | p99 | mean | llguidance first | median | p99 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for pattern in REGEXES:
+        rng = random.Random(f"{args.seed}|{pattern}")
+        t = time.perf_counter()
+        ours = constrain.regex(pattern).matcher(enc)
+        m0 = ours.mask()
+        first = time.perf_counter() - t
+        ref = LLMatcher(lltok, LLMatcher.grammar_from_regex(pattern), log_level=0)
+        t = time.perf_counter()
+        r0 = ref.compute_bitmask()
+        ref_first = time.perf_counter() - t
+        assert m0 == r0, pattern
+        times, ref_times = [], []
+        for _ in range(args.steps):
+            allowed = ours.allowed()
+            ordinary = [x for x in allowed if x != enc.eot_token]
+            if not ordinary:
+                break
+            token = rng.choice(ordinary)
+            assert ours.consume(token) and ref.consume_token(token)
+            t = time.perf_counter()
+            m = ours.mask()
+            times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            r = ref.compute_bitmask()
+            ref_times.append(time.perf_counter() - t)
+            assert m == r, (pattern, len(times))
+        ms = lambda x: f"{x * 1e3:.3f} ms"
+        if times:
+            print(f"| `{pattern}` | {len(times)} | {ms(first)} | {ms(statistics.median(times))} | "
+                  f"{ms(_pct(times, 0.99))} | {ms(statistics.fmean(times))} | {ms(ref_first)} | "
+                  f"{ms(statistics.median(ref_times))} | {ms(_pct(ref_times, 0.99))} |")
+        else:
+            print(f"| `{pattern}` | 0 | {ms(first)} | | | | {ms(ref_first)} | | |")
+
+
+if __name__ == "__main__":
+    main()

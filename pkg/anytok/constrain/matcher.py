@@ -1,0 +1,249 @@
+"""The matcher: one generation constrained by one constraint, over one tokenizer.
+
+Data flow: the matcher keeps a stack with one entry per consumed token: the lexer state (an
+expression id of the constraint's `ExprSet`) after the bytes of all tokens so far, and the
+token.  `mask()` turns the top entry into the set of allowed tokens, following llguidance's
+`TokenParser`:
+
+1. Forced bytes: while the state does not accept and exactly one byte keeps it live, that byte
+   is forced (`_forced_bytes`, cached per state).
+2. No forced bytes: the allowed tokens are those whose bytes all keep the state live (a walk of
+   the token trie, or, once a walk has allowed many tokens, of the parts of the vocabulary the
+   slicer cannot add whole; see `slicer.py`), plus end-of-sequence if the state accepts.
+   Cached per state, so a repeated state (as in `[0-9]+` or free text) costs a dict lookup.
+3. Forced bytes (tokenizers with a canonical tokenization, such as tiktoken's): the last
+   consumed token's bytes plus the forced bytes are tokenized with the tokenizer's own encoder;
+   trailing tokens that a longer token could replace (some token extends their bytes viably
+   past the forced ones) are chopped off.  If tokens remain, the first one is the only allowed
+   token (and `forced()` lists them all); otherwise the allowed tokens are those that start
+   with the chopped bytes and continue viably from the state after the forced bytes.  Cached
+   per (state, last token).
+
+`consume(token)` checks the token's bytes against the lexer state (not against the mask: a
+non-canonical but valid token is accepted, as llguidance does) and pushes the new state;
+`rollback(n)` pops entries.  A rejected token leaves the matcher unchanged.
+"""
+
+from __future__ import annotations
+
+from .derivatives import NOTHING
+from .slicer import Slicer, _bits
+
+# A walk allowing this many tokens builds the tokenizer's slicer (~1.5 s for 200k tokens, once).
+SLICER_THRESHOLD = 20000
+# Masks kept per (constraint, tokenizer): 1024 masks of a 200k vocabulary are 25 MB.
+MASK_CACHE_LIMIT = 1024
+
+
+class _Shared:
+    """Per (constraint, tokenizer) caches, shared by all matchers of that pair."""
+
+    def __init__(self, es, trie):
+        self.es = es
+        self.trie = trie
+        self.forced: dict = {}  # state -> (forced bytes, state after them)
+        self.masks: dict = {}  # state or (state, last token) -> (mask bytes, ff tokens)
+        self.id_lists: dict = {}  # id(mask bytes) -> (mask bytes, allowed ids)
+        self.n_words = (trie.n_vocab + 31) // 32
+
+    def forced_bytes(self, state: int):
+        r = self.forced.get(state)
+        if r is None:
+            es = self.es
+            out = bytearray()
+            s = state
+            while not es.nullable[s]:
+                viable = es.viable_bytes(s)
+                if len(viable) != 1:
+                    break
+                out.append(viable[0])
+                s = es.derive(s, viable[0])
+            r = self.forced[state] = (bytes(out), s)
+        return r
+
+    def _pack(self, ids) -> bytes:
+        buf = bytearray(4 * self.n_words)
+        for t in ids:
+            buf[t >> 3] |= 1 << (t & 7)
+        return bytes(buf)
+
+    def step(self, state: int, last: int | None):
+        """(mask bytes, forced tokens) for `state` after token `last`."""
+        fb, after = self.forced_bytes(state)
+        key = state if not fb else (state, last)
+        r = self.masks.get(key)
+        if r is not None:
+            return r
+        es, trie = self.es, self.trie
+        ff: list = []
+        if not fb:
+            slicer = getattr(trie, "_slicer", None)
+            if slicer is not None:
+                bits = slicer.mask(es, state)
+            else:
+                ids = trie.walk(es.derive, state)
+                bits = _bits(ids)
+                if len(ids) >= SLICER_THRESHOLD:  # free text: worth building the slices now
+                    Slicer.of(trie)
+            if es.nullable[state] and trie.eos is not None:
+                bits |= 1 << trie.eos
+            mask = bits.to_bytes(4 * self.n_words, "little")
+        else:
+            existing = [last] if last is not None and last in trie.token_bytes else []
+            allb = trie.decode(existing) + fb
+            tokens = trie.tokenize_bytes(allb)
+            if tokens[:len(existing)] != existing:
+                existing = []
+                allb = fb
+                tokens = trie.tokenize_bytes(fb)
+            rest = tokens[len(existing):]
+            chop_tokens, chop_bytes = self._chop(rest, after)
+            ff = rest[:len(rest) - chop_tokens]
+            if ff:
+                ids = [ff[0]]
+            else:
+                prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
+                ids = trie.walk(es.derive, after, prefix)
+            mask = self._pack(ids)
+        r = (mask, ff)
+        if len(self.masks) >= MASK_CACHE_LIMIT:  # drop the oldest half (insertion order)
+            for k in list(self.masks)[:MASK_CACHE_LIMIT // 2]:
+                del self.masks[k]
+        self.masks[key] = r
+        return r
+
+    def ids(self, mask: bytes) -> list[int]:
+        """The token ids set in `mask`, ascending (cached per mask object)."""
+        r = self.id_lists.get(id(mask))
+        if r is not None and r[0] is mask:
+            return r[1]
+        out = []
+        for i, byte in enumerate(mask):
+            if byte:
+                base = i << 3
+                for k in range(8):
+                    if byte >> k & 1:
+                        out.append(base + k)
+        if len(self.id_lists) >= 64:
+            self.id_lists.clear()
+        self.id_lists[id(mask)] = (mask, out)
+        return out
+
+    def _chop(self, tokens: list, state: int):
+        """How many trailing tokens (and their bytes) a longer token could replace."""
+        trie = self.trie
+        suff = trie.decode(tokens[-4:])
+        suff = suff[max(0, len(suff) - trie.max_token_len):]
+        for i in range(len(suff)):
+            tail = suff[i:]
+            if trie.has_extension(self.es.derive, state, tail):
+                n = 0
+                for k in range(1, len(tokens) + 1):
+                    n += len(trie.token_bytes[tokens[-k]])
+                    if n >= len(tail):
+                        return k, n
+        return 0, 0
+
+
+class Matcher:
+    """Masks for one generation; see the module docstring."""
+
+    def __init__(self, shared: _Shared, start: int):
+        self._sh = shared
+        self._stack: list = [(start, None, False)]  # (state, last token, ended by EOS)
+        self._stopped = False
+
+    @property
+    def n_vocab(self) -> int:
+        return self._sh.trie.n_vocab
+
+    @property
+    def eos_token(self) -> int | None:
+        return self._sh.trie.eos
+
+    def mask(self) -> bytes:
+        """One bit per token id (little-endian 32-bit words, llguidance's layout)."""
+        state, last, ended = self._stack[-1]
+        if ended:
+            return self._sh._pack([self._sh.trie.eos])
+        return self._sh.step(state, last)[0]
+
+    def allowed(self) -> list[int]:
+        """The allowed token ids, ascending."""
+        state, last, ended = self._stack[-1]
+        if ended:
+            return [self._sh.trie.eos]
+        return list(self._sh.ids(self._sh.step(state, last)[0]))
+
+    def forced(self) -> list[int]:
+        """Tokens forced now (the only continuation, as llguidance's `compute_ff_tokens`)."""
+        state, last, ended = self._stack[-1]
+        if ended:
+            return []
+        return list(self._sh.step(state, last)[1])
+
+    def is_accepting(self) -> bool:
+        """Whether the output so far is complete (end-of-sequence allowed)."""
+        state, _, ended = self._stack[-1]
+        return ended or self._sh.es.nullable[state]
+
+    def is_stopped(self) -> bool:
+        """Whether the last `consume` left nothing but end-of-sequence possible (or consumed it).
+        As in llguidance, this is decided by `consume`: a fresh or rolled-back matcher is not
+        stopped, even where only end-of-sequence is allowed."""
+        return self._stopped
+
+    def consume(self, token: int) -> bool:
+        """Append `token` if the constraint allows it there; return whether it did.
+
+        End-of-sequence is allowed when the output is complete; once stopped, consuming it
+        again succeeds without adding to the history (as llguidance)."""
+        state, _, ended = self._stack[-1]
+        sh = self._sh
+        es = sh.es
+        if ended or self._stopped:
+            return token == sh.trie.eos
+        if token == sh.trie.eos:
+            if not es.nullable[state]:
+                return False
+            self._stack.append((state, token, True))
+            self._stopped = True
+            return True
+        data = sh.trie.token_bytes.get(token) if isinstance(token, int) else None
+        if not data:
+            return False
+        derive = es.derive
+        s = state
+        for b in data:
+            s = derive(s, b)
+            if s == NOTHING:
+                return False
+        self._stack.append((s, token, False))
+        self._stopped = es.nullable[s] and not es.viable_bytes(s)
+        return True
+
+    def consume_tokens(self, tokens) -> int:
+        """Consume tokens in order until one is rejected; return how many were consumed."""
+        n = 0
+        for t in tokens:
+            if not self.consume(t):
+                break
+            n += 1
+        return n
+
+    def rollback(self, n: int) -> None:
+        """Undo the last `n` consumed tokens."""
+        if n < 0 or n > len(self._stack) - 1:
+            raise ValueError(f"cannot roll back {n} tokens: {len(self._stack) - 1} consumed")
+        if n:
+            del self._stack[-n:]
+        self._stopped = False
+
+    def reset(self) -> None:
+        """Back to the initial state."""
+        del self._stack[1:]
+        self._stopped = False
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self._stack) - 1

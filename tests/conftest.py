@@ -56,3 +56,20 @@ def anytok_encoding(name: str):
     import anytok
 
     return anytok.get_encoding(name)
+
+
+def drain_pty(master: int, timeout: float = 60) -> bytes:
+    """All that a child process writes to the pseudo-terminal whose master side is `master`,
+    until it closes (or nothing comes for `timeout` seconds)."""
+    import select
+
+    got = b""
+    while select.select([master], [], [], timeout)[0]:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the child closed its side (Linux raises EIO)
+            break
+        if not chunk:
+            break
+        got += chunk
+    return got

@@ -7,13 +7,12 @@ import json
 import os
 import pty
 import random
-import select
 import subprocess
 import sys
 
 import pytest
 
-from conftest import CORPORA, CORPORA_DIR, PATTERN_ENCODINGS, anytok_encoding, tiktoken_encoding
+from conftest import CORPORA, CORPORA_DIR, PATTERN_ENCODINGS, anytok_encoding, drain_pty, tiktoken_encoding
 from anytok import stream
 
 
@@ -175,18 +174,7 @@ def _run_on_tty(args):
     p = subprocess.Popen([sys.executable, "-m", "anytok", *map(str, args)], stdout=subprocess.PIPE,
                          stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
-    got = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        got += chunk
+    got = drain_pty(master)
     out = p.stdout.read()
     p.wait()
     os.close(master)

@@ -11,9 +11,12 @@ this script uses) and gpt-tokenizer's (`clearMergeCache`), so no call is helped 
 one (js-tiktoken keeps none).  Every tokenizer's ids are checked against anytok's, its counts
 against their number and its decoded text against the corpus.
 
-Also: time from navigation to the first `count()` resolved, in a fresh browser profile (cold:
-everything downloaded) and on a second visit (warm: Pyodide from the HTTP cache, the vocabulary
-from Cache Storage), and the time a bare Pyodide takes to boot on a warm visit, for scale.
+Also the start: time from navigation to the first `count()` resolved on a bare page of the
+origin that imports /anytok.js, in a fresh browser profile (first visit: everything downloaded)
+and on a second visit (warm: HTTP cache, the vocabulary from Cache Storage), against a bare boot
+of the stock Pyodide from npm (its own files, served by a server of their own: navigation to
+`loadPyodide()` resolved and `1 + 1` run), first and second visit, measured in the same run and
+alternated with anytok's; then where anytok's warm start went.  `--start-only` measures only that.
 
 Prints a markdown table with the date, the machine and the exact command.  A script, not a test:
 the numbers depend on the machine and its load.  Nothing is fetched from outside 127.0.0.1.
@@ -46,13 +49,6 @@ CORPORA = {
     "Chinese": "zh_peoplesdaily_1998.txt",
     "Japanese": "ja_debian_reference.txt",
 }
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-    # Belt and braces: no host name but 127.0.0.1 resolves.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 TOKENIZERS = ["anytok", "gpt-tokenizer", "js-tiktoken"]
 OPS = ["encode", "count", "decode"]
 
@@ -80,10 +76,108 @@ def start_server() -> str:
     return f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
+BARE_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>bare Pyodide</title></head>
+<body><script type="module">
+window.firstCount = (async () => {
+  const { loadPyodide } = await import("./pyodide.mjs");
+  const py = await loadPyodide();
+  py.runPython("1 + 1");
+  return { ms: performance.now() };
+})();
+</script></body></html>
+"""
+
+
+def start_bare_server(folder: Path) -> str:
+    """The stock Pyodide from npm, as its package ships it, and a page that boots it, served from
+    127.0.0.1 by a server of their own (with serve_demo's headers)."""
+    import functools
+
+    import serve_demo
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in build_web.PYODIDE_FILES:
+        shutil.copy2(build_web.NODE_MODULES / "pyodide" / name, folder / name)
+    (folder / "index.html").write_text(BARE_PAGE)
+    handler = functools.partial(type("Bare", (serve_demo.DemoHandler,), {"quiet": True}), directory=str(folder))
+    httpd = serve_demo.http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{httpd.server_address[1]}/index.html"
+
+
+START_PARTS = [
+    ("importedMs", "page: navigation to anytok.js imported"),
+    ("loader", "worker: Pyodide's loader imported"),
+    ("wasmFetch", "worker: pyodide.asm.wasm fetched (overlaps the boot)"),
+    ("stdlibFetch", "worker: compiled stdlib fetched (overlaps the boot)"),
+    ("pyodideMs", "worker: Pyodide booted (wasm compiled, Python started)"),
+    ("anytokMs", "worker: anytok installed and imported"),
+    ("vocabMs", "worker: vocabulary from Cache Storage, parsed"),
+    ("countMs", 'first count ("hello world")'),
+]
+
+
+def measure_start(browser, url: str, bare_url: str, visits: int, watch) -> dict:
+    """Navigation to the first count, first and second visit of a fresh profile each, anytok's
+    alternated with the bare Pyodide's; lists of ms by kind, and anytok's warm breakdown."""
+    out: dict[str, list] = {"cold": [], "warm": [], "bare cold": [], "bare warm": [], "parts": [], "compiled": []}
+    for i in range(visits):
+        order = [("", url + "bench/index.html?first-count"), ("bare ", bare_url)]
+        for prefix, page_url in order if i % 2 == 0 else order[::-1]:
+            context = browser.new_context()
+            for kind in ("cold", "warm"):
+                page = watch(context.new_page())
+                page.goto(page_url)
+                result = page.evaluate("window.firstCount")
+                out[prefix + kind].append(result["ms"])
+                if not prefix and kind == "warm":
+                    out["parts"].append(result)
+                    out["compiled"].append(result["compiled"])
+                page.close()
+            context.close()
+    return out
+
+
+def print_start(start: dict, visits: int) -> None:
+    def spread(values: list[float]) -> str:
+        values = [v for v in values if v is not None]
+        if not values:
+            return "n/a"
+        return f"{statistics.median(values):.0f} ({min(values):.0f}–{max(values):.0f})"
+
+    med = {k: statistics.median(start[k]) for k in ("cold", "warm", "bare cold", "bare warm")}
+    print(f"Start: time from navigation to the first count resolved, ms, median (range) of {visits} fresh "
+          f"profiles; the bare boot of the stock Pyodide (npm, its own server) measured in the same run, "
+          f"alternated; anytok ran compiled Python: {all(c == {'stdlib': True, 'anytok': True} for c in start['compiled'])}.\n")
+    print("| start | anytok, ms | bare Pyodide boot, ms | anytok ÷ bare boot |")
+    print("|---|---|---|---|")
+    print(f"| first visit (empty profile: everything downloaded) | {spread(start['cold'])} | {spread(start['bare cold'])} "
+          f"| {med['cold'] / med['bare cold']:.2f}× |")
+    print(f"| second visit (HTTP cache; vocabulary from Cache Storage) | {spread(start['warm'])} | {spread(start['bare warm'])} "
+          f"| {med['warm'] / med['bare warm']:.2f}× |")
+    print()
+    print("Where anytok's second visit went, ms, median (range):\n")
+    print("| part | ms |")
+    print("|---|---|")
+    for key, label in START_PARTS:
+        print(f"| {label} | {spread([p.get(key) for p in start['parts']])} |")
+    print(f"| whole: navigation to the first count | {spread(start['warm'])} |")
+    print()
+
+
 def machine() -> str:
     cpu = bench_common.cpu_model()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, load average {load} at the start"
+
+
+def print_header(version: str, runtime: dict | None, host: str, argv: list[str] | None) -> None:
+    command = "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench_browser.py", *(argv if argv is not None else sys.argv[1:])])
+    python = f" (Python {runtime['python']}), anytok {runtime['anytok']}" if runtime else ""
+    print(f"Browser benchmark, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC: headless Chromium {version}, "
+          f"Pyodide {build_web.pinned_pyodide_version()}{python}, o200k_base.")
+    print(f"Machine: {host}.  Command: `{command}`.\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed runs after the first (default 3)")
     ap.add_argument("--visits", type=int, default=3, help="cold/warm start-up measurements (default 3)")
     ap.add_argument("--corpora", type=Path, default=bench_common.CORPORA_DIR)
+    ap.add_argument("--start-only", action="store_true", help="measure only the start (navigation to the first count)")
     args = ap.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
@@ -98,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     host = machine()
     build_bench(args.corpora)
     url = start_server()
+    bare_url = start_bare_server(build_web.DIST / "bench" / "bare-pyodide")
     outside: list[str] = []
     anytok_dropped: list[int] = []
 
@@ -106,26 +202,17 @@ def main(argv: list[str] | None = None) -> int:
         return page
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=bench_common.CHROMIUM, args=bench_common.CHROMIUM_ARGS)
 
-        # Time to first count: cold (fresh profile), then warm (second visit), then a bare
-        # Pyodide boot in the same warm profile; --visits times, medians reported.
-        visits: dict[str, list[float]] = {"cold": [], "warm": [], "boot": []}
-        parts: dict[str, list[float]] = {"pyodideMs": [], "anytokMs": [], "vocabMs": [], "countMs": []}
-        source = None
-        for _ in range(args.visits):
-            context = browser.new_context()
-            for kind, query in (("cold", "first-count"), ("warm", "first-count"), ("boot", "boot-only")):
-                page = watch(context.new_page())
-                page.goto(url + "bench/index.html?" + query)
-                result = page.evaluate("window.firstCount")
-                visits[kind].append(result["ms"])
-                if kind == "warm":
-                    source = result["source"]
-                    for key in parts:
-                        parts[key].append(result[key])
-                page.close()
-            context.close()
+        start = measure_start(browser, url, bare_url, args.visits, watch)
+        version = browser.version
+        if args.start_only:
+            browser.close()
+            if outside:
+                raise SystemExit(f"requests left 127.0.0.1: {outside}")
+            print_header(version, None, host, argv)
+            print_start(start, args.visits)
+            return 0
 
         # Throughput, all in one page.
         page = watch(browser.new_page())
@@ -170,16 +257,12 @@ def main(argv: list[str] | None = None) -> int:
                         "best": size / 2**20 / (min(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
                     }
             results[label]["identical"] = all(results[label]["checks"])
-        version = browser.version
         browser.close()
 
     if outside:
         raise SystemExit(f"requests left 127.0.0.1: {outside}")
 
-    command = "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench_browser.py", *(argv if argv is not None else sys.argv[1:])])
-    print(f"Browser benchmark, {datetime.date.today().isoformat()}: headless Chromium {version}, Pyodide "
-          f"{build_web.pinned_pyodide_version()} (Python {runtime['python']}), anytok {runtime['anytok']}, o200k_base.")
-    print(f"Machine: {host}.  Command: `{command}`.\n")
+    print_header(version, runtime, host, argv)
     print(f"MiB/s of text, first call (best of the next {args.runs}); every call made without the caches of "
           f"merged pieces (anytok's and gpt-tokenizer's emptied before each; anytok's held "
           f"{min(anytok_dropped, default=0)}–{max(anytok_dropped, default=0)} pieces after a call); count: anytok's "
@@ -197,19 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
         print()
 
-    def spread(values: list[float]) -> str:
-        return f"{statistics.median(values):.0f} ({min(values):.0f}–{max(values):.0f})"
-
-    print(f"Time from navigation to the first count resolved, ms, median (range) of {args.visits} fresh profiles:\n")
-    print("| start | ms |")
-    print("|---|---|")
-    print(f"| cold: empty profile, Pyodide + wheel + vocabulary downloaded | {spread(visits['cold'])} |")
-    print(f"| warm: second visit, vocabulary from Cache Storage ({source}) | {spread(visits['warm'])} |")
-    print(f"| bare Pyodide boot in the warm profile, for scale | {spread(visits['boot'])} |")
-    print(f"| warm, in the worker: Pyodide boot | {spread(parts['pyodideMs'])} |")
-    print(f"| warm, in the worker: install and import anytok | {spread(parts['anytokMs'])} |")
-    print(f"| warm, in the worker: vocabulary from Cache Storage, parsed | {spread(parts['vocabMs'])} |")
-    print(f"| warm: first count (\"hello world\") | {spread(parts['countMs'])} |")
+    print_start(start, args.visits)
     return 0 if all(r["identical"] for r in results.values()) else 1
 
 

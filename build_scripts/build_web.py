@@ -4,11 +4,21 @@
 
 Output, all served as static files (see serve_demo.py):
   anytok.js, anytok.d.ts, worker.js, worker_glue.py   the shim, its Web Worker, the Python glue
+  worker_glue-<hash>.pyc                              the glue compiled (a checked hash-based .pyc)
   index.html, demo.js, demo.css, train_demo.js        the demo page (train_demo.js: its Train view)
   pyodide/                                            Pyodide's core files, from npm `pyodide`
-  wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the package without vocabularies
+  pyodide/python_stdlib-pyc-<hash>.zip                Pyodide's standard library, compiled to .pyc
+  wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the package without vocabularies,
+                                                      with its .pyc
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
   anytok-assets.json                                  what the shim needs to find all of the above
+
+Fast start: CPython under Pyodide spends most of its start compiling modules from source (the
+npm package's stdlib zip has no .pyc).  Both the standard library and the wheel are therefore
+compiled here, by Pyodide's own CPython run in Node (pyodide_run.mjs + pyodide_compile.py), to
+unchecked hash-based .pyc that the importer uses as they are; the worker passes the compiled
+stdlib to `loadPyodide` through its public `stdLibURL` option.  The compiled files are kept in
+.cache/pyc/, keyed by the sha256 of their inputs, so only a changed input runs Node again.
 
 The slim wheel keeps the vocabularies out of the download that every page pays for: a page
 fetches only the `.atok` files of the encodings it uses.  The wheel is written here, directly,
@@ -28,9 +38,11 @@ import fcntl
 import hashlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -55,6 +67,9 @@ PYODIDE_FILES = [
     "pyodide.js", "pyodide.d.ts", "ffi.d.ts", "package.json",
 ]
 NPM_STAMP = NODE_MODULES / ".anytok-lock-sha256"
+PYC_CACHE = ROOT / ".cache" / "pyc"
+PYODIDE_RUN = ROOT / "build_scripts" / "pyodide_run.mjs"
+PYODIDE_COMPILE = ROOT / "build_scripts" / "pyodide_compile.py"
 
 def _quiet(*args, **kwargs) -> None:
     pass
@@ -123,6 +138,64 @@ def _prune(folder: Path, keep: set[str]) -> None:
             _log(f"build_web: removed stale {p.relative_to(ROOT)}")
 
 
+# --- .pyc compiled by Pyodide's own CPython ------------------------------------------------
+
+def pyodide_compile(mode: str, sources: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """(name, bytes) of the .pyc of `sources` ((name, bytes) of .py files), compiled under Pyodide
+    (see pyodide_compile.py for `mode`); cached in .cache/pyc/ by the sha256 of everything that
+    goes in: the sources, the mode, Pyodide's version and both scripts."""
+    h = hashlib.sha256()
+    for part in (mode.encode(), pinned_pyodide_version().encode(), PYODIDE_RUN.read_bytes(), PYODIDE_COMPILE.read_bytes()):
+        h.update(len(part).to_bytes(8, "little") + part)
+    for name, data in sorted(sources):
+        h.update(len(name).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
+    cached = PYC_CACHE / f"{mode}-{h.hexdigest()[:32]}.zip"
+    if not cached.exists():
+        _log(f"build_web: compiling {len(sources)} modules ({mode}) under Pyodide ...")
+        PYC_CACHE.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=PYC_CACHE) as tmp:
+            with zipfile.ZipFile(Path(tmp) / "in.zip", "w") as zf:
+                for name, data in sources:
+                    zf.writestr(name, data)
+            node = shutil.which("node")
+            if node is None:
+                raise SystemExit("build_web: node is needed to compile .pyc under Pyodide")
+            subprocess.run(
+                [node, str(PYODIDE_RUN), str(NODE_MODULES / "pyodide"), tmp, str(PYODIDE_COMPILE),
+                 mode, "/host/in.zip", "/host/out.zip"],
+                check=True, stdout=subprocess.DEVNULL,
+            )
+            os.replace(Path(tmp) / "out.zip", cached)
+    with zipfile.ZipFile(cached) as zf:
+        out = [(info.filename, zf.read(info)) for info in zf.infolist()]
+    if len(out) != len(sources):
+        raise SystemExit(f"build_web: {cached} holds {len(out)} .pyc for {len(sources)} sources")
+    return out
+
+
+def _zip(files: list[tuple[str, bytes]]) -> bytes:
+    """A reproducible zip of `files` (fixed times and modes; a name ending in "/" is a folder)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in files:
+            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = (0o40755 << 16) | 0x10 if arc.endswith("/") else 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def compiled_stdlib() -> tuple[str, bytes]:
+    """(file name, bytes) of Pyodide's stdlib zip with every module as .pyc instead of .py (the
+    other files kept), named by its sha256 so that it can be cached for good."""
+    with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
+        members = [(info.filename, zf.read(info)) for info in zf.infolist()]
+    sources = [(n, d) for n, d in members if n.endswith(".py")]
+    pyc = dict(pyodide_compile("stdlib", sources))
+    data = _zip([(n[:-3] + ".pyc", pyc[n[:-3] + ".pyc"]) if n.endswith(".py") else (n, d) for n, d in members])
+    return f"python_stdlib-pyc-{_sha256(data)[:16]}.zip", data
+
+
 # --- the slim wheel -------------------------------------------------------------------------
 
 def _record_hash(data: bytes) -> str:
@@ -130,8 +203,9 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def slim_wheel() -> tuple[str, bytes]:
-    """(file name, bytes) of a py3-none-any wheel of pkg/anytok without vocab_binaries/."""
+def slim_wheel(compiled: bool = True) -> tuple[str, bytes]:
+    """(file name, bytes) of a py3-none-any wheel of pkg/anytok without vocab_binaries/, with the
+    modules' .pyc for Pyodide's CPython in `__pycache__/` (unless not `compiled`)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     name, version = project["name"], project["version"]
     dist_info = f"{name}-{version}.dist-info"
@@ -141,6 +215,8 @@ def slim_wheel() -> tuple[str, bytes]:
         if "__pycache__" in path.parts:
             continue
         files.append(("anytok/" + path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes()))
+    if compiled:
+        files += pyodide_compile("package", files)
 
     metadata = [
         "Metadata-Version: 2.1",
@@ -163,14 +239,7 @@ def slim_wheel() -> tuple[str, bytes]:
     record += f"{dist_info}/RECORD,,\n"
     files.append((f"{dist_info}/RECORD", record.encode()))
 
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for arc, data in files:
-            info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
-    return f"{name}-{version}-py3-none-any.whl", buf.getvalue()
+    return f"{name}-{version}-py3-none-any.whl", _zip(files)
 
 
 # --- the whole build ------------------------------------------------------------------------
@@ -203,11 +272,21 @@ def _build() -> Path:
     pyodide_src = NODE_MODULES / "pyodide"
     for name in PYODIDE_FILES:
         _copy_if_changed(pyodide_src / name, DIST / "pyodide" / name)
-    _prune(DIST / "pyodide", set(PYODIDE_FILES))
+    stdlib_name, stdlib = compiled_stdlib()
+    _write_if_changed(DIST / "pyodide" / stdlib_name, stdlib)
+    _prune(DIST / "pyodide", set(PYODIDE_FILES) | {stdlib_name})
 
     wheel_name, wheel = slim_wheel()
     _write_if_changed(DIST / "wheels" / wheel_name, wheel)
     _prune(DIST / "wheels", {wheel_name})
+
+    # The glue's .pyc: checked against its source when imported (a page may give its own glue).
+    (_, glue_pyc), = pyodide_compile("checked", [("anytok_web_glue.py", (WEB / "worker_glue.py").read_bytes())])
+    glue_pyc_name = f"worker_glue-{_sha256(glue_pyc)[:16]}.pyc"
+    _write_if_changed(DIST / glue_pyc_name, glue_pyc)
+    for old in DIST.glob("worker_glue-*.pyc"):
+        if old.name != glue_pyc_name:
+            old.unlink()
 
     vocab = {}
     for path in sorted(VOCAB_DIR.glob("*.atok")):
@@ -220,9 +299,11 @@ def _build() -> Path:
         "anytok": tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],
         "pyodide": pinned_pyodide_version(),
         "pyodideURL": "pyodide/",
-        "wheelURL": f"wheels/{wheel_name}",
+        "stdlibURL": f"pyodide/{stdlib_name}",
+        "wheelURL": f"wheels/{wheel_name}?v={_sha256(wheel)[:16]}",
         "wheelSha256": _sha256(wheel),
-        "glueURL": "worker_glue.py",
+        "glueURL": f"worker_glue.py?v={_sha256((WEB / 'worker_glue.py').read_bytes())[:16]}",
+        "gluePycURL": glue_pyc_name,
         "glueSha256": _sha256((WEB / "worker_glue.py").read_bytes()),
         "encodings": vocab,
     }

@@ -6,7 +6,7 @@ Builds whatever web/dist/ lacks (see build_web.py), then serves it at http://127
 the demo at `/`, the ES-module shim at `/anytok.js`.  `--port 0` picks a free port; the first
 line printed is always `anytok demo: <url>`, so a test harness can read it.
 
-Python 3.11's `http.server` guesses no type for `.mjs` and `.wasm`; browsers refuse to run
+Caching: see `cache_control` (the same rules suit any server).  Python 3.11's `http.server` guesses no type for `.mjs` and `.wasm`; browsers refuse to run
 either without the right one, so the types are set here explicitly.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import re
 import sys
 from pathlib import Path
 
@@ -40,15 +41,26 @@ TYPES = {
 }
 
 
+# A URL that names its content (a `?v=<hash>` query, or a file name ending in `-<16 hex digits>`
+# before its extension, as build_web.py writes them) never changes: it is cached for good.
+IMMUTABLE = re.compile(r"[?&]v=[0-9a-f]{16}(&|$)|-[0-9a-f]{16}\.[a-z]+(\?|$)")
+
+
+def cache_control(path: str) -> str:
+    """The Cache-Control header for a request path.  Content-named URLs: cached for a year,
+    never revalidated.  Everything else (the page, anytok.js, the manifest, Pyodide's files):
+    revalidated on every use (a 304 when unchanged), so a rebuilt asset is never served stale;
+    Chromium still keeps the compiled wasm of a revalidated response.  Vocabularies are kept
+    across visits by the page itself, in Cache Storage, keyed by their sha256."""
+    return "public, max-age=31536000, immutable" if IMMUTABLE.search(path) else "no-cache"
+
+
 class DemoHandler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {"": "application/octet-stream", **TYPES}
     quiet = False
 
     def end_headers(self) -> None:
-        # Revalidate every time (a 304 costs next to nothing on loopback): a rebuilt asset is
-        # never served stale.  Vocabularies are kept across visits by the page itself, in
-        # Cache Storage, keyed by their sha256.
-        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Cache-Control", cache_control(self.path))
         self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
 

@@ -394,6 +394,90 @@ def test_shim_load_errors_are_clear(shim):
     assert got["notText"][0] == "TypeError"
 
 
+def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, demo_url, corpora):
+    # The default boot runs the standard library and anytok from the .pyc build_web.py compiled
+    # under Pyodide; `stdlibURL: null` boots the stock standard library (compiling from source).
+    # Both give native anytok's ids; a standard library that cannot be fetched is named.
+    texts = samples(corpora)
+    ctx, guard = new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url + "anytok-assets.json")
+        got = page.evaluate(
+            """async ([texts]) => {
+                const { AnyTok } = await import('/anytok.js');
+                const out = {};
+                const kinds = [["fast", {}], ["stock", { stdlibURL: null }], ["ownGlue", { glueURL: "/worker_glue.py" }]];
+                for (const [kind, extra] of kinds) {
+                    const tok = await AnyTok.load({ encoding: "o200k_base", ...extra });
+                    const ids = {};
+                    for (const [label, text] of Object.entries(texts)) ids[label] = await tok.encode(text);
+                    out[kind] = { compiled: tok.runtimeInfo.compiled, ids };
+                }
+                try {
+                    await AnyTok.load({ encoding: "o200k_base", stdlibURL: "/pyodide/no-such-stdlib.zip" });
+                    out.missing = null;
+                } catch (e) {
+                    out.missing = e.message;
+                }
+                return out;
+            }""",
+            [texts],
+        )
+    finally:
+        ctx.close()
+    guard.check()
+    assert got["fast"]["compiled"] == {"stdlib": True, "anytok": True, "glue": True}
+    assert got["stock"]["compiled"] == {"stdlib": False, "anytok": True, "glue": True}
+    # A page's own glue is compiled from its own source, never replaced by the manifest's .pyc.
+    assert got["ownGlue"]["compiled"] == {"stdlib": True, "anytok": True, "glue": False}
+    enc = anytok_encoding("o200k_base")
+    for label, text in texts.items():
+        expected = enc.encode(text)
+        assert got["fast"]["ids"][label] == got["stock"]["ids"][label] == got["ownGlue"]["ids"][label] == expected, label
+    assert "standard library" in got["missing"] and "no-such-stdlib.zip" in got["missing"] and "404" in got["missing"]
+
+
+def test_server_caches_content_named_assets_for_good(demo_url):
+    manifest = json.loads(urllib.request.urlopen(demo_url + "anytok-assets.json").read())
+    immutable = "public, max-age=31536000, immutable"
+    for path, expected in [
+        (manifest["stdlibURL"], immutable),
+        (manifest["wheelURL"], immutable),
+        (manifest["glueURL"], immutable),
+        (manifest["gluePycURL"], immutable),
+        ("anytok.js", "no-cache"),
+        ("anytok-assets.json", "no-cache"),
+        ("pyodide/pyodide.asm.wasm", "no-cache"),
+        (manifest["encodings"]["o200k_base"]["url"], "no-cache"),
+    ]:
+        with urllib.request.urlopen(demo_url + path) as r:
+            assert r.headers["Cache-Control"] == expected, path
+    # The content-named URLs do name their content.
+    stdlib = urllib.request.urlopen(demo_url + manifest["stdlibURL"]).read()
+    assert manifest["stdlibURL"].rsplit("-", 1)[1] == hashlib.sha256(stdlib).hexdigest()[:16] + ".zip"
+    wheel = urllib.request.urlopen(demo_url + manifest["wheelURL"]).read()
+    assert manifest["wheelURL"].endswith("?v=" + hashlib.sha256(wheel).hexdigest()[:16])
+
+
+def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
+    import build_web
+
+    with zipfile.ZipFile(build_web.NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
+        stock = set(zf.namelist())
+    name, data = build_web.compiled_stdlib()
+    compiled = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    assert compiled == {n[:-3] + ".pyc" if n.endswith(".py") else n for n in stock}
+    _, wheel = build_web.slim_wheel()
+    names = set(zipfile.ZipFile(io.BytesIO(wheel)).namelist())
+    sources = {n for n in names if n.endswith(".py")}
+    pycs = {n for n in names if n.endswith(".pyc")}
+    assert len(sources) > 50 and len(pycs) == len(sources)
+    for src in sources:
+        folder, _, file = src.rpartition("/")
+        assert f"{folder}/__pycache__/{file[:-3]}.cpython-314.pyc" in pycs, src
+
+
 def test_network_guard_sees_requests_made_by_workers(browser, demo_url):
     # The guard is what the "no request leaves 127.0.0.1" checks rely on: prove it catches a
     # request from a Web Worker, where Pyodide runs.

@@ -65,6 +65,12 @@ export interface LoadOptions {
   workerURL?: string | URL;
   /** Pyodide's folder (pyodide.mjs, pyodide.asm.wasm, ...); default: from the manifest. */
   pyodideURL?: string | URL;
+  /**
+   * Pyodide's standard library zip; default: from the manifest (the stdlib compiled to .pyc by
+   * build_web.py, which makes Python start several times faster).  `null`: the stock
+   * `python_stdlib.zip` in pyodideURL.
+   */
+  stdlibURL?: string | URL | null;
   /** The anytok wheel; default: from the manifest (a slim wheel without vocabularies). */
   wheelURL?: string | URL;
   /** The worker's Python glue (worker_glue.py); default: from the manifest. */
@@ -104,7 +110,7 @@ export interface RuntimeInfo {
 }
 
 /** What `AnyTok.train` trains: anytok.train's options (see the README's "Training"). */
-export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "wheelURL" | "glueURL"> {
+export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "stdlibURL" | "wheelURL" | "glueURL"> {
   /**
    * Tokens in all.  Style "hf": the special tokens, the 256 byte-level characters and the
    * merges; style "tiktoken": the 256 bytes and the merges (special tokens come on top).

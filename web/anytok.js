@@ -70,7 +70,8 @@ class Runtime {
       this.fail(new AnyTokError(`anytok worker ${urls.workerURL} failed: ${event.message || "could not be started"}`));
     };
     this.worker.onmessageerror = () => this.fail(new AnyTokError("anytok worker: a message could not be read"));
-    this.ready = this.call("init", { pyodideURL: urls.pyodideURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL });
+    this.ready = this.call("init", { pyodideURL: urls.pyodideURL, stdlibURL: urls.stdlibURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL,
+                                     gluePycURL: urls.gluePycURL });
     // A worker whose start failed is dropped, so that a later load starts afresh.
     this.ready.catch((err) => this.terminate(err));
   }
@@ -105,7 +106,8 @@ function trainerFor(urls) {
   for (const runtime of trainers) {
     if (runtime.dead) trainers.delete(runtime);
     else if (runtime.pending.size === 0 && runtime.urls.workerURL === urls.workerURL
-             && runtime.urls.pyodideURL === urls.pyodideURL && runtime.urls.wheelURL === urls.wheelURL
+             && runtime.urls.pyodideURL === urls.pyodideURL && runtime.urls.stdlibURL === urls.stdlibURL
+             && runtime.urls.wheelURL === urls.wheelURL
              && runtime.urls.glueURL === urls.glueURL) return runtime;
   }
   const runtime = new Runtime(urls);
@@ -124,7 +126,7 @@ function retireTrainer(runtime) {
 
 // index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
 function runtimeFor(urls, index = 0) {
-  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.wheelURL, urls.glueURL, index]);
+  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, index]);
   let runtime = runtimes.get(key);
   if (!runtime || runtime.dead) {
     runtime = new Runtime(urls);
@@ -159,8 +161,13 @@ function resolveURLs(options, manifest, manifestURL) {
   return {
     workerURL: at(options.workerURL, "worker.js"),
     pyodideURL: dir(at(options.pyodideURL, manifest.pyodideURL)),
+    // null: the stock (uncompiled) standard library in pyodideURL.
+    stdlibURL: options.stdlibURL === null || (options.stdlibURL ?? manifest.stdlibURL) == null
+      ? null : at(options.stdlibURL, manifest.stdlibURL),
     wheelURL: at(options.wheelURL, manifest.wheelURL),
     glueURL: at(options.glueURL, manifest.glueURL),
+    // The manifest's glue compiled; a page's own glue is compiled from its source.
+    gluePycURL: options.glueURL == null && manifest.gluePycURL ? at(undefined, manifest.gluePycURL) : null,
   };
 }
 
@@ -468,7 +475,7 @@ export class AnyTok {
     if (!Array.isArray(specialTokens) || !specialTokens.every((t) => typeof t === "string")) {
       throw new TypeError("anytok: specialTokens must be an array of strings");
     }
-    const known = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "wheelURL", "glueURL"]);
+    const known = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "stdlibURL", "wheelURL", "glueURL"]);
     const unknown = Object.keys(urlOptions).filter((k) => !known.has(k));
     if (unknown.length) throw new TypeError(`anytok: unknown training option(s): ${unknown.join(", ")}`);
     signal?.throwIfAborted();

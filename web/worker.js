@@ -68,26 +68,56 @@ async function fetchOk(url, what) {
   return response;
 }
 
-async function boot({ pyodideURL, wheelURL, glueURL }) {
+// stdlibURL: the standard library compiled to .pyc (build_web.py), given to Pyodide through its
+// public `stdLibURL` option; null for the stock one.  It is fetched here and handed over as a blob
+// URL, so that a failed fetch is an error that names it (Pyodide itself would only log it and then
+// fail to start Python).
+async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL }) {
   const start = performance.now();
   let booted;
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
-  const [py, wheel, glueSource] = await Promise.all([
-    loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) }).then((py) => {
+  const loaderMs = performance.now() - start;
+  const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) };
+  let stdlibBlob = null;
+  const [py, wheel, glueSource, gluePyc] = await Promise.all([
+    (async () => {
+      if (stdlibURL) {
+        const zip = await (await fetchOk(stdlibURL, "Python's standard library")).blob();
+        options.stdLibURL = stdlibBlob = URL.createObjectURL(zip);
+      }
+      const py = await loadPyodide(options);
       booted = performance.now();
       return py;
-    }),
+    })().finally(() => stdlibBlob && URL.revokeObjectURL(stdlibBlob)),
     fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
     fetchOk(glueURL, "the worker's Python glue").then((r) => r.text()),
+    gluePycURL ? fetchOk(gluePycURL, "the worker's compiled Python glue").then((r) => r.arrayBuffer()) : null,
   ]);
   // unpackArchive rather than loadPackage: a bad URL or a broken wheel then fails here, loudly,
   // instead of being logged and ignored.
   py.unpackArchive(new Uint8Array(wheel), "wheel");
   const site = py.runPython("import sysconfig; sysconfig.get_path('purelib')");
   py.FS.writeFile(`${site}/anytok_web_glue.py`, glueSource);
+  // A checked .pyc: Python uses it only if it was compiled from exactly this source.
+  if (gluePyc) {
+    py.FS.mkdirTree(`${site}/__pycache__`);
+    py.FS.writeFile(py.runPython(`import importlib.util; importlib.util.cache_from_source(${JSON.stringify(`${site}/anytok_web_glue.py`)})`),
+                    new Uint8Array(gluePyc));
+  }
   py.runPython("import importlib; importlib.invalidate_caches()");
   const glue = py.pyimport("anytok_web_glue");
-  const timings = { pyodideMs: Math.round(booted - start), anytokMs: Math.round(performance.now() - booted) };
+  // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
+  // wasm and the stdlib (overlapping the rest), Pyodide's whole boot, anytok's install and import.
+  const fetched = (suffix) => {
+    const entry = performance.getEntriesByType?.("resource").find((e) => e.name.split("?")[0].endsWith(suffix));
+    return entry ? Math.round(entry.responseEnd - entry.startTime) : null;
+  };
+  const timings = {
+    pyodideMs: Math.round(booted - start),
+    anytokMs: Math.round(performance.now() - booted),
+    startMs: { loader: Math.round(loaderMs), wasmFetch: fetched("pyodide.asm.wasm"),
+               stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL).pathname) : fetched("python_stdlib.zip") },
+  };
   return { py, glue, timings };
 }
 

@@ -106,6 +106,37 @@ def runtime() -> dict:
         "anytok": anytok.__version__,
         "python": sys.version.split()[0],
         "methods": [m for m in OPTIONAL_METHODS if hasattr(enc, m)],
+        "compiled": _compiled(),
+    }
+
+
+def _compiled() -> dict:
+    """Whether the standard library and anytok run from the .pyc build_web.py compiled.
+
+    stdlib: `json` came from a .pyc in the stdlib zip (the compiled zip has no .py at all).
+    anytok: every imported anytok module has an unchecked hash-based .pyc in `__pycache__`
+    with this interpreter's magic number and its source's hash, which CPython uses as it is.
+    glue: this module has a checked one (used because its source's hash matches)."""
+    import importlib.util
+    import json
+    import sys
+
+    def used(module, flags: int) -> bool:
+        try:
+            with open(module.__cached__, "rb") as f:
+                head = f.read(16)
+            with open(module.__file__, "rb") as f:
+                source = f.read()
+        except (OSError, TypeError):
+            return False
+        return (head[:4] == importlib.util.MAGIC_NUMBER and head[4:8] == bytes([flags, 0, 0, 0])
+                and head[8:16] == importlib.util.source_hash(source))
+
+    mods = [m for name, m in list(sys.modules.items()) if name == "anytok" or name.startswith("anytok.")]
+    return {
+        "stdlib": (json.__spec__.origin or "").endswith(".pyc"),
+        "anytok": bool(mods) and all(used(m, 1) for m in mods),
+        "glue": used(sys.modules[__name__], 3),
     }
 
 

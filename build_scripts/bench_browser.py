@@ -13,7 +13,8 @@ against their number and its decoded text against the corpus.
 
 Also the start: time from navigation to the first `count()` resolved on a bare page of the
 origin that imports /anytok.js, in a fresh browser profile (first visit: everything downloaded)
-and on a second visit (warm: HTTP cache, the vocabulary from Cache Storage), against a bare boot
+and on a second visit (warm: HTTP cache, the start-up snapshot and the vocabulary from Cache
+Storage), with and without the snapshot (`snapshot: false`), against a bare boot
 of the stock Pyodide from npm (its own files, served by a server of their own: navigation to
 `loadPyodide()` resolved and `1 + 1` run), first and second visit, measured in the same run and
 alternated with anytok's; then where anytok's warm start went.  `--start-only` measures only that.
@@ -111,8 +112,8 @@ START_PARTS = [
     ("loader", "worker: Pyodide's loader imported"),
     ("wasmFetch", "worker: pyodide.asm.wasm fetched (overlaps the boot)"),
     ("stdlibFetch", "worker: compiled stdlib fetched (overlaps the boot)"),
-    ("pyodideMs", "worker: Pyodide booted (wasm compiled, Python started)"),
-    ("anytokMs", "worker: anytok installed and imported"),
+    ("pyodideMs", "worker: Pyodide started (snapshot read and checked, wasm compiled, heap restored)"),
+    ("anytokMs", "worker: anytok's files installed, glue imported"),
     ("vocabMs", "worker: vocabulary from Cache Storage, parsed"),
     ("countMs", 'first count ("hello world")'),
 ]
@@ -121,9 +122,11 @@ START_PARTS = [
 def measure_start(browser, url: str, bare_url: str, visits: int, watch) -> dict:
     """Navigation to the first count, first and second visit of a fresh profile each, anytok's
     alternated with the bare Pyodide's; lists of ms by kind, and anytok's warm breakdown."""
-    out: dict[str, list] = {"cold": [], "warm": [], "bare cold": [], "bare warm": [], "parts": [], "compiled": []}
+    out: dict[str, list] = {"cold": [], "warm": [], "bare cold": [], "bare warm": [], "plain cold": [], "plain warm": [],
+                            "parts": [], "compiled": [], "snapshots": []}
     for i in range(visits):
-        order = [("", url + "bench/index.html?first-count"), ("bare ", bare_url)]
+        order = [("", url + "bench/index.html?first-count"), ("bare ", bare_url),
+                 ("plain ", url + "bench/index.html?first-count&no-snapshot")]
         for prefix, page_url in order if i % 2 == 0 else order[::-1]:
             context = browser.new_context()
             for kind in ("cold", "warm"):
@@ -134,6 +137,7 @@ def measure_start(browser, url: str, bare_url: str, visits: int, watch) -> dict:
                 if not prefix and kind == "warm":
                     out["parts"].append(result)
                     out["compiled"].append(result["compiled"])
+                    out["snapshots"].append(result["snapshot"])
                 page.close()
             context.close()
     return out
@@ -149,13 +153,17 @@ def print_start(start: dict, visits: int) -> None:
     med = {k: statistics.median(start[k]) for k in ("cold", "warm", "bare cold", "bare warm")}
     print(f"Start: time from navigation to the first count resolved, ms, median (range) of {visits} fresh "
           f"profiles; the bare boot of the stock Pyodide (npm, its own server) measured in the same run, "
-          f"alternated; anytok ran compiled Python: {all(c == {'stdlib': True, 'anytok': True} for c in start['compiled'])}.\n")
+          f"alternated; anytok ran compiled Python: {all(all(c.values()) for c in start['compiled'])}; start-up snapshot "
+          f"on its second visits: {', '.join(sorted(set(start['snapshots'])))}.\n")
     print("| start | anytok, ms | bare Pyodide boot, ms | anytok ÷ bare boot |")
     print("|---|---|---|---|")
     print(f"| first visit (empty profile: everything downloaded) | {spread(start['cold'])} | {spread(start['bare cold'])} "
           f"| {med['cold'] / med['bare cold']:.2f}× |")
-    print(f"| second visit (HTTP cache; vocabulary from Cache Storage) | {spread(start['warm'])} | {spread(start['bare warm'])} "
+    print(f"| second visit (HTTP cache; snapshot and vocabulary from Cache Storage) | {spread(start['warm'])} | {spread(start['bare warm'])} "
           f"| {med['warm'] / med['bare warm']:.2f}× |")
+    print(f"| first visit, `snapshot: false` | {spread(start['plain cold'])} | | {statistics.median(start['plain cold']) / med['bare cold']:.2f}× |")
+    print(f"| second visit, `snapshot: false` (compiled Python only) | {spread(start['plain warm'])} | "
+          f"| {statistics.median(start['plain warm']) / med['bare warm']:.2f}× |")
     print()
     print("Where anytok's second visit went, ms, median (range):\n")
     print("| part | ms |")

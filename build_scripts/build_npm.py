@@ -84,7 +84,7 @@ def build(quiet: bool = False) -> Path:
     STAGE.mkdir(parents=True)
     files = []
     for path in sorted(dist.iterdir()):
-        if path.name in DEMO_ONLY:
+        if path.name in DEMO_ONLY or path.name.startswith("bench"):  # benchmark pages (bench*/)
             continue
         if path.is_dir():
             shutil.copytree(path, STAGE / path.name)

@@ -438,6 +438,59 @@ def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, 
     assert "standard library" in got["missing"] and "no-such-stdlib.zip" in got["missing"] and "404" in got["missing"]
 
 
+def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, demo_url, corpora):
+    # First start: a snapshot is made (and stored in Cache Storage); the next page of the
+    # profile restores it; a damaged one falls back to a normal start and is replaced; with
+    # `snapshot: false` none is used.  The ids are native anytok's every time.
+    texts = samples(corpora)
+    script = """async ([texts, options]) => {
+        const { AnyTok } = await import('/anytok.js');
+        const tok = await AnyTok.load({ encoding: "o200k_base", ...options });
+        const ids = {};
+        for (const [label, text] of Object.entries(texts)) ids[label] = await tok.encode(text);
+        // The snapshot is stored in the background: wait until it is there.
+        for (let i = 0; i < 200 && options.snapshot !== false; i++) {
+            const cache = await caches.open("anytok-start-v1");
+            if ((await cache.keys()).length) break;
+            await new Promise((r) => setTimeout(r, 50));
+        }
+        return { snapshot: tok.runtimeInfo.snapshot, compiled: tok.runtimeInfo.compiled, ids };
+    }"""
+    damage = """async () => {
+        const cache = await caches.open("anytok-start-v1");
+        const keys = await cache.keys();
+        for (const k of keys) {
+            const data = new Uint8Array(await (await cache.match(k)).arrayBuffer());
+            data[1 << 20] ^= 1;  // one bit of the heap flipped, the stored sha256 kept
+            await cache.put(k, new Response(data, { headers: { "X-Anytok-Sha256": (await cache.match(k)).headers.get("X-Anytok-Sha256") } }));
+        }
+        return keys.length;
+    }"""
+    ctx, guard = new_context(browser)
+    got = []
+    try:
+        for options, before in [({}, None), ({}, None), ({}, damage), ({}, None), ({"snapshot": False}, None)]:
+            page = ctx.new_page()
+            page.goto(demo_url + "anytok-assets.json")
+            if before:
+                assert page.evaluate(before) == 1
+            warnings = []
+            page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+            got.append(page.evaluate(script, [texts, options]))
+            got[-1]["warnings"] = warnings
+            page.close()
+    finally:
+        ctx.close()
+    guard.check()
+    assert [g["snapshot"] for g in got] == ["made", "restored", "made", "restored", "off"]
+    assert "snapshot could not be restored" in " ".join(got[2]["warnings"])
+    enc = anytok_encoding("o200k_base")
+    for g in got:
+        assert g["compiled"] == {"stdlib": True, "anytok": True, "glue": True}
+        for label, text in texts.items():
+            assert g["ids"][label] == enc.encode(text), (g["snapshot"], label)
+
+
 def test_server_caches_content_named_assets_for_good(demo_url):
     manifest = json.loads(urllib.request.urlopen(demo_url + "anytok-assets.json").read())
     immutable = "public, max-age=31536000, immutable"

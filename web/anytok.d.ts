@@ -71,6 +71,13 @@ export interface LoadOptions {
    * `python_stdlib.zip` in pyodideURL.
    */
   stdlibURL?: string | URL | null;
+  /**
+   * Start the worker from a memory snapshot of Python with anytok imported (default true): the
+   * first start makes it and keeps it in Cache Storage (~30 MB), later starts restore it, which
+   * skips Python's start and anytok's import; a snapshot that cannot be restored falls back to a
+   * normal start.  Uses Pyodide's private snapshot API; `false` never makes nor uses one.
+   */
+  snapshot?: boolean;
   /** The anytok wheel; default: from the manifest (a slim wheel without vocabularies). */
   wheelURL?: string | URL;
   /** The worker's Python glue (worker_glue.py); default: from the manifest. */
@@ -110,7 +117,7 @@ export interface RuntimeInfo {
 }
 
 /** What `AnyTok.train` trains: anytok.train's options (see the README's "Training"). */
-export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "stdlibURL" | "wheelURL" | "glueURL"> {
+export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "stdlibURL" | "wheelURL" | "glueURL" | "snapshot"> {
   /**
    * Tokens in all.  Style "hf": the special tokens, the 256 byte-level characters and the
    * merges; style "tiktoken": the 256 bytes and the merges (special tokens come on top).

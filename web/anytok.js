@@ -71,7 +71,7 @@ class Runtime {
     };
     this.worker.onmessageerror = () => this.fail(new AnyTokError("anytok worker: a message could not be read"));
     this.ready = this.call("init", { pyodideURL: urls.pyodideURL, stdlibURL: urls.stdlibURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL,
-                                     gluePycURL: urls.gluePycURL });
+                                     gluePycURL: urls.gluePycURL, snapshot: urls.snapshot });
     // A worker whose start failed is dropped, so that a later load starts afresh.
     this.ready.catch((err) => this.terminate(err));
   }
@@ -107,7 +107,7 @@ function trainerFor(urls) {
     if (runtime.dead) trainers.delete(runtime);
     else if (runtime.pending.size === 0 && runtime.urls.workerURL === urls.workerURL
              && runtime.urls.pyodideURL === urls.pyodideURL && runtime.urls.stdlibURL === urls.stdlibURL
-             && runtime.urls.wheelURL === urls.wheelURL
+             && runtime.urls.wheelURL === urls.wheelURL && runtime.urls.snapshot === urls.snapshot
              && runtime.urls.glueURL === urls.glueURL) return runtime;
   }
   const runtime = new Runtime(urls);
@@ -126,7 +126,7 @@ function retireTrainer(runtime) {
 
 // index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
 function runtimeFor(urls, index = 0) {
-  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, index]);
+  const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, urls.snapshot, index]);
   let runtime = runtimes.get(key);
   if (!runtime || runtime.dead) {
     runtime = new Runtime(urls);
@@ -168,6 +168,8 @@ function resolveURLs(options, manifest, manifestURL) {
     glueURL: at(options.glueURL, manifest.glueURL),
     // The manifest's glue compiled; a page's own glue is compiled from its source.
     gluePycURL: options.glueURL == null && manifest.gluePycURL ? at(undefined, manifest.gluePycURL) : null,
+    // Not a URL, but part of what makes a worker: whether it starts from a memory snapshot.
+    snapshot: options.snapshot !== false,
   };
 }
 
@@ -475,7 +477,7 @@ export class AnyTok {
     if (!Array.isArray(specialTokens) || !specialTokens.every((t) => typeof t === "string")) {
       throw new TypeError("anytok: specialTokens must be an array of strings");
     }
-    const known = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "stdlibURL", "wheelURL", "glueURL"]);
+    const known = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "stdlibURL", "wheelURL", "glueURL", "snapshot"]);
     const unknown = Object.keys(urlOptions).filter((k) => !known.has(k));
     if (unknown.length) throw new TypeError(`anytok: unknown training option(s): ${unknown.join(", ")}`);
     signal?.throwIfAborted();

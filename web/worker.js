@@ -72,27 +72,51 @@ async function fetchOk(url, what) {
 // public `stdLibURL` option; null for the stock one.  It is fetched here and handed over as a blob
 // URL, so that a failed fetch is an error that names it (Pyodide itself would only log it and then
 // fail to start Python).
-async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL }) {
-  const start = performance.now();
-  let booted;
-  const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
-  const loaderMs = performance.now() - start;
-  const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line) };
-  let stdlibBlob = null;
-  const [py, wheel, glueSource, gluePyc] = await Promise.all([
-    (async () => {
-      if (stdlibURL) {
-        const zip = await (await fetchOk(stdlibURL, "Python's standard library")).blob();
-        options.stdLibURL = stdlibBlob = URL.createObjectURL(zip);
-      }
-      const py = await loadPyodide(options);
-      booted = performance.now();
-      return py;
-    })().finally(() => stdlibBlob && URL.revokeObjectURL(stdlibBlob)),
-    fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
-    fetchOk(glueURL, "the worker's Python glue").then((r) => r.text()),
-    gluePycURL ? fetchOk(gluePycURL, "the worker's compiled Python glue").then((r) => r.arrayBuffer()) : null,
-  ]);
+//
+// snapshot (default on): the first start makes a memory snapshot of the interpreter right after
+// anytok and the glue are imported (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot` /
+// `_loadSnapshot`, tied to one Pyodide build) and keeps it in Cache Storage; later starts restore
+// it instead of starting Python and importing.  The key is the sha256 of everything the snapshot
+// depends on (Pyodide's folder and version, the stdlib, wheel and glue bytes), so a changed file
+// is a new snapshot; the snapshot's own sha256 is checked before it is used, and Pyodide checks
+// its build id.  Any failure to restore falls back to a normal start (and drops the entry).
+// Python's files are not in a snapshot (the file system lives outside the wasm memory): the
+// stdlib is given again and the wheel unpacked again.  Every restore has the same hash seed (that
+// of the start that made it); `random` is reseeded.  The snapshot is stored in the background,
+// after the start, so the first count does not wait for it.
+const SNAPSHOT_CACHE = "anytok-start-v1";
+// Pyodide 314.0.7 restores into its initial 30 MiB heap only (pyodide#6254): a snapshot of a heap
+// that grew is not kept.
+const SNAPSHOT_MAX_BYTES = 30 * 2 ** 20 + 65536;
+
+async function digestHex(bytes) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function sha256Hex(...parts) {
+  const chunks = parts.map((p) => (typeof p === "string" ? new TextEncoder().encode(p) : new Uint8Array(p)));
+  const all = new Uint8Array(chunks.reduce((n, c) => n + 8 + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    new DataView(all.buffer).setBigUint64(at, BigInt(c.length), true);
+    all.set(c, at + 8);
+    at += 8 + c.length;
+  }
+  return digestHex(all);
+}
+
+async function openSnapshotCache() {
+  try {
+    return self.caches ? await caches.open(SNAPSHOT_CACHE) : null;
+  } catch {
+    return null;
+  }
+}
+
+// The wheel unpacked and the glue written (again, after a restore), so that modules imported
+// later are found.
+function install(py, { wheel, glueSource, gluePyc }) {
   // unpackArchive rather than loadPackage: a bad URL or a broken wheel then fails here, loudly,
   // instead of being logged and ignored.
   py.unpackArchive(new Uint8Array(wheel), "wheel");
@@ -105,7 +129,85 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL }) {
                     new Uint8Array(gluePyc));
   }
   py.runPython("import importlib; importlib.invalidate_caches()");
-  const glue = py.pyimport("anytok_web_glue");
+}
+
+async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true }) {
+  const start = performance.now();
+  const { loadPyodide, version } = await import(new URL("pyodide.mjs", pyodideURL).href);
+  const loaderMs = performance.now() - start;
+  const stdlib = stdlibURL ? fetchOk(stdlibURL, "Python's standard library").then((r) => r.arrayBuffer()) : null;
+  const files = Promise.all([
+    fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
+    fetchOk(glueURL, "the worker's Python glue").then((r) => r.text()),
+    gluePycURL ? fetchOk(gluePycURL, "the worker's compiled Python glue").then((r) => r.arrayBuffer()) : null,
+  ]).then(([wheel, glueSource, gluePyc]) => ({ wheel, glueSource, gluePyc }));
+  stdlib?.catch(() => {});
+  files.catch(() => {});
+
+  const start_ = async (extra) => {
+    const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line), ...extra };
+    let blob = null;
+    if (stdlib) options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
+    try {
+      return await loadPyodide(options);
+    } finally {
+      if (blob) URL.revokeObjectURL(blob);
+    }
+  };
+
+  let py = null;
+  let glue = null;
+  let booted;
+  let snapshotState = "off";
+  const cache = snapshot ? await openSnapshotCache() : null;
+  let key = null;
+  if (cache) {
+    const f = await files;
+    const digest = await sha256Hex(pyodideURL, version, stdlib ? await stdlib : "stock", f.wheel, f.glueSource, f.gluePyc ?? "");
+    key = new URL(`anytok-start-snapshot?sha256=${digest}`, pyodideURL).href;
+    const hit = await cache.match(key).catch(() => null);
+    if (hit) {
+      try {
+        const data = new Uint8Array(await hit.arrayBuffer());
+        if (await digestHex(data) !== hit.headers.get("X-Anytok-Sha256")) throw new Error("its sha256 does not match");
+        py = await start_({ _loadSnapshot: data });
+        booted = performance.now();
+        install(py, f);
+        py.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
+        glue = py.pyimport("anytok_web_glue");
+        snapshotState = "restored";
+      } catch (err) {
+        console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
+        py = glue = null;
+        await cache.delete(key).catch(() => {});
+      }
+    }
+  }
+  if (!py) {
+    py = await start_(cache ? { _makeSnapshot: true } : {});
+    booted = performance.now();
+    install(py, await files);
+    if (cache) {
+      // Imported without a Python object reaching JS (a snapshot may hold no live reference).
+      py.runPython("import anytok_web_glue");
+      try {
+        const data = py.makeMemorySnapshot();
+        if (data.length <= SNAPSHOT_MAX_BYTES) {
+          snapshotState = "made";
+          // Stored in the background: the first count does not wait for it.
+          digestHex(data)
+            .then((sha256) => cache.put(key, new Response(data, { headers: { "X-Anytok-Sha256": sha256 } })))
+            .catch((err) => console.warn("anytok: start-up snapshot not stored:", err));
+        } else {
+          snapshotState = "too big";
+        }
+      } catch (err) {
+        console.warn("anytok: no start-up snapshot:", err);
+        snapshotState = "failed";
+      }
+    }
+    glue = py.pyimport("anytok_web_glue");
+  }
   // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
   // wasm and the stdlib (overlapping the rest), Pyodide's whole boot, anytok's install and import.
   const fetched = (suffix) => {
@@ -115,6 +217,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL }) {
   const timings = {
     pyodideMs: Math.round(booted - start),
     anytokMs: Math.round(performance.now() - booted),
+    snapshot: snapshotState,
     startMs: { loader: Math.round(loaderMs), wasmFetch: fetched("pyodide.asm.wasm"),
                stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL).pathname) : fetched("python_stdlib.zip") },
   };

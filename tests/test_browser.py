@@ -243,6 +243,38 @@ def test_lone_surrogates_are_encoded_as_native_anytok_does(shim):
     assert got["lone-high"] == enc.encode("a\ufffdb")
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "gpt2"])
+def test_decode_of_invalid_utf8_and_a_bom_equals_native(shim, name):
+    # The worker decodes a tiktoken-style encoding's bytes with TextDecoder: its replacement of
+    # invalid UTF-8 must be Python's "replace", byte for byte, and a leading BOM must stay.
+    import random
+
+    enc = anytok_encoding(name)
+    single = [enc.encode_single_token(bytes([b])) for b in range(256)]
+    rng = random.Random(20261125)
+    words = enc.encode("héllo wörld 日本語 ÿ 😀 \ufeff text")
+    cases = [enc.encode("\ufeffBOM first"), enc.encode("\ufeff"), single[0xEF:0xF0] + single[0xBB:0xBC] + single[0xBF:0xC0]]
+    for _ in range(300):
+        cases.append([rng.choice(single[0x80:]) if rng.random() < 0.6 else rng.choice(single + words)
+                      for _ in range(rng.randint(1, 12))])
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, cases, lone]) => {
+            const tok = window.toks[name];
+            const out = [];
+            for (const ids of cases) out.push(await tok.decode(ids));
+            let strict;
+            try { await tok.decode([lone], { errors: "strict" }); strict = null; } catch (e) { strict = e.pythonType; }
+            return { out, strict };
+        }""",
+        [name, cases, single[0x80]],
+    )
+    assert got["out"][0].startswith("\ufeff")
+    for ids, text in zip(cases, got["out"]):
+        assert text == enc.decode(ids), ids
+    assert got["strict"] == "UnicodeDecodeError"
+
+
 def test_optional_python_methods_are_exposed_when_present(shim):
     import anytok
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import threading
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -62,7 +63,7 @@ def test_web_app_from_the_tarball_counts_offline(tmp_path):
     app.mkdir()
     (app / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
     (app / "app.js").write_text(APP_JS)
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(__import__("pathlib").Path.home()),
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()),
            "npm_config_update_notifier": "false"}
     run = functools.partial(subprocess.run, cwd=app, env=env, capture_output=True, text=True, timeout=300)
     # The tarball, offline (it has no dependencies); the bundler is the esbuild web/ has from

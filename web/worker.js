@@ -302,6 +302,8 @@ function bufferOf(proxy, type) {
 }
 
 const int32s = (proxy) => bufferOf(proxy, "i32");
+// ignoreBOM: a leading U+FEFF is text, as in Python's decode (TextDecoder drops it by default).
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 const bytesOf = (proxy) => bufferOf(proxy, "u8");
 
 function strings(proxy) {
@@ -375,7 +377,18 @@ const OPS = {
   },
   async decode({ key, ids, errors }) {
     const { glue } = await ready();
-    return [glue.decode(key, ids, errors ?? "replace")];
+    // A tiktoken-style encoding's bytes, decoded here: TextDecoder replaces invalid UTF-8 as
+    // Python's "replace" does (one U+FFFD per maximal subpart, Unicode's recommended practice),
+    // and it is several times faster than Python's decode plus the conversion of its str.
+    const bytes = (errors ?? "replace") === "replace" ? glue.decode_utf8(key, ids) : null;
+    if (bytes == null) return [glue.decode(key, ids, errors ?? "replace")];
+    const view = bytes.getBuffer("u8");
+    try {
+      return [UTF8.decode(view.data)];
+    } finally {
+      view.release();
+      bytes.destroy();
+    }
   },
   async toAtok({ key }) {
     const { glue } = await ready();

@@ -301,6 +301,15 @@ def decode(key: str, ids, errors: str) -> str:
     return tok.decode(_ints(ids))
 
 
+def decode_utf8(key: str, ids):
+    """The bytes of `ids` for a tiktoken-style encoding, which the worker decodes itself (as
+    `decode` with errors="replace" would); None for other kinds of tokenizer."""
+    tok = _tok(key)
+    if not isinstance(tok, anytok.Encoding):
+        return None
+    return memoryview(tok.decode_bytes(_ints(ids)))
+
+
 def to_atok(key: str):
     """The tokenizer as an anytok .atok file (anytok.files.tokenizer_to_bytes), for download."""
     return memoryview(tokenizer_to_bytes(_tok(key)))

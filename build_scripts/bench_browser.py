@@ -5,7 +5,7 @@
 All in one headless Chromium page (Debian's /usr/bin/chromium), o200k_base, on the four corpora
 of ../shared/corpora.  Each tokenizer encodes, counts and decodes each corpus once ("first": the
 first call on that corpus, after a warm-up on other text; for anytok this includes sending the
-input to the worker and the result back), then `--runs` more times ("best" of those).  Before
+input to the worker and the result back), then `--runs` more times (the median of those).  Before
 every call the caches of merged pieces are emptied, untimed: anytok's in the worker (a hook only
 this script uses) and gpt-tokenizer's (`clearMergeCache`), so no call is helped by an earlier
 one (js-tiktoken keeps none).  Every tokenizer's ids are checked against anytok's, its counts
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                     results[label]["checks"].append(ok)
                     results[label][name, op] = {
                         "first": size / 2**20 / (runs[0]["ms"] / 1000),
-                        "best": size / 2**20 / (min(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
+                        "median": size / 2**20 / (statistics.median(r["ms"] for r in runs[1:]) / 1000) if len(runs) > 1 else None,
                     }
             results[label]["identical"] = all(results[label]["checks"])
         browser.close()
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"requests left 127.0.0.1: {outside}")
 
     print_header(version, runtime, host, argv)
-    print(f"MiB/s of text, first call (best of the next {args.runs}); every call made without the caches of "
+    print(f"MiB/s of text, first call (median of the next {args.runs}); every call made without the caches of "
           f"merged pieces (anytok's and gpt-tokenizer's emptied before each; anytok's held "
           f"{min(anytok_dropped, default=0)}–{max(anytok_dropped, default=0)} pieces after a call); count: anytok's "
           f"and gpt-tokenizer's own, js-tiktoken's the length of encode; \"same\": ids equal to anytok's, "
@@ -281,9 +281,9 @@ def main(argv: list[str] | None = None) -> int:
         print("| corpus | MB | anytok | gpt-tokenizer | js-tiktoken | anytok ÷ js-tiktoken | anytok ÷ gpt-tokenizer | same |")
         print("|---|---|---|---|---|---|---|---|")
         for label, r in results.items():
-            cell = lambda n: f"{r[n, op]['first']:.2f} ({r[n, op]['best']:.2f})" if r[n, op]["best"] else f"{r[n, op]['first']:.2f}"  # noqa: E731
-            ratio = lambda a, b: (f"{r[a, op]['first'] / r[b, op]['first']:.2f}× ({r[a, op]['best'] / r[b, op]['best']:.2f}×)"  # noqa: E731
-                                  if r[a, op]["best"] else f"{r[a, op]['first'] / r[b, op]['first']:.2f}×")
+            cell = lambda n: f"{r[n, op]['first']:.2f} ({r[n, op]['median']:.2f})" if r[n, op]["median"] else f"{r[n, op]['first']:.2f}"  # noqa: E731
+            ratio = lambda a, b: (f"{r[a, op]['first'] / r[b, op]['first']:.2f}× ({r[a, op]['median'] / r[b, op]['median']:.2f}×)"  # noqa: E731
+                                  if r[a, op]["median"] else f"{r[a, op]['first'] / r[b, op]['first']:.2f}×")
             print(f"| {label} | {r['bytes'] / 1e6:.2f} | {cell('anytok')} | {cell('gpt-tokenizer')} | {cell('js-tiktoken')} "
                   f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
         print()

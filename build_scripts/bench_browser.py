@@ -18,6 +18,8 @@ Storage), with and without the snapshot (`snapshot: false`), against a bare boot
 of the stock Pyodide from npm (its own files, served by a server of their own: navigation to
 `loadPyodide()` resolved and `1 + 1` run), first and second visit, measured in the same run and
 alternated with anytok's; then where anytok's warm start went.  `--start-only` measures only that.
+`--formats` then runs bench_browser_formats.py (tokenizer.json models against
+`@huggingface/tokenizers`).
 
 Prints a markdown table with the date, the machine and the exact command.  A script, not a test:
 the numbers depend on the machine and its load.  Nothing is fetched from outside 127.0.0.1.
@@ -180,8 +182,12 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, load average {load} at the start"
 
 
+def command_line(argv: list[str] | None) -> str:
+    return "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench_browser.py", *(argv if argv is not None else sys.argv[1:])])
+
+
 def print_header(version: str, runtime: dict | None, host: str, argv: list[str] | None) -> None:
-    command = "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench_browser.py", *(argv if argv is not None else sys.argv[1:])])
+    command = command_line(argv)
     python = f" (Python {runtime['python']}), anytok {runtime['anytok']}" if runtime else ""
     print(f"Browser benchmark, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC: headless Chromium {version}, "
           f"Pyodide {build_web.pinned_pyodide_version()}{python}, o200k_base.")
@@ -194,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--visits", type=int, default=3, help="cold/warm start-up measurements (default 3)")
     ap.add_argument("--corpora", type=Path, default=bench_common.CORPORA_DIR)
     ap.add_argument("--start-only", action="store_true", help="measure only the start (navigation to the first count)")
+    ap.add_argument("--formats", action="store_true",
+                    help="then run bench_browser_formats.py: tokenizer.json models against @huggingface/tokenizers")
     args = ap.parse_args(argv)
 
     from playwright.sync_api import sync_playwright
@@ -289,7 +297,13 @@ def main(argv: list[str] | None = None) -> int:
         print()
 
     print_start(start, args.visits)
-    return 0 if all(r["identical"] for r in results.values()) else 1
+    status = 0 if all(r["identical"] for r in results.values()) else 1
+    if args.formats:
+        import bench_browser_formats
+
+        print()
+        status |= bench_browser_formats.main(["--corpora", str(args.corpora)], command=command_line(argv))
+    return status
 
 
 if __name__ == "__main__":

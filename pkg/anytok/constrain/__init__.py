@@ -6,19 +6,34 @@
 >>> m = constrain.regex(r"[0-9]{1,3}").matcher(anytok.get_encoding("o200k_base"))
 >>> m.consume(m.allowed()[0]), m.is_accepting()
 (True, True)
+>>> m = constrain.json_schema({"type": "array", "items": {"type": "integer"}}).matcher(
+...     anytok.get_encoding("o200k_base"))
+>>> [m.consume(t) for t in anytok.get_encoding("o200k_base").encode("[1, 2]")][-1], m.is_accepting()
+(True, True)
+
 ```
 
 Data flow, one module per step:
 
     regex text --regex_syntax--> code-point tree --derivatives--> byte-level expressions
     (hash-consed; each is a state of a lazy DFA whose transitions are derivatives)
+    JSON Schema --json_schema--> one grammar expression of the JSON texts it allows: lexemes
+    (strings, numbers, keys, punctuation; regexes through regex_syntax, JSON-quoted) joined with
+    optional whitespace, `$ref` and "any value" as rules expanded lazily by the derivatives
+    Lark text --grammar--> the same kind of grammar expression (rules, lexemes, %ignore), once
+    proven that llguidance's greedy lexer accepts exactly the grammar's language
     tokenizer --tokens--> flat token trie (built once, cached on the tokenizer)
-    (constraint, trie) --matcher--> masks: the trie walked against a DFA state, cached per state
+    (constraint, trie) --matcher--> masks: the trie walked against a state, cached per state
+    (with `slicer`: whole groups of tokens added at once where a state allows all of them)
 
-A constraint (`regex`, `json_schema`, `grammar`) is built once and can make matchers for any
-number of tokenizers; the DFA and the per-state masks are shared by all matchers of the same
-(constraint, tokenizer).  Errors: `RegexSyntaxError` for malformed patterns,
-`UnsupportedFeatureError` (also a `NotImplementedError`) naming any feature not implemented.
+Every constraint is thus one start expression in one `ExprSet`: a grammar state is an expression
+(recursion grows it by one continuation per open nesting level), so JSON Schema and grammars
+share the regex matcher, its per-state mask cache and forced tokens.  A constraint is built once
+and can make matchers for any number of tokenizers; the states and the per-state masks are
+shared by all matchers of the same (constraint, tokenizer).  Errors, all raised when the
+constraint is built: `RegexSyntaxError` / `GrammarSyntaxError` for malformed input,
+`ConstraintError` for invalid or unsatisfiable schemas, `UnsupportedFeatureError` (also a
+`NotImplementedError`) naming any feature not implemented.
 """
 
 from __future__ import annotations
@@ -26,13 +41,17 @@ from __future__ import annotations
 import json as _json
 
 from . import derivatives, regex_syntax
+from . import grammar as _grammar
+from . import json_schema as _json_schema
 from .errors import ConstraintError, RegexSyntaxError, UnsupportedFeatureError
+from .grammar import GrammarSyntaxError
 from .matcher import Matcher, _Shared
 from .tokens import TokenTrie
 
 __all__ = [
     "Constraint",
     "ConstraintError",
+    "GrammarSyntaxError",
     "Matcher",
     "RegexSyntaxError",
     "UnsupportedFeatureError",
@@ -78,7 +97,8 @@ def regex(pattern: str) -> Constraint:
 
 
 def json_schema(schema) -> Constraint:
-    """Outputs valid against a JSON Schema (not implemented yet: raises UnsupportedFeatureError)."""
+    """JSON texts valid against `schema` (a dict, a bool, or JSON text), with llguidance's
+    default JSON settings (see `json_schema.py`): masks equal to llguidance 1.9.1's."""
     if isinstance(schema, (str, bytes)):
         try:
             schema = _json.loads(schema)
@@ -86,11 +106,14 @@ def json_schema(schema) -> Constraint:
             raise ConstraintError(f"JSON schema is not valid JSON: {e}") from None
     if not isinstance(schema, (dict, bool)):
         raise ConstraintError(f"JSON schema must be an object or a boolean, got {type(schema).__name__}")
-    raise UnsupportedFeatureError("JSON Schema constraints", "not implemented yet; use constrain.regex")
+    es, start = _json_schema.compile_schema(schema)
+    text = _json.dumps(schema)
+    return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))
 
 
 def grammar(lark_text: str) -> Constraint:
-    """Outputs of a Lark-like grammar (not implemented yet: raises UnsupportedFeatureError)."""
+    """Outputs of a grammar in llguidance's Lark-like syntax (the subset `grammar.py` lists)."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
-    raise UnsupportedFeatureError("Lark grammar constraints", "not implemented yet; use constrain.regex")
+    es, start = _grammar.compile_grammar(lark_text)
+    return Constraint(es, start, "grammar " + repr(lark_text[:60]))

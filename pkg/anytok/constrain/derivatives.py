@@ -11,6 +11,10 @@ int id in one `ExprSet`, so equal expressions are the same state.  Kinds:
     ("c", a, b)       concatenation (right-nested)
     ("o", ids)        alternation (sorted, flattened, no duplicates, no NOTHING)
     ("r", a, lo, hi)  repetition, hi None for unbounded
+    ("x", k)          rule k of a grammar: its body, expanded only when derived (so a body may
+                      refer to its own rule, as JSON values nest inside arrays and objects)
+    ("f", i, started) the end of a grammar with ignored lexemes (`end_marker`): `i` is the state
+                      of the ignored run after it; see below
 
 The derivative of an expression by a byte is the expression matching the rest of every string
 it matches that starts with the byte.  A state of the DFA is an expression id; its transition by
@@ -18,6 +22,21 @@ a byte, computed on first use and stored in the state's 256-entry row, is its de
 Since there is no intersection or complement, every expression other than NOTHING matches some
 string: a state is dead exactly when it is NOTHING, and live states can always reach
 acceptance.  A state accepts (is "nullable") when it matches the empty string.
+
+Rules (`new_rule` / `set_rule`) turn the expressions into a grammar: a rule's body is only
+looked at when a derivative or nullability needs it, so recursive rules are fine as long as no
+rule can reach itself without consuming a byte first (no left recursion; the grammar builders
+check this) and every rule matches some string (checked too), which keeps "dead = NOTHING" true.
+A state of such a grammar is still one hash-consed expression: the derivative of a rule
+reference is the derivative of its body, so nesting grows the expression by one continuation per
+open level.  `minus_literals` and `strip_leading` build, from derivatives, expressions that leave
+out given strings or given first bytes (what JSON object keys and top-level whitespace need).
+
+llguidance lets ignored lexemes (Lark's `%ignore`) follow the last lexeme of a complete output
+only where another lexeme could still follow (`a ` is complete for `start: "a" "b"?`, not for
+`start: "a"`).  `end_marker(i)` put at the end of the start rule models that: it is nullable,
+it moves through ignored bytes with the rest of the state, but a state made only of started end
+markers is NOTHING (so the ignored bytes are allowed only next to a live continuation).
 """
 
 from __future__ import annotations
@@ -35,6 +54,8 @@ class ExprSet:
         self.ids: dict = {("n",): 0, ("e",): 1}
         self.nullable: list = [False, True]
         self.rows: list = [[0] * 256, [0] * 256]  # per state: 256 derivative ids, -1 = not yet known
+        self.rule_bodies: list = []  # rule k -> expression id of its body (None until set)
+        self._minus: dict = {}
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -79,7 +100,8 @@ class ExprSet:
                 seen.update(e[1])
             else:
                 seen.add(i)
-        if not seen:
+        exprs = self.exprs
+        if all(exprs[i][0] == "f" and exprs[i][2] for i in seen):  # also when empty
             return NOTHING
         if len(seen) == 1:
             return next(iter(seen))
@@ -94,6 +116,207 @@ class ExprSet:
         if lo == 1 and hi == 1:
             return a
         return self._intern(("r", a, lo, hi), lo == 0 or self.nullable[a])
+
+    def end_marker(self, ignored: int) -> int:
+        """The end marker over the ignored-run expression `ignored` (see the module docstring)."""
+        return self._intern(("f", ignored, False), True)
+
+    def _marker_step(self, x, byte: int) -> int:
+        d = self.derive(x[1], byte)
+        return NOTHING if d == NOTHING else self._intern(("f", d, True), self.nullable[d])
+
+    def new_rule(self, nullable: bool = False) -> tuple[int, int]:
+        """A rule whose body is set later: (rule index, expression id of a reference to it).
+        `nullable` must be what the body turns out to be (`set_rule` checks)."""
+        k = len(self.rule_bodies)
+        self.rule_bodies.append(None)
+        return k, self._intern(("x", k), nullable)
+
+    def set_rule(self, k: int, body: int) -> None:
+        ref = self.ids[("x", k)]
+        if self.nullable[body] != self.nullable[ref]:
+            raise AssertionError("rule nullability declared wrong")
+        self.rule_bodies[k] = body
+
+    def check_rules(self) -> None:
+        """Raise ConstraintError if a rule can reach itself without consuming a byte (left
+        recursion: derivatives would not terminate) or matches no finite string."""
+        from .errors import ConstraintError
+
+        exprs, nullable = self.exprs, self.nullable
+        heads: list = []
+        for body in self.rule_bodies:
+            if body is None:
+                raise AssertionError("rule without a body")
+            out, seen, todo = set(), set(), [body]
+            while todo:
+                e = todo.pop()
+                if e in seen:
+                    continue
+                seen.add(e)
+                x = exprs[e]
+                if x[0] == "c":
+                    todo.append(x[1])
+                    if nullable[x[1]]:
+                        todo.append(x[2])
+                elif x[0] == "o":
+                    todo.extend(x[1])
+                elif x[0] == "r":
+                    todo.append(x[1])
+                elif x[0] == "x":
+                    out.add(x[1])
+            heads.append(out)
+        state = [0] * len(heads)  # 0 new, 1 on the stack, 2 done
+        for root in range(len(heads)):
+            if state[root]:
+                continue
+            stack = [(root, iter(heads[root]))]
+            state[root] = 1
+            while stack:
+                k, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    state[k] = 2
+                    stack.pop()
+                elif state[nxt] == 1:
+                    raise ConstraintError("left-recursive rule (a rule reaches itself before any byte)")
+                elif state[nxt] == 0:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(heads[nxt])))
+        productive: set = set()
+        while True:
+            memo: dict = {}
+
+            def prod(e: int) -> bool:
+                r = memo.get(e)
+                if r is None:
+                    x = exprs[e]
+                    k = x[0]
+                    if k in ("b", "e", "f"):
+                        r = True
+                    elif k == "n":
+                        r = False
+                    elif k == "c":  # along the chain, without recursion
+                        r, y = True, e
+                        while exprs[y][0] == "c" and r:
+                            r = prod(exprs[y][1])
+                            y = exprs[y][2]
+                        r = r and prod(y)
+                    elif k == "o":
+                        r = any(prod(i) for i in x[1])
+                    elif k == "r":
+                        r = x[2] == 0 or prod(x[1])
+                    else:
+                        r = x[1] in productive
+                    memo[e] = r
+                return r
+
+            new = {k for k, body in enumerate(self.rule_bodies) if k not in productive and prod(body)}
+            if not new:
+                break
+            productive |= new
+        if len(productive) != len(self.rule_bodies):
+            raise ConstraintError("a grammar rule matches no finite string")
+
+    def intersect(self, a: int, b: int, budget: int = 5000) -> int:
+        """The strings both `a` and `b` match.
+
+        Built as a DFA of pairs of derivatives, explored from (a, b); pairs that cannot reach a
+        pair accepting in both are dropped, and each remaining pair becomes a rule whose body
+        is its transitions (`byte set, next rule`), so the result keeps "dead = NOTHING".
+        Raises OverflowError past `budget` pairs (the pairs must be finitely many: true for
+        regular expressions, and for rules as long as one side is regular)."""
+        return self._product(a, b, True, budget)
+
+    def difference(self, a: int, b: int, budget: int = 5000) -> int:
+        """The strings `a` matches and `b` does not (as `intersect`)."""
+        return self._product(a, b, False, budget)
+
+    def _product(self, a: int, b: int, both: bool, budget: int) -> int:
+        index = {(a, b): 0}
+        pairs = [(a, b)]
+        edges: list = []
+        i = 0
+        while i < len(pairs):
+            x, y = pairs[i]
+            i += 1
+            out: dict = {}
+            for byte in range(256):
+                dx = self.derive(x, byte)
+                if dx == NOTHING:
+                    continue
+                dy = self.derive(y, byte)
+                if dy == NOTHING and both:
+                    continue
+                j = index.get((dx, dy))
+                if j is None:
+                    if len(pairs) >= budget:
+                        raise OverflowError("intersection too large")
+                    j = index[(dx, dy)] = len(pairs)
+                    pairs.append((dx, dy))
+                out[j] = out.get(j, 0) | 1 << byte
+            edges.append(out)
+        accepting = [self.nullable[x] and self.nullable[y] == both for x, y in pairs]
+        live = {k for k, acc in enumerate(accepting) if acc}
+        changed = True
+        while changed:
+            changed = False
+            for k, out in enumerate(edges):
+                if k not in live and any(j in live for j in out):
+                    live.add(k)
+                    changed = True
+        if 0 not in live:
+            return NOTHING
+        rules = {k: self.new_rule(accepting[k]) for k in live}
+        for k in live:
+            parts = [self.concat(self.byteset(mask), rules[j][1]) for j, mask in edges[k].items() if j in live]
+            if accepting[k]:
+                parts.append(EPSILON)
+            self.set_rule(rules[k][0], self.alt(parts))
+        return rules[0][1]
+
+    def literal(self, data: bytes) -> int:
+        r = EPSILON
+        for b in reversed(data):
+            r = self.concat(self.byteset(1 << b), r)
+        return r
+
+    def _by_first_byte(self, e: int, keep):
+        """{(derivative, key): mask of first bytes} over the bytes `keep(b)` returns a key for."""
+        groups: dict = {}
+        for b in range(256):
+            d = self.derive(e, b)
+            if d == NOTHING:
+                continue
+            key = keep(b)
+            if key is None:
+                continue
+            groups[(d, key)] = groups.get((d, key), 0) | 1 << b
+        return groups
+
+    def minus_literals(self, e: int, excluded: frozenset) -> int:
+        """The strings of `e` other than the byte strings in `excluded`."""
+        if not excluded:
+            return e
+        key = (e, excluded)
+        r = self._minus.get(key)
+        if r is None:
+            def rest(b):
+                return frozenset(x[1:] for x in excluded if x and x[0] == b)
+            parts = [self.concat(self.byteset(mask), self.minus_literals(d, k))
+                     for (d, k), mask in self._by_first_byte(e, rest).items()]
+            if self.nullable[e] and b"" not in excluded:
+                parts.append(EPSILON)
+            r = self._minus[key] = self.alt(parts)
+        return r
+
+    def strip_leading(self, e: int, first_mask: int) -> int:
+        """The strings of `e` that do not start with a byte of the 256-bit set `first_mask`."""
+        groups = self._by_first_byte(e, lambda b: None if first_mask >> b & 1 else 0)
+        parts = [self.concat(self.byteset(mask), d) for (d, _), mask in groups.items()]
+        if self.nullable[e]:
+            parts.append(EPSILON)
+        return self.alt(parts)
 
     # -- derivatives -----------------------------------------------------------------------
     def derive(self, e: int, byte: int) -> int:
@@ -117,15 +340,19 @@ class ExprSet:
                     break
                 x = exprs[b]
                 if x[0] != "c":
-                    parts.append(self.derive(b, byte))
+                    parts.append(self._marker_step(x, byte) if x[0] == "f" else self.derive(b, byte))
                     break
             r = self.alt(parts)
         elif k == "o":
-            r = self.alt([self.derive(i, byte) for i in x[1]])
+            exprs = self.exprs
+            r = self.alt([self._marker_step(exprs[i], byte) if exprs[i][0] == "f" else self.derive(i, byte)
+                          for i in x[1]])
         elif k == "r":
             a, lo, hi = x[1], x[2], x[3]
             r = self.concat(self.derive(a, byte), self.repeat(a, max(lo - 1, 0), None if hi is None else hi - 1))
-        else:  # NOTHING, EPSILON
+        elif k == "x":
+            r = self.derive(self.rule_bodies[x[1]], byte)
+        else:  # NOTHING, EPSILON, an end marker on its own  # NOTHING, EPSILON
             r = NOTHING
         row[byte] = r
         return r

@@ -27,6 +27,7 @@ non-canonical but valid token is accepted, as llguidance does) and pushes the ne
 from __future__ import annotations
 
 from .derivatives import NOTHING
+from .errors import UnsupportedFeatureError
 from .slicer import Slicer, _bits
 
 # A walk allowing this many tokens builds the tokenizer's slicer (~1.5 s for 200k tokens, once).
@@ -145,6 +146,22 @@ class _Shared:
         return 0, 0
 
 
+def _nesting_guard(method):
+    """Grammar states grow with nesting (one continuation per open bracket), and derivatives
+    recurse into them: past Python's recursion limit (hundreds of levels of JSON nesting),
+    raise a clear error rather than fail halfway (the matcher is left unchanged)."""
+    def guarded(self, *args):
+        try:
+            return method(self, *args)
+        except RecursionError:
+            raise UnsupportedFeatureError(
+                "output nested this deeply", "beyond Python's recursion limit; sys.setrecursionlimit raises it"
+            ) from None
+
+    guarded.__name__, guarded.__doc__ = method.__name__, method.__doc__
+    return guarded
+
+
 class Matcher:
     """Masks for one generation; see the module docstring."""
 
@@ -161,6 +178,7 @@ class Matcher:
     def eos_token(self) -> int | None:
         return self._sh.trie.eos
 
+    @_nesting_guard
     def mask(self) -> bytes:
         """One bit per token id (little-endian 32-bit words, llguidance's layout)."""
         state, last, ended = self._stack[-1]
@@ -168,6 +186,7 @@ class Matcher:
             return self._sh._pack([self._sh.trie.eos])
         return self._sh.step(state, last)[0]
 
+    @_nesting_guard
     def allowed(self) -> list[int]:
         """The allowed token ids, ascending."""
         state, last, ended = self._stack[-1]
@@ -175,6 +194,7 @@ class Matcher:
             return [self._sh.trie.eos]
         return list(self._sh.ids(self._sh.step(state, last)[0]))
 
+    @_nesting_guard
     def forced(self) -> list[int]:
         """Tokens forced now (the only continuation, as llguidance's `compute_ff_tokens`)."""
         state, last, ended = self._stack[-1]
@@ -193,6 +213,7 @@ class Matcher:
         stopped, even where only end-of-sequence is allowed."""
         return self._stopped
 
+    @_nesting_guard
     def consume(self, token: int) -> bool:
         """Append `token` if the constraint allows it there; return whether it did.
 

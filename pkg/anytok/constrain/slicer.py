@@ -41,12 +41,30 @@ class _Slice:
         self.ids = ids
         self.mask = _bits(ids)
         self.viable: dict = {}  # slice state -> [(byte, next slice state)]
+        # Bytes that every byte set of the slice regex treats alike have the same derivatives:
+        # one derivative per class (a few dozen, not 256) when exploring the slice's states.
+        classes = {0: list(range(256))}  # signature -> bytes
+        for x in self.es.exprs:
+            if x[0] == "b":
+                m = x[1]
+                split: dict = {}
+                for sig, members in classes.items():
+                    for b in members:
+                        split.setdefault((sig, m >> b & 1), []).append(b)
+                classes = split
+        self.classes = list(classes.values())
 
     def steps(self, r: int):
         v = self.viable.get(r)
         if v is None:
             d = self.es.derive
-            v = self.viable[r] = [(b, n) for b in range(256) if (n := d(r, b))]
+            v = []
+            for members in self.classes:
+                n = d(r, members[0])
+                if n:
+                    v.extend((b, n) for b in members)
+            v.sort()
+            v = self.viable[r] = v
         return v
 
     def applies(self, es, state: int) -> bool:

@@ -1,0 +1,1326 @@
+"""JSON Schema -> one grammar expression of JSON texts, as llguidance 1.9.1 compiles schemas.
+
+Data flow: `compile_schema(schema)` walks the schema (a dict or bool, already parsed) and builds,
+in one `derivatives.ExprSet`, the byte-level expression of every JSON text the schema allows,
+with llguidance's default JSON settings (measured against llguidance, see the tests):
+
+* lexemes: `{ } [ ] , :`, `null`, `true|false`, numbers, each whole string (with its quotes)
+  and each property key; JSON whitespace (`[ \\t\\n\\r]*`) is allowed between any two lexemes,
+  never before the first or after the last (`strip_leading` removes it at the start);
+* properties in the order of `properties`, then the `required` names not listed there, then
+  any number of additional properties (JSON Schema's default: any value), comma-separated; a
+  named property appears at most once, additional keys are any other string (a key spelled
+  differently from a named one, e.g. with a `\\u` escape, counts as additional);
+* strings: any code point except `"`, `\\`, U+0000-U+001F and U+007F, which must be escaped
+  (`\\"`, `\\\\`, `\\b \\f \\n \\r \\t`, or `\\u00XX` for the control characters); no other
+  escapes (`\\/`, `\\u0041` are rejected), except in additional property keys, which also take
+  any `\\uXXXX` escape of a scalar value (a surrogate pair as one character); a pattern class
+  with every control character also takes `\\"` and `\\\\` (llguidance's quoting, `quote_tree`);
+* `pattern` is searched for (unanchored unless `^`/`$`), with ASCII `\\d` and `\\w`; lengths
+  count code points (an escape is one); pattern, format and lengths together are intersected
+  (`ExprSet.intersect`, a DFA of pairs turned into rules);
+* numbers: `-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?`; integers `-?(0|[1-9][0-9]*)`; with
+  bounds, llguidance's range languages, quirks included (`float_regex`, `int_regex`: no
+  exponents, `-0` only where its range regex has it, ...); `multipleOf` intersects them with
+  llguidance's digit-by-digit remainder automaton (`multiples`);
+* objects also with `patternProperties` (keys: the JSON-quoted pattern, searched for; patterns
+  must be disjoint; additional keys exclude them, `ExprSet.difference`) and
+  `minProperties`/`maxProperties` where llguidance has them; arrays with `prefixItems` (or
+  draft-2019 `items` arrays and `additionalItems`), `minItems`, `maxItems`;
+* `enum`/`const` (with `type` and string/number keywords next to them filtering the values),
+  `anyOf`, `oneOf` of provably disjoint options, `allOf` of one schema;
+* `$ref` (local JSON pointers, recursion allowed) and `{}`/`true` (any JSON value) become
+  grammar rules (`ExprSet.new_rule`), expanded lazily by the derivatives;
+* top-level `"x-guidance"` options: `whitespace_flexible` (false: no whitespace at all) and
+  `coerce_one_of`; other values than the defaults of the other options are not implemented.
+
+The result is a single expression, so `matcher.py` serves it exactly as it serves a regex:
+llguidance's lexer and Earley parser accept the same byte strings here, because every lexeme of
+these grammars ends where the next one starts with a byte the lexeme cannot continue with.
+
+Whatever llguidance implements and this module does not raises `UnsupportedFeatureError` naming
+it; schemas llguidance rejects (malformed, unsatisfiable, unknown formats) raise
+`ConstraintError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from urllib.parse import unquote
+
+from . import derivatives as D
+from . import regex_syntax as R
+from .errors import ConstraintError, UnsupportedFeatureError
+
+WS_BYTES = b" \t\n\r"
+ANNOTATIONS = {
+    "$anchor", "$defs", "definitions", "$schema", "$id", "id", "$comment", "title", "description",
+    "default", "readOnly", "writeOnly", "examples", "contentMediaType", "contentEncoding",
+}
+# The keywords llguidance implements (all of them are, at least in part, here too).
+IMPLEMENTED_HERE = {
+    "anyOf", "oneOf", "allOf", "$ref", "const", "enum", "type", "items", "prefixItems", "additionalItems",
+    "minItems",
+    "maxItems", "properties", "additionalProperties", "patternProperties", "required", "minProperties",
+    "maxProperties",
+    "minLength", "maxLength",
+    "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+}
+# Keywords of JSON Schema (2020-12 and earlier drafts) that llguidance rejects too.
+REJECTED = {
+    "not", "if", "then", "else", "contains", "minContains", "maxContains", "uniqueItems",
+    "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
+    "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
+}
+TYPES = ("null", "boolean", "number", "string", "array", "object")
+# Keywords next to const/enum that filter the constants (the rest: UnsupportedFeatureError).
+_CONST_SIBLINGS = {"type", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+                   "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+
+# `format`s, written here from their RFC definitions (the languages equal llguidance's).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_DATE = (r"[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+         r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|[12][0-9]))")
+_TIME = (r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?"
+         r"(?:[zZ]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+# RFC 5321 Mailbox: a dot-string local part, then a domain or an IPv4 address literal.
+_ATOM = r"[a-zA-Z0-9!#$%&'*+\-/=?^_`{|}~]+"
+_SUBDOMAIN = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?"
+_EMAIL = rf"{_ATOM}(?:\.{_ATOM})*@(?:{_SUBDOMAIN}(?:\.{_SUBDOMAIN})*|\[(?:{_OCTET}\.){{3}}{_OCTET}\])"
+# RFC 3339 appendix A durations: P, then a date part (years/months/days, optional time part),
+# a time part alone, or weeks.
+_DUR_TIME = r"T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)"
+_DURATION = (r"P(?:(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)(?:" + _DUR_TIME + r")?"
+             r"|" + _DUR_TIME + r"|[0-9]+W)")
+# RFC 3986 URIs (IPv6 literals in their compressed forms without an embedded IPv4 address).
+_PCT = "%[0-9a-fA-F]{2}"
+_SUB_DELIMS = "!$&'()*+,;="
+_UNRESERVED = "a-zA-Z0-9\\-._~"
+_PCHAR = f"(?:[{_UNRESERVED}{_SUB_DELIMS}:@]|{_PCT})"
+_H16 = "[0-9a-fA-F]{1,4}"
+_IPV6 = "|".join([f"(?:{_H16}:){{7}}{_H16}", f"(?:{_H16}:){{1,7}}:"]
+                 + [f"(?:{_H16}:){{1,{7 - k}}}(?::{_H16}){{1,{k}}}" for k in range(1, 7)]
+                 + [f":(?::{_H16}){{1,7}}", "::"])
+_HOST = (rf"\[(?:{_IPV6}|v[0-9a-fA-F]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+)\]"
+         rf"|(?:{_OCTET}\.){{3}}{_OCTET}|(?:[{_UNRESERVED}{_SUB_DELIMS}]|{_PCT})*")
+_URI = (rf"[a-zA-Z][a-zA-Z0-9+\-.]*:"
+        rf"(?://(?:(?:[{_UNRESERVED}{_SUB_DELIMS}:]|{_PCT})*@)?(?:{_HOST})(?::[0-9]*)?(?:/{_PCHAR}*)*"
+        rf"|/(?:{_PCHAR}+(?:/{_PCHAR}*)*)?|{_PCHAR}+(?:/{_PCHAR}*)*|)"
+        rf"(?:\?(?:{_PCHAR}|[/?])*)?(?:#(?:{_PCHAR}|[/?])*)?")
+FORMATS = {
+    "date": _DATE,
+    "time": _TIME,
+    "date-time": _DATE + "[tT]" + _TIME,
+    "uuid": r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    "ipv4": rf"(?:{_OCTET}\.){{3}}{_OCTET}",
+    "hostname": rf"{_LABEL}(?:\.{_LABEL})*",
+    "email": _EMAIL,
+    "duration": _DURATION,
+    "uri": _URI,
+    "ipv6": _IPV6,
+    "unknown": r"(?s:.*)",
+}
+
+INTERSECTION_BUDGET = 5000  # DFA pairs for pattern/format/length together
+
+_SHORT_ESCAPES = {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}
+_SPECIAL = tuple((c, c) for c in range(0x20)) + ((0x22, 0x22), (0x5C, 0x5C), (0x7F, 0x7F))
+_ANY_CP = R.ANY
+
+
+class _Unsat(Exception):
+    """The (sub)schema allows no value (llguidance drops such options of anyOf, etc.)."""
+
+
+def _set(*chars: str):
+    return ("set", tuple((ord(c), ord(c)) for c in sorted(set(chars))))
+
+
+def _lit_tree(s: str):
+    return ("cat", [("set", ((ord(c), ord(c)),)) for c in s]) if s else R.EMPTY
+
+
+_HEX = "0123456789abcdef"
+
+
+def _hex_digit(d: int):
+    c = _HEX[d]
+    return _set(c, c.upper())
+
+
+def quote_tree(node):
+    """The tree of the JSON string bodies whose decoded text `node` matches (llguidance's
+    JsonQuote with its default escapes)."""
+    kind = node[0]
+    if kind == "set":
+        ranges = node[1]
+        plain = R.U.difference(ranges, _SPECIAL)
+        ctrl = {c for lo, hi in R.U.intersect(ranges, ((0, 0x1F),)) for c in range(lo, hi + 1)}
+        has = lambda c: bool(R.U.intersect(ranges, ((c, c),)))  # noqa: E731
+        # After a backslash: one of `short`, or u00 and the hex of one of `coded`.  As
+        # llguidance (derivre) quotes byte sets: a set with all control characters (or all
+        # but \n) also takes \" and \\, even when it has neither " nor \.
+        if len(ctrl) == 32 or ctrl == set(range(32)) - {0x0A}:
+            short = set('"\\bfrt' + ("n" if 0x0A in ctrl else ""))
+        else:
+            short = {_SHORT_ESCAPES[c] for c in ctrl if c in _SHORT_ESCAPES}
+        coded = set(ctrl)
+        if has(0x22):
+            short.add('"')
+        if has(0x5C):
+            short.add("\\")
+        if has(0x7F):
+            coded.add(0x7F)
+        after = [_set(*short)] if short else []
+        by_high: dict = {}
+        for c in sorted(coded):
+            by_high.setdefault(c >> 4, []).append(c & 15)
+        if by_high:
+            hexes = [("cat", [_hex_digit(h), _set(*"".join(_HEX[d] + _HEX[d].upper() for d in lows))])
+                     for h, lows in sorted(by_high.items())]
+            after.append(("cat", [_lit_tree("u00"), hexes[0] if len(hexes) == 1 else ("alt", hexes)]))
+        alts = [("set", plain)] if plain else []
+        if after:
+            alts.append(("cat", [_lit_tree("\\"), after[0] if len(after) == 1 else ("alt", after)]))
+        if not alts:
+            return ("set", ())
+        return alts[0] if len(alts) == 1 else ("alt", alts)
+    if kind in ("cat", "alt"):
+        return (kind, [quote_tree(n) for n in node[1]])
+    if kind == "rep":
+        return ("rep", quote_tree(node[1]), node[2], node[3])
+    return node
+
+
+def _ascii_classes(pattern: str) -> str:
+    """`\\d \\D \\w \\W` as ASCII classes (JSON Schema's regex semantics, as llguidance)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            n = pattern[i + 1]
+            if n in "dD":
+                out.append("[^0-9]" if n == "D" else "[0-9]")
+            elif n in "wW":
+                out.append("[^0-9a-zA-Z_]" if n == "W" else "[0-9a-zA-Z_]")
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _search_tree(pattern: str):
+    """The tree of the strings in which `pattern` is found (anchors `^`/`$` at the ends of the
+    pattern or of its top-level alternatives pin the match there)."""
+    tree = R._Parser(_ascii_classes(pattern)).parse()
+    anywhere = ("rep", ("set", _ANY_CP), 0, None)
+
+    def branches(node):
+        kind = node[0]
+        if kind == "group":
+            return branches(node[1])
+        if kind == "alt":
+            return [b for n in node[1] for b in branches(n)]
+        if node == R._START:
+            return [(True, False, R.EMPTY)]
+        if node == R._END:
+            return [(False, True, R.EMPTY)]
+        if kind == "cat":
+            items = list(node[1])
+            start = bool(items) and items[0] == R._START
+            if start:
+                items = items[1:]
+            end = bool(items) and items[-1] == R._END
+            if end:
+                items = items[:-1]
+            return [(start, end, ("cat", items) if items else R.EMPTY)]
+        return [(False, False, node)]
+
+    alts = []
+    for start, end, node in branches(tree):
+        node = R._resolve(node, False, False)  # any other anchor: UnsupportedFeatureError
+        items = ([] if start else [anywhere]) + [node] + ([] if end else [anywhere])
+        alts.append(("cat", items))
+    return alts[0] if len(alts) == 1 else ("alt", alts)
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+def _digits_between(lo: str, hi: str) -> str:
+    """Regex of the digit strings of len(lo) == len(hi) from lo to hi (as numbers)."""
+    if not lo:
+        return ""
+    if lo[0] == hi[0]:
+        return lo[0] + _digits_between(lo[1:], hi[1:])
+    n = len(lo) - 1
+    parts = [lo[0] + _digits_between(lo[1:], "9" * n)]
+    if int(lo[0]) + 1 <= int(hi[0]) - 1:
+        parts.append(f"[{int(lo[0]) + 1}-{int(hi[0]) - 1}]" + "[0-9]" * n)
+    parts.append(hi[0] + _digits_between("0" * n, hi[1:]))
+    return "(?:" + "|".join(parts) + ")"
+
+
+def _nonneg_range(lo: int, hi: int | None) -> str:
+    """Regex of the canonical decimal integers from lo >= 0 to hi (None: unbounded)."""
+    parts = []
+    n_lo = len(str(lo))
+    top = len(str(hi)) if hi is not None else n_lo
+    for n in range(n_lo, top + 1):
+        a = max(lo, 10 ** (n - 1) if n > 1 else 0)
+        b = 10 ** n - 1 if hi is None else min(hi, 10 ** n - 1)
+        if a <= b:
+            parts.append(_digits_between(str(a), str(b)))
+    if hi is None:
+        parts.append(f"[1-9][0-9]{{{n_lo},}}")
+    return "(?:" + "|".join(parts) + ")"
+
+
+def int_regex(lo: int | None, hi: int | None) -> str:
+    """Canonical integers in [lo, hi]; `-0` where llguidance's range regex has it (no bounds,
+    or a lower bound below zero and an upper bound at or above it)."""
+    if lo is not None and hi is not None and lo > hi:
+        raise _Unsat("empty integer range")
+    parts = []
+    if lo is None or lo < 0:  # negatives: -(|n|) for n in [lo, min(hi, -1)]
+        neg_hi = None if lo is None else -lo
+        neg_lo = 1 if hi is None or hi >= 0 else -hi
+        if neg_hi is None or neg_lo <= neg_hi:
+            parts.append("-" + _nonneg_range(neg_lo, neg_hi))
+    if hi is None or hi >= 0:
+        parts.append(_nonneg_range(max(lo or 0, 0), hi))
+    if (lo is None and hi is None) or (lo is not None and hi is not None and lo < 0 <= hi):
+        parts.append("-0")
+    return "|".join(parts)
+
+
+NUMBER_RE = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+
+
+# Bounded numbers: llguidance builds a regex by splitting the range at zero and at the integer
+# parts of the bounds, and compares fraction digits as strings.  Its language has quirks (no
+# exponents; `-2.50` is not in [-2.5, 3]; `0` is in (0, 0.5]), so the same construction is
+# followed here step by step: `_frac_*` match fraction digit strings, `float_regex` the numbers.
+
+class _RangeError(Exception):
+    pass
+
+
+def _or(parts: list) -> str:
+    return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+
+def _frac_from(x: str, inclusive: bool) -> str:
+    """Fraction digits (after the point) from x upwards, as llguidance's lexi_x_to_9."""
+    if not x:
+        return "[0-9]*" if inclusive else "[0-9]*[1-9]"
+    if inclusive and len(x) == 1:
+        return f"[{x}-9][0-9]*"
+    parts = [x[0] + _frac_from(x[1:], inclusive)]
+    if x[0] != "9":
+        parts.append(f"[{int(x[0]) + 1}-9][0-9]*")
+    return _or(parts)
+
+
+def _frac_upto(x: str, inclusive: bool) -> str:
+    """Fraction digits up to x, as llguidance's lexi_0_to_x."""
+    if not x:
+        if inclusive:
+            return ""
+        raise _RangeError("empty fraction range")
+    if not inclusive and len(x) == 1:
+        if x == "0":
+            raise _RangeError("empty fraction range")
+        return f"[0-{int(x) - 1}][0-9]*"
+    parts = [x[0] + _frac_upto(x[1:], inclusive)]
+    if x[0] != "0":
+        parts.append(f"[0-{int(x[0]) - 1}][0-9]*")
+    return _or(parts)
+
+
+def _frac_between(lo: str, hi: str, lo_inc: bool, hi_inc: bool) -> str:
+    """Fraction digits between lo and hi (same length), as llguidance's lexi_range."""
+    if lo == hi:
+        if lo_inc and hi_inc:
+            return lo
+        raise _RangeError("empty fraction range")
+    if lo[0] == hi[0]:
+        return lo[0] + _frac_between(lo[1:], hi[1:], lo_inc, hi_inc)
+    if lo[0] > hi[0]:
+        raise _RangeError("bad fraction range")
+    parts = [lo[0] + _frac_from(lo[1:].rstrip("0"), lo_inc)]
+    if int(lo[0]) + 1 < int(hi[0]):
+        parts.append(f"[{int(lo[0]) + 1}-{int(hi[0]) - 1}][0-9]*")
+    rest = hi[1:].rstrip("0")
+    if rest or hi_inc:
+        parts.append(hi[0] + _frac_upto(rest, hi_inc))
+    return _or(parts)
+
+
+def _plain(f: float) -> str:
+    """A float as Rust's `{}` prints it: shortest round-trip digits, never an exponent."""
+    from decimal import Decimal
+
+    t = format(Decimal(repr(float(f))), "f")
+    if "." in t:
+        t = t.rstrip("0").rstrip(".")
+    return t
+
+
+def _uint_regex(lo: int, hi: int) -> str:
+    return _nonneg_range(lo, hi)
+
+
+def float_regex(lo, hi, lo_inc: bool, hi_inc: bool) -> str:
+    """The numbers llguidance's range regex for [lo, hi] (None: unbounded) matches."""
+    if lo is None and hi is None:
+        return NUMBER_RE
+    if hi is None:
+        if lo < 0:
+            return _or([float_regex(lo, 0.0, lo_inc, False), float_regex(0.0, None, True, False)])
+        k = len(str(abs(int(lo))))
+        return _or([float_regex(lo, float(10 ** k), lo_inc, False), f"[1-9][0-9]{{{k},}}(?:\\.[0-9]+)?"])
+    if lo is None:
+        if hi == 0:
+            neg = "-" + float_regex(0.0, None, False, False)
+            return _or([neg, "0"]) if hi_inc else neg
+        if hi > 0:
+            return _or(["-" + float_regex(0.0, None, False, False), float_regex(0.0, hi, True, hi_inc)])
+        return "-" + float_regex(-hi, None, hi_inc, False)
+    if lo > hi:
+        raise _RangeError("empty range")
+    if lo == hi:
+        if lo_inc and hi_inc:
+            return re.escape(_plain(lo))
+        raise _RangeError("empty range")
+    if lo < 0:
+        if hi < 0:
+            return "-" + float_regex(-hi, -lo, hi_inc, lo_inc)
+        parts = ["-" + float_regex(0.0, -lo, False, lo_inc)]
+        if hi > 0 or hi_inc:
+            parts.append(float_regex(0.0, hi, True, hi_inc))
+        return _or(parts)
+    ls, rs = _plain(lo), _plain(hi)
+    if ls == rs or math.isinf(lo) or math.isinf(hi):
+        raise _RangeError("bad range")
+    li, _, ld = ls.partition(".")
+    ri, _, rd = rs.partition(".")
+    li, ri = int(li), int(ri)
+    if li == ri:
+        n = max(len(ld), len(rd))
+        ld, rd = ld.ljust(n, "0"), rd.ljust(n, "0")
+        frac = "\\." + _frac_between(ld, rd, lo_inc, hi_inc)
+        if int(ld or "0") == 0:
+            return f"{li}(?:{frac})?"
+        return f"{li}{frac}"
+    parts = []
+    if ld or not lo_inc:
+        parts.append(f"{li}\\.{_frac_from(ld, lo_inc)}")
+        li += 1
+    if ri > li:
+        parts.append(f"{_uint_regex(li, ri - 1)}(?:\\.[0-9]+)?")
+    if rd:
+        parts.append(f"{ri}(?:\\.{_frac_upto(rd, hi_inc)})?")
+    elif hi_inc:
+        parts.append(f"{ri}(?:\\.0+)?")
+    return _or(parts)
+
+
+def _num(v, key):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConstraintError(f"JSON schema: {key!r} must be a number, got {json.dumps(v)[:60]}")
+    return v
+
+
+def _bounds(s: dict):
+    """(minimum, exclusive?), (maximum, exclusive?) as llguidance reads them (draft 4 booleans too)."""
+    mn = _num(s["minimum"], "minimum") if "minimum" in s else None
+    mx = _num(s["maximum"], "maximum") if "maximum" in s else None
+    xmn, xmx = s.get("exclusiveMinimum"), s.get("exclusiveMaximum")
+    xmn = (mn if xmn is True else None) if isinstance(xmn, bool) or xmn is None else _num(xmn, "exclusiveMinimum")
+    xmx = (mx if xmx is True else None) if isinstance(xmx, bool) or xmx is None else _num(xmx, "exclusiveMaximum")
+    if mn is not None and xmn is not None:
+        low = (xmn, True) if xmn >= mn else (mn, False)
+    else:
+        low = (xmn, True) if xmn is not None else (mn, False)
+    if mx is not None and xmx is not None:
+        high = (xmx, True) if xmx <= mx else (mx, False)
+    else:
+        high = (xmx, True) if xmx is not None else (mx, False)
+    return low, high
+
+
+# -- the compiler -----------------------------------------------------------------------------
+
+class _Compiler:
+    def __init__(self, root, flexible: bool = True, coerce_one_of: bool = False):
+        self.root = root
+        self.coerce_one_of = coerce_one_of
+        es = self.es = D.ExprSet()
+        ws_mask = 0
+        for b in WS_BYTES:
+            ws_mask |= 1 << b
+        self.ws_mask = ws_mask if flexible else 0
+        self.ws = es.repeat(es.byteset(ws_mask), 0, None) if flexible else D.EPSILON
+        self.rules: dict = {}  # JSON pointer -> (rule index, reference)
+        self.pending: list = []
+        self.any_ref = None
+        self._simple_string = None
+        self.comma = self.lit(",")
+        self.colon = self.lit(":")
+
+    # -- building blocks -------------------------------------------------------------------
+    def lexeme(self, e: int) -> int:
+        """A lexeme: optional whitespace, then `e`."""
+        if e == D.NOTHING:
+            raise _Unsat("empty lexeme")
+        return self.es.concat(self.ws, e)
+
+    def lit(self, text: str) -> int:
+        return self.lexeme(self.es.literal(text.encode()))
+
+    def seq(self, *items) -> int:
+        r = D.EPSILON
+        for i in reversed(items):
+            r = self.es.concat(i, r)
+        return r
+
+    def opt(self, e: int) -> int:
+        return self.es.alt((e, D.EPSILON))
+
+    def tree(self, node) -> int:
+        return D.compile_tree(self.es, node)
+
+    def regex(self, pattern: str) -> int:
+        return self.tree(R.parse(pattern))
+
+    def string_lexeme(self, body_tree) -> int:
+        body = self.tree(quote_tree(body_tree))
+        if body == D.NOTHING:
+            raise _Unsat("string pattern matches nothing")
+        q = self.es.byteset(1 << 0x22)
+        return self.lexeme(self.seq(q, body, q))
+
+    def simple_string(self) -> int:
+        if self._simple_string is None:
+            self._simple_string = self.string_lexeme(("rep", ("set", _ANY_CP), 0, None))
+        return self._simple_string
+
+    def quoted(self, tree) -> int:
+        """The JSON string (with its quotes) of the decoded texts `tree` matches."""
+        q = self.es.byteset(1 << 0x22)
+        return self.seq(q, self.tree(quote_tree(tree)), q)
+
+    def general_key(self, taken: list, patterns: list = (), where: str = "") -> int:
+        """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme), except
+        the literal keys in `taken` and the keys of `patterns` (quoted pattern expressions)."""
+        es = self.es
+        hex2 = "[0-9a-fA-F]{2}"
+        scalar = (f"[0-9a-cA-Ce-fE-F]{hex2}[0-9a-fA-F]"  # U+0000-U+CFFF, U+E000-U+FFFF
+                  f"|[dD][0-7]{hex2}"  # U+D000-U+D7FF
+                  f"|[dD][89abAB]{hex2}\\\\u[dD][c-fC-F]{hex2}")  # a surrogate pair
+        char = self.regex(r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")")
+        q = es.byteset(1 << 0x22)
+        key = es.minus_literals(self.seq(q, es.repeat(char, 0, None), q), frozenset(taken))
+        for p in patterns:
+            try:
+                key = es.difference(key, p, INTERSECTION_BUDGET)
+            except OverflowError:
+                raise UnsupportedFeatureError("JSON Schema patternProperties this large", f"at {where}") from None
+        return self.lexeme(key)
+
+    def any_value(self) -> int:
+        if self.any_ref is None:
+            k, ref = self.es.new_rule(False)
+            self.any_ref = ref
+            options = [
+                self.lit("null"),
+                self.lexeme(self.regex("true|false")),
+                self.lexeme(self.regex(NUMBER_RE)),
+                self.simple_string(),
+                self.array_of([], ref, 0, None),
+                self.object_of([], [(self.simple_string(), ref)]),
+            ]
+            self.es.set_rule(k, self.es.alt(options))
+        return self.any_ref
+
+    def list_of(self, item: int) -> int:
+        """item (, item)*"""
+        return self.seq(self.es.repeat(self.seq(item, self.comma), 0, None), item)
+
+    def array_of(self, prefix: list, items, min_items: int, max_items):
+        """llguidance's array: required items, then nested optional ones (or an open tail)."""
+        required, optional = [], []
+        n = max_items if max_items is not None else max(len(prefix), min_items)
+        for i in range(n):
+            if i < len(prefix):
+                item = prefix[i]
+                if item is None:  # unsatisfiable prefix item: no more items from here on
+                    if i < min_items:
+                        raise _Unsat("required array item is unsatisfiable")
+                    max_items = i
+                    break
+            elif items is not None:
+                item = items
+            else:
+                break
+            (required if i < min_items else optional).append(item)
+        if max_items is None and items is not None:
+            optional.append(self.list_of(items))
+        parts = [self.lit("[")]
+        for i, item in enumerate(required):
+            if i:
+                parts.append(self.comma)
+            parts.append(item)
+        if optional:
+            acc = D.EPSILON
+            for item in reversed(optional[1:]):
+                acc = self.opt(self.seq(self.comma, item, acc))
+            tail = self.seq(optional[0], acc)
+            parts.append(self.opt(self.seq(self.comma, tail) if required else tail))
+        parts.append(self.lit("]"))
+        return self.seq(*parts)
+
+    def object_of(self, named: list, extras: list, min_extra: int = 0, max_extra=None) -> int:
+        """`named`: [(key lexeme, value, required)] in order, then min_extra..max_extra pairs,
+        in any order, of the (key lexeme, value) kinds in `extras` (pattern and additional
+        properties)."""
+        items = [(self.seq(k, self.colon, v), req) for k, v, req in named]
+        if extras and max_extra != 0:
+            item = self.es.alt([self.seq(k, self.colon, v) for k, v in extras])
+            rep = self.es.repeat(self.seq(item, self.comma), max(min_extra - 1, 0),
+                                 None if max_extra is None else max(max_extra - 1, 0))
+            items.append((self.seq(rep, item), min_extra > 0))
+        elif min_extra > 0:
+            raise _Unsat("minProperties is greater than the number of properties")
+        return self.fields(items)
+
+    def fields(self, items: list) -> int:
+        """`{` items in order, comma-separated, the optional ones left out or not `}`."""
+        memo: dict = {}
+
+        def ordered(i: int, prefixed: bool) -> int:
+            key = (i, prefixed)
+            if key in memo:
+                return memo[key]
+            if i == len(items):
+                r = D.EPSILON
+            else:
+                item, req = items[i]
+                if prefixed and req:
+                    r = self.seq(self.comma, item, ordered(i + 1, True))
+                elif prefixed:
+                    r = self.seq(self.opt(self.seq(self.comma, item)), ordered(i + 1, True))
+                elif req:
+                    r = self.seq(item, ordered(i + 1, True))
+                else:
+                    r = self.es.alt((self.seq(item, ordered(i + 1, True)), ordered(i + 1, False)))
+            memo[key] = r
+            return r
+
+        return self.seq(self.lit("{"), ordered(0, False), self.lit("}"))
+
+    # -- schemas ---------------------------------------------------------------------------
+    def value(self, s, where: str) -> int:
+        """The expression of the JSON values `s` allows (raises _Unsat when none)."""
+        if s is True:
+            return self.any_value()
+        if s is False:
+            raise _Unsat("schema is false")
+        if not isinstance(s, dict):
+            raise ConstraintError(f"JSON schema at {where} must be an object or a boolean, got {json.dumps(s)[:60]}")
+        keys = [k for k in s if k not in ANNOTATIONS]
+        for k in keys:
+            if k in REJECTED:
+                raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
+        keys = [k for k in keys if k in IMPLEMENTED_HERE]
+        if not keys:
+            return self.any_value()
+        applicators = [k for k in keys if k in ("const", "enum", "anyOf", "oneOf", "allOf", "$ref")]
+        if applicators:
+            others = [k for k in keys if k not in applicators]
+            a = applicators[0]
+            if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
+                return self.constants(s, a, where)
+            if applicators == ["allOf"] and (others or len(s["allOf"]) > 1):
+                return self.value(self.merge_all_of(s, where), where)
+            if applicators in (["anyOf"], ["$ref"]) and others:
+                # keywords next to anyOf/$ref: each option merged with them, in key order (as
+                # allOf: plain object schemas only)
+                def with_option(option):
+                    return {("allOf" if k == a else k): ([option] if k == a else v) for k, v in s.items()}
+
+                if a == "$ref":
+                    return self.value(with_option({"$ref": s[a]}), where)
+                if not isinstance(s[a], list):
+                    raise ConstraintError(f"JSON schema: anyOf must be an array at {where}")
+                return self.first_satisfiable([lambda o=o, i=i: self.value(with_option(o), f"{where}/anyOf/{i}")
+                                               for i, o in enumerate(s[a])])
+            if len(applicators) > 1 or others:
+                raise UnsupportedFeatureError(
+                    f"JSON Schema {'/'.join(applicators)} combined with sibling keywords {others or applicators[1:]}",
+                    f"at {where} (llguidance intersects them)")
+            v = s[a]
+            if a == "$ref":
+                return self.ref(v, where)
+            if not isinstance(v, list):
+                raise ConstraintError(f"JSON schema: {a} must be an array at {where}")
+            if a == "allOf":
+                if len(v) != 1:
+                    raise UnsupportedFeatureError("JSON Schema allOf with more than one schema", f"at {where}")
+                return self.value(v[0], f"{where}/allOf/0")
+            if a == "oneOf" and not self.coerce_one_of and not self.disjoint(v):
+                raise UnsupportedFeatureError(
+                    "JSON Schema oneOf whose options are not verifiably disjoint",
+                    f"at {where}; llguidance rejects it too unless coerce_one_of")
+            return self.any_of([(o, f"{where}/{a}/{i}") for i, o in enumerate(v)])
+        types = s.get("type", list(TYPES))
+        if isinstance(types, str):
+            types = [types]
+        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+            raise ConstraintError(f"JSON schema: type must be a string or an array of strings at {where}")
+        options = []
+        for t in types:
+            if t not in TYPES and t != "integer":
+                raise ConstraintError(f"JSON schema: invalid type {t!r} at {where}")
+            options.append(lambda t=t: self.typed(t, s, where))
+        return self.first_satisfiable(options)
+
+    def merge_all_of(self, s: dict, where: str) -> dict:
+        """`allOf` (and the keywords next to it) merged into one schema, as llguidance merges
+        them, for plain object schemas (`type`, `properties`, `required`, boolean
+        `additionalProperties`; members may be `$ref`s to such schemas): properties in order of
+        appearance, a property of one side not named by the other checked against the other's
+        additionalProperties, `required` concatenated.  Anything else: UnsupportedFeatureError."""
+        if not isinstance(s["allOf"], list):
+            raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
+        parts, current = [], {}
+        for k, v in s.items():
+            if k == "allOf":
+                if current:
+                    parts.append(dict(current, **({"type": s["type"]} if "type" in s else {})))
+                    current = {}
+                parts.extend(v)
+            elif k not in ANNOTATIONS:
+                current[k] = v
+        if current:
+            parts.append(dict(current, **({"type": s["type"]} if "type" in s else {})))
+        merged: dict = {}
+        for i, part in enumerate(parts):
+            seen = set()
+            while isinstance(part, dict) and set(part) - ANNOTATIONS == {"$ref"} and part["$ref"] not in seen:
+                seen.add(part["$ref"])
+                part = self.resolve(part["$ref"], where)
+            if part is True or part == {}:
+                continue
+            if part is False:
+                raise _Unsat("allOf with a false schema")
+            if not isinstance(part, dict) or set(part) - ANNOTATIONS - {
+                    "type", "properties", "required", "additionalProperties"}:
+                raise UnsupportedFeatureError(
+                    "JSON Schema allOf/anyOf/$ref merged with other keywords, for schemas other than plain objects", f"at {where}/allOf")
+            t = part.get("type", "object")
+            extra = part.get("additionalProperties", True)
+            if t != "object" or not isinstance(extra, bool) or ("additionalProperties" in part
+                                                              and "properties" not in part and "properties" in s):
+                raise UnsupportedFeatureError(
+                    "JSON Schema allOf/anyOf/$ref merged with other keywords, for schemas other than plain objects", f"at {where}/allOf")
+            props = part.get("properties", {})
+            if not merged:
+                merged = {"properties": dict(props), "required": list(part.get("required", [])),
+                          "additionalProperties": extra}
+                if "type" in part:
+                    merged["type"] = "object"
+                continue
+            left = merged["properties"]
+            out = {}
+            for name, sub in left.items():
+                if name in props:
+                    out[name] = _same_schema(sub, props[name], where)
+                else:
+                    out[name] = sub if extra else False
+            for name, sub in props.items():
+                if name not in left:
+                    out[name] = sub if merged["additionalProperties"] else False
+            merged["properties"] = out
+            merged["required"] += [r for r in part.get("required", []) if r not in merged["required"]]
+            merged["additionalProperties"] = merged["additionalProperties"] and extra
+            if "type" in part:
+                merged["type"] = "object"
+        return merged or True
+
+    def resolve(self, uri, where: str):
+        if not isinstance(uri, str) or (uri != "#" and not uri.startswith("#/")):
+            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
+        target = self.root
+        for part in unquote(uri[1:]).split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
+        return target
+
+    def first_satisfiable(self, builders) -> int:
+        out, unsat = [], None
+        for b in builders:
+            try:
+                out.append(b())
+            except _Unsat as e:
+                unsat = e
+        if not out:
+            raise unsat or _Unsat("no options")
+        return self.es.alt(out)
+
+    def any_of(self, options) -> int:
+        if not options:
+            raise _Unsat("anyOf is empty")
+        if any(o is True or o == {} for o, _ in options):
+            return self.any_value()
+        return self.first_satisfiable([lambda o=o, w=w: self.value(o, w) for o, w in options])
+
+    def disjoint(self, options) -> bool:
+        """oneOf = anyOf when no value can match two options: options of different types,
+        different string constants, or objects that require a property with disjoint values
+        (what llguidance proves too before it accepts a oneOf)."""
+        return all(_disjoint(a, b) for i, a in enumerate(options) for b in options[i + 1:])
+
+    def typed(self, t: str, s: dict, where: str) -> int:
+        if t == "null":
+            return self.lit("null")
+        if t == "boolean":
+            return self.lexeme(self.regex("true|false"))
+        if t in ("integer", "number"):
+            return self.number(s, t == "integer", where)
+        if t == "string":
+            return self.string(s, where)
+        if t == "array":
+            return self.array(s, where)
+        return self.object(s, where)
+
+    def number(self, s: dict, integer: bool, where: str) -> int:
+        (lo, xlo), (hi, xhi) = _bounds(s)
+        if lo is not None and hi is not None:
+            if lo > hi:
+                raise _Unsat("minimum is greater than maximum")
+            if lo == hi and (xlo or xhi):
+                raise _Unsat("minimum equals an exclusive maximum")
+        if not integer:
+            for v in (lo, hi):
+                if v is not None and (math.isinf(v) or math.isnan(v)):
+                    raise ConstraintError(f"JSON schema: infinite number bound at {where}")
+            try:
+                rx = float_regex(lo, hi, not xlo, not xhi)
+            except _RangeError as e:
+                raise ConstraintError(f"JSON schema: cannot build the number range at {where} ({e})") from None
+            return self.lexeme(self.multiple_of(self.regex(rx), s, where))
+        for v in (lo, hi):
+            if v is not None and (math.isinf(v) or math.isnan(v) or abs(v) >= 2 ** 63):
+                raise UnsupportedFeatureError("JSON Schema integer bounds beyond 64 bits", f"at {where}")
+        ilo = None if lo is None else (lo + 1 if xlo and float(lo).is_integer() else math.ceil(lo))
+        ihi = None if hi is None else (hi - 1 if xhi and float(hi).is_integer() else math.floor(hi))
+        ilo = None if ilo is None else int(ilo)
+        ihi = None if ihi is None else int(ihi)
+        return self.lexeme(self.multiple_of(self.regex(int_regex(ilo, ihi)), s, where))
+
+    def multiple_of(self, e: int, s: dict, where: str) -> int:
+        """`e` (a number lexeme) restricted to multiples of s["multipleOf"], if given: as
+        llguidance, the intersection with "an optional minus, then digits (and at most as many
+        fraction digits as the step has) whose value is a multiple of the step"."""
+        if "multipleOf" not in s:
+            return e
+        step = _num(s["multipleOf"], "multipleOf")
+        if step <= 0:
+            raise UnsupportedFeatureError("JSON Schema multipleOf <= 0", f"at {where}")
+        coef, exp = _decimal(float(step))
+        if coef > 1000:
+            raise UnsupportedFeatureError("JSON Schema multipleOf with more than 3 significant digits", f"at {where}")
+        try:
+            r = self.es.intersect(e, self.es.concat(self.es.alt((self.es.literal(b"-"), D.EPSILON)),
+                                                    self.multiples(coef, exp)), INTERSECTION_BUDGET)
+        except OverflowError:
+            raise UnsupportedFeatureError("JSON Schema multipleOf whose number language is this large",
+                                          f"at {where}") from None
+        if r == D.NOTHING:
+            raise _Unsat("no multiple of multipleOf in range")
+        return r
+
+    def multiples(self, d: int, scale: int) -> int:
+        """Digit strings whose value times 10^scale is a multiple of d, with no fraction part or
+        one of at most `scale` digits, exactly as llguidance's MultipleOf matches them: a DFA
+        over remainders (leading zeros allowed; the number regex it is intersected with rules
+        them out), its live states as rules.  In the fraction part, once 10^(digits left) is
+        at most d, the remaining digits are forced (so with multipleOf 0.25, 0.5 must be
+        written 0.50)."""
+        es = self.es
+
+        def frac(r: int, left: int):
+            if left == 0 and r == 0:
+                return "end"
+            to_go = (d - r) % d
+            if to_go >= 10 ** left:
+                return None
+            if 10 ** left <= d:
+                return ("digits", str(to_go).zfill(left))
+            return ("frac", r, left)
+
+        def edges_of(st):
+            if st == "start":
+                return [(0x30 + c, ("int", (c * 10 ** scale) % d)) for c in range(10)]
+            if st == "end":
+                return []
+            if st[0] == "digits":
+                rest = st[1][1:]
+                return [(ord(st[1][0]), ("digits", rest) if rest else "end")]
+            if st[0] == "int":
+                out = [(0x30 + c, ("int", (10 * st[1] + c * 10 ** scale) % d)) for c in range(10)]
+                if scale > 0:
+                    out.append((0x2E, frac(st[1], scale)))
+                return [(b, n) for b, n in out if n is not None]
+            r, left = st[1], st[2]
+            out = [(0x30 + c, frac((r + c * 10 ** (left - 1)) % d, left - 1)) for c in range(10)]
+            return [(b, n) for b, n in out if n is not None]
+
+        def accepting(st) -> bool:
+            return st == "end" or st[0] in ("int", "frac") and st[1] == 0
+
+        edges: dict = {}
+        todo = ["start"]
+        while todo:
+            st = todo.pop()
+            if st not in edges:
+                edges[st] = edges_of(st)
+                todo.extend(n for _, n in edges[st])
+        live = {st for st in edges if accepting(st)}
+        changed = True
+        while changed:
+            changed = False
+            for st, out in edges.items():
+                if st not in live and any(n in live for _, n in out):
+                    live.add(st)
+                    changed = True
+        if "start" not in live:
+            return D.NOTHING
+        rules = {st: es.new_rule(accepting(st)) for st in live}
+        for st in live:
+            parts = [es.concat(es.byteset(1 << b), rules[n][1]) for b, n in edges[st] if n in live]
+            if accepting(st):
+                parts.append(D.EPSILON)
+            es.set_rule(rules[st][0], es.alt(parts))
+        return rules["start"][1]
+
+    def string(self, s: dict, where: str) -> int:
+        lo = _usize(s, "minLength", where) or 0
+        hi = _usize(s, "maxLength", where)
+        if hi is not None and lo > hi:
+            raise _Unsat("minLength is greater than maxLength")
+        pattern, fmt = s.get("pattern"), s.get("format")
+        length = ("rep", ("set", _ANY_CP), lo, hi)
+        if pattern is None and fmt is None:
+            return self.string_lexeme(length)
+        trees = []
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                raise ConstraintError(f"JSON schema: pattern must be a string at {where}")
+            trees.append(_search_tree(pattern))
+        if fmt is not None:
+            if not isinstance(fmt, str):
+                raise ConstraintError(f"JSON schema: format must be a string at {where}")
+            if fmt not in FORMATS:
+                raise ConstraintError(f"JSON schema: unknown format {fmt!r} at {where}")
+            trees.append(R.parse(FORMATS[fmt]))
+        if lo or hi is not None:
+            if max(lo, hi or 0) >= INTERSECTION_BUDGET:  # at least that many pairs: fail fast
+                raise UnsupportedFeatureError(
+                    "JSON Schema string constraints whose intersection is this large", f"at {where}")
+            trees.append(length)
+        if len(trees) == 1:
+            return self.string_lexeme(trees[0])
+        # pattern, format and lengths together: the intersection of the quoted languages (quoting
+        # is one-to-one and prefix-free per character, so it commutes with intersection)
+        es = self.es
+        body = self.tree(quote_tree(trees[0]))
+        for t in trees[1:]:
+            try:
+                body = es.intersect(body, self.tree(quote_tree(t)), INTERSECTION_BUDGET)
+            except OverflowError:
+                raise UnsupportedFeatureError(
+                    "JSON Schema string constraints whose intersection is this large", f"at {where}") from None
+        if body == D.NOTHING:
+            raise _Unsat("no string satisfies pattern/format/length together")
+        q = es.byteset(1 << 0x22)
+        return self.lexeme(self.seq(q, body, q))
+
+    def array(self, s: dict, where: str) -> int:
+        lo = _usize(s, "minItems", where) or 0
+        hi = _usize(s, "maxItems", where)
+        if hi is not None and lo > hi:
+            raise _Unsat("minItems is greater than maxItems")
+        items = s.get("items", True)
+        schema_uri = str(self.root.get("$schema", "")) if isinstance(self.root, dict) else ""
+        old_draft = any(d in schema_uri for d in ("draft-03", "draft-04", "draft-06", "draft-07", "2019-09"))
+        if old_draft or "additionalItems" in s or isinstance(items, list):
+            # drafts up to 2019-09: `items` as an array is the prefix, `additionalItems` the rest
+            # (ignored when `items` is not an array); `prefixItems` does not exist there
+            if isinstance(items, list):
+                prefix, items = items, s.get("additionalItems", True)
+            else:
+                prefix = []
+            stem = "items"
+        else:
+            prefix = s.get("prefixItems", [])
+            stem = "prefixItems"
+        if not isinstance(prefix, list):
+            raise ConstraintError(f"JSON schema: prefixItems must be an array at {where}")
+        compiled = []
+        for i, p in enumerate(prefix):
+            try:
+                compiled.append(self.value(p, f"{where}/{stem}/{i}"))
+            except _Unsat:
+                compiled.append(None)
+        try:
+            item = self.value(items, f"{where}/items")
+        except _Unsat:
+            if len(prefix) < lo:
+                raise
+            item = None
+        return self.array_of(compiled, item, lo, hi)
+
+    def object(self, s: dict, where: str) -> int:
+        props = s.get("properties", {})
+        if not isinstance(props, dict):
+            raise ConstraintError(f"JSON schema: properties must be an object at {where}")
+        required = s.get("required", [])
+        if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+            raise ConstraintError(f"JSON schema: required must be an array of strings at {where}")
+        required = list(dict.fromkeys(required))
+        extra = s.get("additionalProperties", True)
+        min_p = _usize(s, "minProperties", where) or 0
+        max_p = _usize(s, "maxProperties", where)
+        if max_p is not None and (min_p > max_p or len(required) > max_p):
+            raise _Unsat("minProperties/required is greater than maxProperties")
+        pats = s.get("patternProperties", {})
+        if not isinstance(pats, dict):
+            raise ConstraintError(f"JSON schema: patternProperties must be an object at {where}")
+        # pattern keys: JSON-quoted search regexes (disjoint, as llguidance requires)
+        pat_keys = []
+        for p in pats:
+            tree = _search_tree(p)
+            es_p = D.ExprSet()
+            pat_keys.append((p, self.quoted(tree), (es_p, D.compile_tree(es_p, tree))))
+        for i, (p1, k1, _) in enumerate(pat_keys):
+            for p2, k2, _ in pat_keys[i + 1:]:
+                if self.es.intersect(k1, k2, INTERSECTION_BUDGET) != D.NOTHING:
+                    raise ConstraintError(f"JSON schema: patternProperties /{p1}/ and /{p2}/ are not disjoint at {where}")
+
+        def matching(name: str) -> list:
+            out = []
+            for p, _, (es_p, e) in pat_keys:
+                for b in name.encode("utf-8", "surrogatepass"):
+                    e = es_p.derive(e, b)
+                if es_p.nullable[e]:
+                    out.append(p)
+            return out
+
+        named, taken = [], []
+        for name in list(props) + [r for r in required if r not in props]:
+            hits = matching(name)
+            if name in props:
+                sub = props[name]
+                if any(pats[p] not in (True, {}) for p in hits):
+                    raise UnsupportedFeatureError(
+                        "JSON Schema property also matched by a patternProperties pattern", f"at {where}/{name}")
+            else:
+                sub = pats[hits[0]] if hits else extra
+            quoted = json.dumps(name, ensure_ascii=False).encode()
+            taken.append((quoted, hits))
+            is_req = name in required
+            try:
+                v = self.value(sub, f"{where}/properties/{name}")
+            except _Unsat:
+                if is_req:
+                    raise
+                continue
+            named.append((self.lexeme(self.es.literal(quoted)), v, is_req))
+        extras = []
+        for p, key, _ in pat_keys:
+            try:
+                v = self.value(pats[p], f"{where}/patternProperties/{p}")
+            except _Unsat:
+                continue
+            excluded = frozenset(q for q, hits in taken if p in hits)
+            extras.append((self.lexeme(self.es.minus_literals(key, excluded)), v))
+        try:
+            extra_value = self.value(extra, f"{where}/additionalProperties")
+        except _Unsat:
+            extra_value = None
+        if extra_value is not None:
+            if taken or pat_keys:
+                key = self.general_key([q for q, _ in taken], [k for _, k, _ in pat_keys], where)
+            else:
+                key = self.simple_string()
+            extras.append((key, extra_value))
+        n_req = sum(1 for *_, r in named if r)
+        n_opt = len(named) - n_req
+        min_x = max(min_p - n_req, 0)
+        max_x = None if max_p is None else max(max_p - n_req, 0)
+        if n_opt and (min_x > 0 or max_x is not None):
+            # llguidance: only "at most one" / "at least one" / "exactly one" of the optional
+            # properties, and only without additional properties
+            if not (min_x <= 1 and (1 if max_x is None else max_x) == 1 and extra is False and not pats):
+                raise UnsupportedFeatureError(
+                    "JSON Schema minProperties/maxProperties with optional properties",
+                    f"at {where}; llguidance rejects it too unless all named properties are required")
+            items = [(self.seq(k, self.colon, v), r) for k, v, r in named]
+            options = []
+            for idx, (_, r) in enumerate(items):
+                if r:
+                    continue
+                if max_x == 1:
+                    options.append([(it, True) for j, (it, rr) in enumerate(items) if j == idx or rr])
+                else:
+                    options.append([(it, rr or j == idx) for j, (it, rr) in enumerate(items)])
+            if max_x == 1 and min_x == 0:
+                options.append([(it, True) for it, rr in items if rr])
+            return self.es.alt([self.fields(o) for o in options])
+        return self.object_of(named, extras, min_x, max_x)
+
+    def constants(self, s: dict, kw: str, where: str) -> int:
+        values = [s[kw]] if kw == "const" else s[kw]
+        if not isinstance(values, list):
+            raise ConstraintError(f"JSON schema: enum must be an array at {where}")
+        types = s.get("type")
+        if isinstance(types, str):
+            types = [types]
+        options = []
+        checks = set(s) & (_CONST_SIBLINGS - {"type"})
+        for v in values:
+            if types is not None and not any(_has_type(v, t) for t in types):
+                continue
+            if checks and not self.constant_fits(v, s, checks, where):
+                continue
+            as_int = types is not None and "integer" in types and "number" not in types
+            options.append(lambda v=v, i=as_int: self.constant(v, i, where))
+        if not options:
+            raise _Unsat("no enum value has the schema's type")
+        return self.first_satisfiable(options)
+
+    def constant_fits(self, v, s: dict, checks: set, where: str) -> bool:
+        """Whether the constant `v` satisfies the string/number keywords next to it (what
+        llguidance's intersection of the constant with its sibling keywords keeps)."""
+        if isinstance(v, str):
+            if not checks & {"minLength", "maxLength", "pattern", "format"}:
+                return True
+            lo = _usize(s, "minLength", where) or 0
+            hi = _usize(s, "maxLength", where)
+            if len(v) < lo or hi is not None and len(v) > hi:
+                return False
+            trees = []
+            if "pattern" in s:
+                trees.append(_search_tree(s["pattern"]))
+            if "format" in s:
+                if s["format"] not in FORMATS:
+                    raise ConstraintError(f"JSON schema: unknown format {s['format']!r} at {where}")
+                trees.append(R.parse(FORMATS[s["format"]]))
+            data = v.encode("utf-8", "surrogatepass")
+            for t in trees:
+                es = D.ExprSet()
+                e = D.compile_tree(es, t)
+                for b in data:
+                    e = es.derive(e, b)
+                if not es.nullable[e]:
+                    return False
+            return True
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            (lo, xlo), (hi, xhi) = _bounds(s)
+            if lo is not None and (v < lo or v == lo and xlo) or hi is not None and (v > hi or v == hi and xhi):
+                return False
+            if "multipleOf" in s:
+                text = self.constant_text(v, False, where)
+                try:
+                    self.multiple_of(self.es.literal(text.encode()), s, where)
+                except _Unsat:
+                    return False
+            return True
+        if isinstance(v, (list, dict)):
+            raise UnsupportedFeatureError("JSON Schema const/enum arrays or objects next to other keywords",
+                                          f"at {where}")
+        return True
+
+    def constant_text(self, v, as_int: bool, where: str) -> str:
+        if isinstance(v, int) or (as_int and isinstance(v, float) and v.is_integer()):
+            if abs(v) >= 2 ** 63:
+                raise UnsupportedFeatureError("JSON Schema numeric const beyond 64 bits", f"at {where}")
+            return str(int(v))
+        if math.isinf(v) or math.isnan(v):
+            raise ConstraintError(f"JSON schema: const {v} is not a JSON number at {where}")
+        text = str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
+        if "e" in text or "inf" in text:
+            raise UnsupportedFeatureError("JSON Schema numeric const written with an exponent", f"at {where}")
+        return text
+
+    def constant(self, v, as_int: bool, where: str) -> int:
+        if v is None:
+            return self.lit("null")
+        if isinstance(v, bool):
+            return self.lit("true" if v else "false")
+        if isinstance(v, (int, float)):
+            return self.lexeme(self.es.literal(self.constant_text(v, as_int, where).encode()))
+        if isinstance(v, str):
+            return self.string_lexeme(_lit_tree(v))
+        if isinstance(v, list):
+            items = [self.constant(x, False, where) for x in v]
+            return self.array_of(items, None, len(items), len(items))
+        if isinstance(v, dict):
+            named = [(self.lexeme(self.es.literal(json.dumps(k, ensure_ascii=False).encode())),
+                      self.constant(x, False, where), True) for k, x in v.items()]
+            return self.object_of(named, [])
+        raise ConstraintError(f"JSON schema: const of type {type(v).__name__} at {where}")
+
+    def ref(self, uri, where: str) -> int:
+        if not isinstance(uri, str):
+            raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
+        if uri != "#" and not uri.startswith("#/"):
+            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
+        pointer = unquote(uri[1:])
+        hit = self.rules.get(pointer)
+        if hit is None:
+            target = self.resolve(uri, where)
+            k, ref = self.es.new_rule(False)
+            hit = self.rules[pointer] = (k, ref)
+            self.pending.append((k, target, uri))
+        return hit[1]
+
+    def finish(self, top: int) -> int:
+        while self.pending:
+            k, target, uri = self.pending.pop()
+            try:
+                body = self.value(target, uri)
+            except _Unsat as e:
+                raise ConstraintError(f"JSON schema: $ref {uri!r} is unsatisfiable ({e})") from None
+            self.es.set_rule(k, body)
+        self.es.check_rules()
+        return self.es.strip_leading(top, self.ws_mask)
+
+
+def _same_schema(a, b, where: str):
+    """The intersection of two property schemas, where it is one of them."""
+    if a is True or a == {}:
+        return b
+    if b is True or b == {} or a == b:
+        return a
+    if a is False or b is False:
+        return False
+    raise UnsupportedFeatureError("JSON Schema allOf naming the same property with different schemas", f"at {where}")
+
+
+def _disjoint(a, b) -> bool:
+    """Whether no JSON value matches both schemas (a sound, partial check)."""
+    if a is False or b is False:
+        return True
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return False
+    if set(a) & {"$ref", "anyOf", "oneOf", "allOf", "enum"} or set(b) & {"$ref", "anyOf", "oneOf", "allOf", "enum"}:
+        return False
+    kind = lambda s: {"integer": "number"}.get(s.get("type"), s.get("type"))  # noqa: E731
+    ta, tb = kind(a), kind(b)
+    if isinstance(ta, str) and isinstance(tb, str) and ta != tb:
+        return True
+    if "const" in a and "const" in b:
+        ca, cb = a["const"], b["const"]
+        return isinstance(ca, str) and isinstance(cb, str) and ca != cb
+    if ta == tb == "object":
+        pa, pb = a.get("properties", {}), b.get("properties", {})
+        ra, rb = a.get("required", []), b.get("required", [])
+        if not all(isinstance(x, dict) for x in (pa, pb)) or not all(isinstance(x, list) for x in (ra, rb)):
+            return False
+        for key in list(ra) + list(rb):
+            if not isinstance(key, str):
+                return False
+            sa = pa.get(key, a.get("additionalProperties", True))
+            sb = pb.get(key, b.get("additionalProperties", True))
+            if _disjoint(sa, sb):
+                return True
+    return False
+
+
+def _decimal(f: float) -> tuple:
+    """multipleOf as (coef, exp), coef * 10^-exp, found as llguidance does (with the same
+    floating-point steps)."""
+    exp = 0
+    while f != math.floor(f):
+        f *= 10.0
+        exp += 1
+        if exp > 30:
+            break
+    if f > 2 ** 32 - 1:
+        raise ConstraintError(f"JSON schema: multipleOf has too many digits ({f})")
+    coef = int(f)
+    while exp > 0 and coef % 10 == 0:
+        coef //= 10
+        exp -= 1
+    return coef, exp
+
+
+def _has_type(v, t: str) -> bool:
+    if t == "null":
+        return v is None
+    if t == "boolean":
+        return isinstance(v, bool)
+    if t == "integer":
+        return not isinstance(v, bool) and (isinstance(v, int) or isinstance(v, float) and v.is_integer())
+    if t == "number":
+        return not isinstance(v, bool) and isinstance(v, (int, float))
+    if t == "string":
+        return isinstance(v, str)
+    if t == "array":
+        return isinstance(v, list)
+    if t == "object":
+        return isinstance(v, dict)
+    raise ConstraintError(f"JSON schema: invalid type {t!r}")
+
+
+def _usize(s: dict, key: str, where: str):
+    v = s.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ConstraintError(f"JSON schema: {key} must be a non-negative integer at {where}, got {json.dumps(v)[:40]}")
+    return v
+
+
+def compile_schema(schema) -> tuple:
+    """(ExprSet, start expression) of the JSON texts `schema` allows."""
+    options: dict = {}
+    if isinstance(schema, dict) and "x-guidance" in schema:
+        options = schema["x-guidance"]
+        schema = {k: v for k, v in schema.items() if k != "x-guidance"}
+        if not isinstance(options, dict):
+            raise ConstraintError("JSON schema: x-guidance must be an object")
+        defaults = {"item_separator": ",", "key_separator": ":", "whitespace_pattern": None, "lenient": False,
+                    "json_allowed_escapes": None, "json_allow_general_unicode_escapes": False}
+        for k, v in options.items():
+            if k in ("whitespace_flexible", "coerce_one_of"):
+                if not isinstance(v, bool):
+                    raise ConstraintError(f"JSON schema: x-guidance {k} must be a boolean")
+            elif k not in defaults:
+                raise ConstraintError(f"JSON schema: unknown x-guidance option {k!r}")
+            elif v != defaults[k] and not (k == "json_allowed_escapes" and v == 'nrbtf\\"u'):
+                raise UnsupportedFeatureError(f"JSON Schema x-guidance option {k}={v!r}",
+                                              "only whitespace_flexible and coerce_one_of are implemented")
+    c = _Compiler(schema, options.get("whitespace_flexible", True), options.get("coerce_one_of", False))
+    try:
+        top = c.value(schema, "#")
+        return c.es, c.finish(top)
+    except _Unsat as e:
+        raise ConstraintError(f"JSON schema is unsatisfiable: {e}") from None
+    except RecursionError:
+        raise UnsupportedFeatureError("JSON schemas nested this deeply") from None

@@ -1,0 +1,394 @@
+"""anytok.constrain.json_schema and .grammar against llguidance 1.9.1: the same masks, step by step.
+
+As in test_constrain.py: a seeded random walk samples an allowed token (preferring tokens that
+are not only whitespace, and often ones with JSON punctuation, so that walks get through
+strings and objects and sometimes reach the end), consumes it in anytok's matcher and in
+llguidance's `LLMatcher` (default JSON Schema settings), and compares at every step the mask,
+the forced tokens, accepting and stopped states and a random probe token; then rolls back and
+replays.  Invalid schemas get a `ConstraintError`, features anytok lacks an
+`UnsupportedFeatureError` naming them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+
+import pytest
+
+from llguidance import LLMatcher
+
+from anytok import constrain
+from anytok.constrain.tokens import TokenTrie
+from test_constrain import _ids, _lltokenizer, _ref_mask, anytok_encoding
+
+SCHEMAS = [
+    {"type": "integer"},
+    {"type": "number"},
+    {"type": "string"},
+    {"type": "boolean"},
+    {},
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]},
+    {"type": "object", "properties": {"name": {"type": "string", "maxLength": 10},
+                                      "age": {"type": "integer", "minimum": 0, "maximum": 150}},
+     "required": ["name", "age"], "additionalProperties": False},
+    {"type": "object", "properties": {"x": {"type": "object", "properties": {
+        "y": {"type": "array", "items": {"type": "integer"}}}, "required": ["y"]}},
+     "required": ["x"], "additionalProperties": False},
+    {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 4},
+    {"type": "array", "items": {"type": "integer", "minimum": -20, "maximum": 2000}, "minItems": 1},
+    {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": {"type": "null"}},
+    {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "boolean"}], "items": False},
+    {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "boolean"}, "minItems": 2},
+    {"enum": ["red", "green", "blue", None, 42]},
+    {"const": {"a": [1, "x", True]}},
+    {"type": "string", "enum": ["a\nb", 'q"', "c", 1]},
+    {"type": "integer", "minimum": -5, "maximum": 5},
+    {"type": "integer", "exclusiveMinimum": 100},
+    {"type": "integer", "maximum": -7},
+    {"type": "integer", "minimum": 13, "maximum": 987654},
+    {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3,5}$"},
+    {"type": "string", "pattern": "ab+c"},
+    {"type": "string", "pattern": "^\\d+(\\.\\d\\d)?$"},
+    {"type": "string", "format": "date"},
+    {"type": "string", "format": "date-time"},
+    {"type": "string", "format": "uuid"},
+    {"type": "string", "format": "ipv4"},
+    {"type": "string", "format": "hostname"},
+    {"type": "string", "minLength": 3, "maxLength": 6},
+    {"$ref": "#/$defs/node", "$defs": {"node": {"type": "object", "properties": {
+        "v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+        "required": ["v"], "additionalProperties": False}}},
+    {"type": "object", "properties": {"p": {"$ref": "#/definitions/pt"}, "q": {"$ref": "#/definitions/pt"}},
+     "definitions": {"pt": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}}},
+    {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "array", "items": {"type": "boolean"}}]},
+    {"anyOf": [
+        {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
+         "required": ["kind", "x"], "additionalProperties": False},
+        {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}},
+         "required": ["kind"], "additionalProperties": False}]},
+    {"oneOf": [{"type": "string"}, {"type": "null"}]},
+    {"x-guidance": {"whitespace_flexible": False, "coerce_one_of": True},
+     "type": "object", "properties": {"n": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+                                      "l": {"type": "array", "items": {"type": "string"}}}},
+    {"type": ["string", "null"]},
+    {"type": "object", "additionalProperties": {"type": "integer"}},
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+    {"type": "object", "properties": {"id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"},
+                                                                         "maxItems": 3}, "meta": {}},
+     "required": ["id"]},
+    {"type": "object", "properties": {"é": {"type": "string"}, 'a"b': {"type": "boolean"}}, "required": ["é"]},
+    {"type": "object", "properties": {"o1": {"type": "integer"}, "o2": {"type": "integer"}, "o3": {"type": "null"}},
+     "additionalProperties": False},
+    {"allOf": [{"type": "object", "properties": {"z": {"type": "number"}}, "title": "z"}]},
+    {"type": "object", "properties": {"k": {"type": "string"}}, "required": ["k"],
+     "anyOf": [{"properties": {"x": {"type": "integer"}}, "required": ["x"]},
+               {"properties": {"y": {"type": "boolean"}}, "required": ["y"]}]},
+    {"allOf": [{"$ref": "#/$defs/A"}, {"properties": {"b": {"type": "integer"}}, "required": ["b"]}],
+     "properties": {"q": {"type": "null"}},
+     "$defs": {"A": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}},
+    {"type": "object", "properties": {"a": False, "b": {"type": "integer"}}},
+    {"type": "number", "minimum": -2.5, "exclusiveMaximum": 100},
+    {"type": "array", "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 1.25}},
+    {"properties": {"a": {"type": "integer"}}, "minimum": 3, "maxLength": 4},
+    {"type": "integer", "minimum": 1.5, "exclusiveMaximum": 1000000},
+    {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z][a-z]+$",
+                                               "minLength": 2, "maxLength": 5},
+                                      "ip": {"type": "string", "format": "ipv4", "pattern": "^10\\."}},
+     "required": ["code", "ip"]},
+    {"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 2, "maxProperties": 3},
+    {"type": "array", "items": {"type": "string", "pattern": "^[\\x00-\\x1f]?[^\\n]{0,3}$"}},
+    {"type": "array", "items": {"type": "string", "format": "email"}, "maxItems": 2},
+    {"type": "string", "format": "duration"},
+    {"type": "array", "items": {"type": "integer", "multipleOf": 7, "maximum": 500}},
+    {"type": "number", "multipleOf": 0.25, "exclusiveMinimum": -3, "maximum": 1000},
+    {"type": "object", "properties": {"x": {"type": "integer"}},
+     "patternProperties": {"^a": {"type": "integer"}, "^b": {"type": "string"}}, "additionalProperties": False},
+    {"type": "object", "required": ["a1", "zz"], "patternProperties": {"^a": {"type": "boolean"}},
+     "additionalProperties": {"type": "null"}},
+    {"type": "array", "items": {"enum": ["ab", "abcd", "x\ny", "é", 1, 2.5, 7, 0.75], "maxLength": 3,
+                                "multipleOf": 0.25}},
+    {"type": "object", "properties": {"home": {"type": "string", "format": "uri"},
+                                      "addr": {"type": "string", "format": "ipv6"}}, "required": ["home", "addr"]},
+    {"oneOf": [{"type": "object", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+                "required": ["kind", "r"]},
+               {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "number"}},
+                "required": ["kind"], "additionalProperties": False}]},
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}, "c": {"type": "null"}},
+     "additionalProperties": False, "minProperties": 1},
+    {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {
+        "k": {"type": "string"}}, "required": ["k"]}]}, "maxItems": 5},
+    True,
+]
+
+# Lark grammars (the subset anytok implements).
+GRAMMARS = [
+    'start: "yes" | "no"\n',
+    'start: greeting " " NAME "!"\ngreeting: "hello" | "hi"\nNAME: /[A-Z][a-z]+/\n',
+    'start: expr\nexpr: term (("+" | "-") term)*\nterm: factor (("*" | "/") factor)*\n'
+    'factor: NUMBER | "(" expr ")"\nNUMBER: /[0-9]+/\n%ignore /[ \\t]+/\n',
+    'start: "[" [item ("," item)*] "]"\nitem: NUMBER | STRING | start\nNUMBER: /-?[0-9]+(\\.[0-9]+)?/\n'
+    'STRING: /"[^"\\\\]*"/\n%ignore /[ \\n]+/\n',
+    '// comment\nstart: a ~ 2..3 b?\na: "ab"i\nb: "c" | DIGITS\nDIGITS: /[0-9]{2,}/\n',
+    'start: "x" start "y" | "z"\n',
+    '%import common.WS\n%import common.SIGNED_NUMBER -> NUM\n%import common (ESCAPED_STRING, CNAME)\n'
+    '%ignore WS\nstart: pair ("," pair)*\npair: CNAME "=" (NUM | ESCAPED_STRING)\n',
+    '%import common.C_COMMENT\n%import common.WS_INLINE\n%ignore C_COMMENT\n%ignore WS_INLINE\n'
+    'start: "x" (";" "x")*\n',
+]
+
+TOKENIZERS = ["cl100k_base", "o200k_base", "llama3"]
+# every schema on cl100k_base, every 3rd on o200k_base and on Llama 3 (different ones)
+WALKS = [(name, k) for name, ks in zip(TOKENIZERS, (range(len(SCHEMAS)), range(0, len(SCHEMAS), 3),
+                                                     range(1, len(SCHEMAS), 3))) for k in ks]
+STEPS = 24
+
+
+@functools.lru_cache(maxsize=None)
+def _token_kinds(name: str):
+    """(ids that are only JSON whitespace, ids containing JSON punctuation)."""
+    tb = TokenTrie.of(anytok_encoding(name)).token_bytes
+    ws = frozenset(t for t, b in tb.items() if not b.strip(b" \t\r\n"))
+    punct = frozenset(t for t, b in tb.items() if any(c in b for c in b'",:{}[]'))
+    return ws, punct
+
+
+def _pick(rng, name, allowed, eos):
+    ws, punct = _token_kinds(name)
+    ordinary = [t for t in allowed if t != eos] if allowed[-1] == eos or eos in allowed[:1] else allowed
+    if not ordinary or rng.random() < 0.03:
+        return rng.choice(allowed)
+    want_punct = rng.random() < 0.5
+    t = ordinary[0]
+    for _ in range(30):  # rejection sampling: cheap even when 200k tokens are allowed
+        t = rng.choice(ordinary)
+        if t not in ws and (not want_punct or t in punct):
+            break
+    return t
+
+
+def _check_same(name, label, step, ours, ref, rng):
+    """As test_constrain's, comparing allowed() with the mask only on the first step (it is
+    derived from the mask; the full comparison costs more than the rest of a step)."""
+    mask = ours.mask()
+    ref_mask = _ref_mask(name, ref)
+    if mask != ref_mask:
+        enc = anytok_encoding(name)
+        a, b = set(_ids(mask)), set(_ids(ref_mask))
+        show = lambda ids: [enc.decode([t]) for t in sorted(ids)[:8]]
+        raise AssertionError(f"{name} {label} step {step}: anytok only {show(a - b)}, llguidance only {show(b - a)}")
+    if step == 0:
+        assert ours.allowed() == _ids(mask)
+    assert ours.forced() == ref.compute_ff_tokens(), (name, label, step)
+    assert ours.is_accepting() == ref.is_accepting(), (name, label, step)
+    assert ours.is_stopped() == ref.is_stopped(), (name, label, step)
+    probe = rng.randrange(anytok_encoding(name).n_vocab)
+    copy = ref.deep_copy()
+    before = ours.num_tokens
+    assert ours.consume(probe) == copy.consume_token(probe), (name, label, step, probe)
+    ours.rollback(ours.num_tokens - before)
+    return mask
+
+
+def _walk(name, label, ours, ref, steps, seed):
+    rng = random.Random(seed)
+    eos = _lltokenizer(name).eos_token
+    masks, tokens = [], []
+    for step in range(steps):
+        masks.append(_check_same(name, label, step, ours, ref, rng))
+        token = _pick(rng, name, ours.allowed(), eos)
+        assert ours.consume(token) and ref.consume_token(token), (label, step, token, ref.get_error())
+        tokens.append(token)
+        if ours.is_stopped():
+            break
+    final = _check_same(name, label, len(tokens), ours, ref, rng)
+    k = min(3, ours.num_tokens)
+    ours.rollback(k)
+    assert ref.rollback(k)
+    n = ours.num_tokens
+    for i in range(n, n + k):
+        assert ours.mask() == masks[i] == _ref_mask(name, ref)
+        assert ours.consume(tokens[i]) and ref.consume_token(tokens[i])
+    assert ours.mask() == final == _ref_mask(name, ref)
+    assert not ref.is_error()
+
+
+@pytest.mark.parametrize("name,k", WALKS, ids=[f"{n}-{k}" for n, k in WALKS])
+def test_json_schema_walk_matches_llguidance(name, k):
+    schema = SCHEMAS[k]
+    label = json.dumps(schema)[:100]
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(json.dumps(schema) if k % 2 else schema).matcher(anytok_encoding(name))
+    _walk(name, label, ours, ref, STEPS, f"{name}|{k}")
+
+
+@pytest.mark.parametrize("k", range(len(GRAMMARS)))
+def test_grammar_walk_matches_llguidance(k):
+    text = GRAMMARS[k]
+    for name in TOKENIZERS[:2]:
+        ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark(text), log_level=0)
+        assert not ref.is_error(), ref.get_error()
+        _walk(name, text[:60], constrain.grammar(text).matcher(anytok_encoding(name)), ref, STEPS, f"{name}|g{k}")
+
+
+def _accepts(constraint, text: str) -> str:
+    """'yes' if `text` is complete, 'prefix' if it can continue, 'no' otherwise (byte by byte
+    through cl100k_base's single-byte tokens)."""
+    enc = anytok_encoding("cl100k_base")
+    byte_token = {b[0]: t for t, b in TokenTrie.of(enc).token_bytes.items() if len(b) == 1}
+    m = constraint.matcher(enc)
+    for b in text.encode():
+        if not m.consume(byte_token[b]):
+            return "no"
+    return "yes" if m.is_accepting() else "prefix"
+
+
+# (schema, text, expected): llguidance's defaults, spelled out (and checked against llguidance).
+DEFAULTS = [
+    ({"type": "object"}, ' {"a": 1}', "no"),  # no whitespace before the value...
+    ({"type": "object"}, '{"a": 1} ', "no"),  # ...nor after it
+    ({"type": "object"}, '{\n\t"a" :[ 1 , 2 ]\r}', "yes"),  # JSON whitespace between lexemes
+    ({"properties": {"a": {}, "b": {}}}, '{"b": 1, "a": 2}', "no"),  # properties in schema order
+    ({"properties": {"a": {}}}, '{"a": 1, "c": {"d": [null]}}', "yes"),  # additional properties: any value
+    ({"properties": {"a": {}}}, '{"a": 1, "a": 2}', "no"),  # a named property at most once
+    ({"properties": {"a": {}}}, '{"\\u0061": 1}', "yes"),  # ...but an escaped spelling is another key
+    ({"type": "string"}, '"\\u0041"', "no"),  # \u escapes only for control characters
+    ({"type": "string"}, '"\\u001f\\n\\u000A"', "yes"),
+    ({"type": "string"}, '"\\/"', "no"),
+    ({"type": "string"}, '"\x7f"', "no"),
+    ({"type": "integer"}, "-0", "yes"),
+    ({"type": "integer"}, "01", "no"),
+    ({"type": "integer", "minimum": 0}, "-0", "no"),
+    ({"type": "number"}, "-0.5E+03", "yes"),
+    ({"type": "number"}, ".5", "no"),
+    ({"type": "string", "minLength": 2, "maxLength": 2}, '"\\n\\t"', "yes"),  # lengths count escapes as one
+    ({"type": "string", "pattern": "a[0-9]"}, '"xa1y"', "yes"),  # patterns are searched for
+    ({"type": "string", "pattern": "^a\\d$"}, '"a\u0661"', "no"),  # \d is ASCII
+    ({"const": 1.0}, "1.0", "no"),
+    ({"type": "string", "pattern": "^[\\x00-\\x1f]$"}, '"\\\\"', "yes"),  # llguidance's quoting of all controls
+    ({"enum": [[1, 2]]}, "[1, 2]", "yes"),
+]
+
+
+@pytest.mark.parametrize("schema,text,expected", DEFAULTS, ids=[t for _, t, _ in DEFAULTS])
+def test_json_defaults_as_llguidance(schema, text, expected):
+    assert _accepts(constrain.json_schema(schema), text) == expected
+    ref = LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    enc = anytok_encoding("cl100k_base")
+    byte_token = {b[0]: t for t, b in TokenTrie.of(enc).token_bytes.items() if len(b) == 1}
+    got = "yes"
+    for b in text.encode():
+        if not ref.consume_token(byte_token[b]):
+            got = "no"
+            break
+    else:
+        got = "yes" if ref.is_accepting() else "prefix"
+    assert got == expected
+
+
+# Schemas llguidance rejects: anytok raises ConstraintError (never UnsupportedFeatureError).
+INVALID = [
+    False,
+    {"type": "integer", "minimum": 5, "maximum": 3},
+    {"type": "strin"},
+    {"type": "string", "format": "no-such-format"},
+    {"type": "array", "x-guidance": {"no_such_option": 1}},
+    {"$ref": "#/$defs/missing"},
+    {"type": "array", "minItems": -1},
+    {"type": "string", "minLength": 3, "maxLength": 1},
+    {"type": "string", "pattern": "^a$", "minLength": 2},
+    {"type": "object", "patternProperties": {"^a": {}, "b": {}}},
+    {"type": "object", "properties": {"a": False}, "required": ["a"]},
+]
+
+
+@pytest.mark.parametrize("schema", INVALID, ids=[json.dumps(s) for s in INVALID])
+def test_invalid_schema_rejected(schema):
+    assert LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0).is_error()
+    with pytest.raises(constrain.ConstraintError) as info:
+        constrain.json_schema(schema)
+    assert not isinstance(info.value, constrain.UnsupportedFeatureError)
+
+
+# Valid for llguidance (or rejected by both), not implemented by anytok: a named error.
+UNSUPPORTED = [
+    ({"type": "array", "uniqueItems": True}, "uniqueItems"),
+    ({"not": {"type": "string"}}, "not"),
+    ({"type": "integer", "multipleOf": 0}, "multipleOf"),
+    ({"type": "number", "const": 1e300}, "exponent"),
+    ({"type": "object", "properties": {"ax": {"type": "integer"}},
+      "patternProperties": {"^a": {"type": "number"}}}, "patternProperties"),
+    ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),
+    ({"type": "string", "pattern": "a", "maxLength": 100000}, "intersection"),
+    ({"allOf": [{"type": "string", "minLength": 1}, {"maxLength": 3}]}, "allOf"),
+    ({"type": "string", "anyOf": [{"minLength": 2}, {"pattern": "x"}]}, "anyOf"),
+    ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf"),
+    ({"$ref": "https://example.com/s.json"}, "$ref"),
+    ({"type": "array", "x-guidance": {"item_separator": ", "}}, "x-guidance"),
+]
+
+
+@pytest.mark.parametrize("schema,feature", UNSUPPORTED, ids=[f for _, f in UNSUPPORTED])
+def test_unsupported_schema_features_named(schema, feature):
+    with pytest.raises(constrain.UnsupportedFeatureError) as info:
+        constrain.json_schema(schema)
+    assert feature in str(info.value) and isinstance(info.value, NotImplementedError)
+
+
+def test_json_schema_api():
+    with pytest.raises(constrain.ConstraintError):
+        constrain.json_schema("{not json")
+    with pytest.raises(constrain.ConstraintError):
+        constrain.json_schema("[1, 2]")
+    enc = anytok_encoding("cl100k_base")
+    m = constrain.json_schema({"type": "object", "properties": {"ok": {"type": "boolean"}},
+                               "required": ["ok"], "additionalProperties": False}).matcher(enc)
+    assert m.allowed() == enc.encode("{")[:1] or set(m.allowed()) >= {enc.encode("{")[0]}
+    for t in enc.encode('{"ok": true}'):
+        assert m.consume(t)
+    assert m.is_accepting() and enc.eot_token in m.allowed()
+    assert m.consume(enc.eot_token) and m.is_stopped()
+
+
+# Grammars: malformed -> GrammarSyntaxError (llguidance rejects them too); valid for llguidance
+# but outside anytok's subset or not provably equal under greedy lexing -> UnsupportedFeatureError.
+BAD_GRAMMARS = [
+    ('start: "a" (', constrain.GrammarSyntaxError),
+    ("start: foo\n", constrain.GrammarSyntaxError),
+    ('start: A\nA: "a"\nA: "b"\n', constrain.GrammarSyntaxError),
+]
+UNSUPPORTED_GRAMMARS = [
+    ('start: list\nlist: list "," item | item\nitem: /[0-9]+/\n', "left-recursive"),
+    ("start: A B\nA: /a+/\nB: /a/\n", "same string"),
+    ('start: x | y\nx: "true"\ny: /[a-z]+/\n', "same string"),
+    ('start: A "b"\nA: /a[a-z]*/\n', "greedy lexing"),
+    ('start: %json {"type": "integer"}\n', "%json"),
+    ('start: "a"\n%llguidance {}\n', "%llguidance"),
+    ('start: <|endoftext|>\n', "special tokens"),
+]
+
+
+@pytest.mark.parametrize("text,error", BAD_GRAMMARS, ids=[t for t, _ in BAD_GRAMMARS])
+def test_malformed_grammar_rejected(text, error):
+    assert LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text), log_level=0).is_error()
+    with pytest.raises(error):
+        constrain.grammar(text)
+
+
+@pytest.mark.parametrize("text,feature", UNSUPPORTED_GRAMMARS, ids=[f for _, f in UNSUPPORTED_GRAMMARS])
+def test_unsupported_grammar_features_named(text, feature):
+    with pytest.raises(constrain.UnsupportedFeatureError, match=feature):
+        constrain.grammar(text)
+
+
+def test_greedy_lexing_quirk_is_why():
+    """llguidance's lexer is greedy: `A: /a+/` eats every `a`, so `start: A B` never completes —
+    the reason anytok refuses grammars where that can happen."""
+    text = "start: A B\nA: /a+/\nB: /a/\n"
+    ref = LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
+    enc = anytok_encoding("cl100k_base")
+    byte_token = {b[0]: t for t, b in TokenTrie.of(enc).token_bytes.items() if len(b) == 1}
+    assert ref.consume_token(byte_token[ord("a")]) and ref.consume_token(byte_token[ord("a")])
+    assert not ref.is_accepting()

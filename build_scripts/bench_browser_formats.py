@@ -454,13 +454,7 @@ def main(argv: list[str] | None = None, command: str | None = None) -> int:
     build(models, args.corpora)
     url = start_server()
     outside: list[str] = []
-
-    def guard(route) -> None:
-        if route.request.url.startswith("http://127.0.0.1:"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    guard = bench_common.guard_into(outside)
 
     speed: dict = {}
     corpora: dict = {}

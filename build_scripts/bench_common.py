@@ -41,6 +41,20 @@ CHROMIUM_ARGS = [
 ]
 
 
+def guard_into(outside: list[str]):
+    """A Playwright route handler that lets requests for 127.0.0.1 through and aborts any other,
+    appending its URL to `outside`."""
+
+    def guard(route) -> None:
+        if route.request.url.startswith("http://127.0.0.1:"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    return guard
+
+
 @contextlib.contextmanager
 def dist_page():
     """A headless Chromium page at web/dist/ (built, then served from 127.0.0.1 by serve_demo's
@@ -56,13 +70,7 @@ def dist_page():
     httpd = make_server(0, quiet=True)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     outside: list[str] = []
-
-    def guard(route) -> None:
-        if route.request.url.startswith("http://127.0.0.1:"):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
+    guard = guard_into(outside)
 
     try:
         with sync_playwright() as p:

@@ -72,6 +72,27 @@ def _pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+def timed_walk(ours, ref, steps: int, choose, label: str, stop_when_stopped: bool = True):
+    """Up to `steps` tokens (`choose(allowed)`, None ends the walk) consumed by both matchers; the
+    seconds of each mask, anytok's and llguidance's, checked equal on the way."""
+    times, ref_times = [], []
+    for _ in range(steps):
+        token = choose(ours.allowed())
+        if token is None:
+            break
+        assert ours.consume(token) and ref.consume_token(token)
+        t = time.perf_counter()
+        m = ours.mask()
+        times.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        r = ref.compute_bitmask()
+        ref_times.append(time.perf_counter() - t)
+        assert m == r, (label, len(times))
+        if stop_when_stopped and ours.is_stopped():
+            break
+    return times, ref_times
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--encoding", default="o200k_base")
@@ -107,21 +128,12 @@ def main() -> None:
         r0 = ref.compute_bitmask()
         ref_first = time.perf_counter() - t
         assert m0 == r0, pattern
-        times, ref_times = [], []
-        for _ in range(args.steps):
-            allowed = ours.allowed()
-            ordinary = [x for x in allowed if x != enc.eot_token]
-            if not ordinary:
-                break
-            token = rng.choice(ordinary)
-            assert ours.consume(token) and ref.consume_token(token)
-            t = time.perf_counter()
-            m = ours.mask()
-            times.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            r = ref.compute_bitmask()
-            ref_times.append(time.perf_counter() - t)
-            assert m == r, (pattern, len(times))
+
+        def ordinary(allowed):
+            tokens = [x for x in allowed if x != enc.eot_token]
+            return rng.choice(tokens) if tokens else None
+
+        times, ref_times = timed_walk(ours, ref, args.steps, ordinary, pattern, stop_when_stopped=False)
         ms = lambda x: f"{x * 1e3:.3f} ms"
         if times:
             print(f"| `{pattern}` | {len(times)} | {ms(first)} | {ms(statistics.median(times))} | "
@@ -170,21 +182,7 @@ def main() -> None:
         r0 = ref.compute_bitmask()
         ref_first = time.perf_counter() - t
         assert m0 == r0, label
-        times, ref_times = [], []
-        for _ in range(args.steps):
-            token = pick(rng, ours.allowed())
-            if token is None:
-                break
-            assert ours.consume(token) and ref.consume_token(token)
-            t = time.perf_counter()
-            m = ours.mask()
-            times.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            r = ref.compute_bitmask()
-            ref_times.append(time.perf_counter() - t)
-            assert m == r, (label, len(times))
-            if ours.is_stopped():
-                break
+        times, ref_times = timed_walk(ours, ref, args.steps, lambda allowed: pick(rng, allowed), label)
         ms = lambda x: f"{x * 1e3:.3f} ms"
         print(f"| {label} | {len(times)} | {ms(first)} | {ms(statistics.median(times))} | "
               f"{ms(_pct(times, 0.99))} | {ms(statistics.fmean(times))} | {ms(max(times))} | {ms(ref_first)} | "

@@ -21,7 +21,8 @@ from llguidance import LLMatcher
 
 from anytok import constrain
 from anytok.constrain.tokens import TokenTrie
-from test_constrain import _ids, _lltokenizer, _ref_mask, anytok_encoding
+from test_constrain import _lltokenizer, anytok_encoding
+from test_constrain import _walk as walk
 
 SCHEMAS = [
     {"type": "integer"},
@@ -168,50 +169,10 @@ def _pick(rng, name, allowed, eos):
     return t
 
 
-def _check_same(name, label, step, ours, ref, rng):
-    """As test_constrain's, comparing allowed() with the mask only on the first step (it is
-    derived from the mask; the full comparison costs more than the rest of a step)."""
-    mask = ours.mask()
-    ref_mask = _ref_mask(name, ref)
-    if mask != ref_mask:
-        enc = anytok_encoding(name)
-        a, b = set(_ids(mask)), set(_ids(ref_mask))
-        show = lambda ids: [enc.decode([t]) for t in sorted(ids)[:8]]
-        raise AssertionError(f"{name} {label} step {step}: anytok only {show(a - b)}, llguidance only {show(b - a)}")
-    if step == 0:
-        assert ours.allowed() == _ids(mask)
-    assert ours.forced() == ref.compute_ff_tokens(), (name, label, step)
-    assert ours.is_accepting() == ref.is_accepting(), (name, label, step)
-    assert ours.is_stopped() == ref.is_stopped(), (name, label, step)
-    probe = rng.randrange(anytok_encoding(name).n_vocab)
-    copy = ref.deep_copy()
-    before = ours.num_tokens
-    assert ours.consume(probe) == copy.consume_token(probe), (name, label, step, probe)
-    ours.rollback(ours.num_tokens - before)
-    return mask
-
-
 def _walk(name, label, ours, ref, steps, seed):
     rng = random.Random(seed)
     eos = _lltokenizer(name).eos_token
-    masks, tokens = [], []
-    for step in range(steps):
-        masks.append(_check_same(name, label, step, ours, ref, rng))
-        token = _pick(rng, name, ours.allowed(), eos)
-        assert ours.consume(token) and ref.consume_token(token), (label, step, token, ref.get_error())
-        tokens.append(token)
-        if ours.is_stopped():
-            break
-    final = _check_same(name, label, len(tokens), ours, ref, rng)
-    k = min(3, ours.num_tokens)
-    ours.rollback(k)
-    assert ref.rollback(k)
-    n = ours.num_tokens
-    for i in range(n, n + k):
-        assert ours.mask() == masks[i] == _ref_mask(name, ref)
-        assert ours.consume(tokens[i]) and ref.consume_token(tokens[i])
-    assert ours.mask() == final == _ref_mask(name, ref)
-    assert not ref.is_error()
+    walk(name, label, ours, ref, steps, rng, lambda allowed: _pick(rng, name, allowed, eos), full_allowed=False)
 
 
 @pytest.mark.parametrize("name,k", WALKS, ids=[f"{n}-{k}" for n, k in WALKS])

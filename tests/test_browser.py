@@ -275,6 +275,79 @@ def test_decode_of_invalid_utf8_and_a_bom_equals_native(shim, name):
     assert got["strict"] == "UnicodeDecodeError"
 
 
+def test_constrain_in_the_page_equals_native_masks(shim):
+    # tok.constrain in the worker (Pyodide's Python 3.14) gives native anytok.constrain's masks,
+    # which tests/test_constrain*.py hold equal to llguidance's, at every step of a walk; and a
+    # bad constraint rejects with the Python error.
+    import random
+
+    from anytok import constrain
+
+    load(shim, "o200k_base")
+    enc = anytok_encoding("o200k_base")
+    specs = [
+        ("regex", "(yes|no), [0-9]{1,3}!"),
+        ("jsonSchema", json.dumps({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
+                                   "n": {"type": "integer", "minimum": 0, "maximum": 99}},
+                                   "required": ["name", "n"], "additionalProperties": False})),
+        ("grammar", 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,4}/ | NUMBER\n%import common.NUMBER'),
+    ]
+    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}
+    for kind, spec in specs:
+        rng = random.Random(kind)
+        native = build[kind](spec).matcher(enc)
+        tokens = []
+        for _ in range(12):
+            allowed = [t for t in native.allowed() if t != enc.eot_token]
+            if not allowed:
+                break
+            tokens.append(rng.choice(allowed))
+            native.consume(tokens[-1])
+        got = shim.evaluate(
+            """async ([kind, spec, tokens]) => {
+                const tok = window.toks.o200k_base;
+                const m = await tok.constrain({ [kind]: spec });
+                const steps = [];
+                for (const t of tokens) {
+                    const mask = await m.mask();
+                    steps.push({ mask: Array.from(mask), allowed: (await m.allowed()).length, forced: await m.forced(),
+                                 ok: await m.consume(t) });
+                }
+                const end = { accepting: await m.isAccepting(), stopped: await m.isStopped(), mask: Array.from(await m.mask()) };
+                const left = await m.rollback(2);
+                const back = Array.from(await m.mask());
+                await m.free();
+                let freed;
+                try { await m.mask(); freed = null; } catch (e) { freed = e.message; }
+                return { steps, end, left, back, freed };
+            }""",
+            [kind, spec, tokens],
+        )
+        ref = build[kind](spec).matcher(enc)
+        for t, step in zip(tokens, got["steps"]):
+            words = list(memoryview(ref.mask()).cast("I"))
+            assert step["mask"] == words and step["allowed"] == len(ref.allowed()) and step["forced"] == ref.forced(), kind
+            assert step["ok"] and ref.consume(t)
+        assert got["end"] == {"accepting": ref.is_accepting(), "stopped": ref.is_stopped(),
+                              "mask": list(memoryview(ref.mask()).cast("I"))}, kind
+        ref.rollback(2)
+        assert got["left"] == len(tokens) - 2 and got["back"] == list(memoryview(ref.mask()).cast("I"))
+        assert "freed" in got["freed"]
+    errors = shim.evaluate(
+        """async () => {
+            const out = {};
+            for (const [k, spec] of [["regex", { regex: "(" }], ["schema", { jsonSchema: { type: "object", not: {} } }],
+                                     ["both", { regex: "a", grammar: "start: A" }]]) {
+                try { await window.toks.o200k_base.constrain(spec); out[k] = null; } catch (e) { out[k] = [e.name, e.pythonType]; }
+            }
+            return out;
+        }"""
+    )
+    assert errors["regex"] == ["AnyTokError", "RegexSyntaxError"]
+    assert errors["schema"] == ["AnyTokError", "UnsupportedFeatureError"]
+    assert errors["both"][0] == "TypeError"
+
+
 def test_optional_python_methods_are_exposed_when_present(shim):
     import anytok
 

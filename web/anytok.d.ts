@@ -114,6 +114,38 @@ export interface RuntimeInfo {
   /** Start-up time in the worker: Pyodide's boot, then installing and importing anytok. */
   pyodideMs: number;
   anytokMs: number;
+  /** Whether the stdlib, anytok and the glue ran from the .pyc build_web.py compiled. */
+  compiled: { stdlib: boolean; anytok: boolean; glue: boolean };
+  /** The start-up snapshot: made on this start, restored, or not used. */
+  snapshot: "made" | "restored" | "off" | "too big" | "failed";
+}
+
+/** What `tok.constrain` constrains the output to (exactly one). */
+export type ConstrainSpec =
+  | { regex: string; jsonSchema?: undefined; grammar?: undefined }
+  | { jsonSchema: object | boolean | string; regex?: undefined; grammar?: undefined }
+  | { grammar: string; regex?: undefined; jsonSchema?: undefined };
+
+/** A generation under a constraint (anytok.constrain, llguidance's semantics), in the worker. */
+export declare class Matcher {
+  /** The allowed tokens: bit (id % 32) of word (id >> 5), little-endian (llguidance's layout). */
+  mask(): Promise<Uint32Array>;
+  /** The allowed token ids, ascending. */
+  allowed(): Promise<number[]>;
+  /** Consume a token: false (and no change) if it is not allowed. */
+  consume(tokenId: number): Promise<boolean>;
+  /** The output so far is complete (end-of-sequence allowed). */
+  isAccepting(): Promise<boolean>;
+  /** The last consume left nothing but end-of-sequence possible. */
+  isStopped(): Promise<boolean>;
+  /** Tokens forced from here. */
+  forced(): Promise<number[]>;
+  /** Undo the last n consumed tokens; resolves to how many remain. */
+  rollback(n: number): Promise<number>;
+  /** Undo every consumed token. */
+  reset(): Promise<void>;
+  /** Drop the matcher's state in the worker. */
+  free(): Promise<void>;
 }
 
 /** What `AnyTok.train` trains: anytok.train's options (see the README's "Training"). */
@@ -254,6 +286,8 @@ export declare class AnyTok {
   decode(ids: ArrayLike<number>, options?: { errors?: "replace" | "strict" | "ignore" }): Promise<string>;
   /** This tokenizer as an anytok `.atok` file, e.g. a tokenizer.json converted for download. */
   toAtok(): Promise<Uint8Array>;
+  /** A token-mask matcher for constrained generation over this tokenizer. */
+  constrain(spec: ConstrainSpec, options?: { eosToken?: number }): Promise<Matcher>;
   /**
    * The token count if it is at most `limit`, else null (without encoding the rest).
    * Present when the loaded anytok has `count_till_limit` (every tokenizer kind).

@@ -629,6 +629,24 @@ export class AnyTok {
     return this.#call("decode", { ids: array, errors: options.errors ?? "replace" }, [array.buffer]);
   }
 
+  /**
+   * A token-mask matcher (anytok.constrain, llguidance's semantics) for this tokenizer:
+   * `await tok.constrain({ regex: "[0-9]{1,3}" })`, `({ jsonSchema: {...} or JSON text })` or
+   * `({ grammar: larkText })`; `eosToken` overrides the end-of-sequence token.  Its state lives in
+   * the worker; `free()` it when done.
+   */
+  async constrain(spec, { eosToken } = {}) {
+    const kinds = ["regex", "jsonSchema", "grammar"].filter((k) => spec?.[k] !== undefined);
+    if (kinds.length !== 1) throw new TypeError("anytok: constrain takes exactly one of { regex, jsonSchema, grammar }");
+    const kind = kinds[0];
+    let text = spec[kind];
+    if (kind === "jsonSchema" && typeof text !== "string") text = JSON.stringify(text);
+    if (typeof text !== "string") throw new TypeError(`anytok: constrain's ${kind} must be a string`);
+    if (eosToken !== undefined && !Number.isInteger(eosToken)) throw new TypeError("anytok: eosToken must be a token id");
+    const id = await this.#call("constrainNew", { kind, spec: text, eos: eosToken ?? null });
+    return new Matcher((op, arg) => this.#runtime.call("constrainCall", { matcher: id, op, arg }));
+  }
+
   /** Benchmarks only, not part of the API: empties the worker's cache of merged pieces (so
    *  that a timed call is not helped by an earlier one) and resolves to how many it held. */
   async _clearPieceCache() {
@@ -643,6 +661,62 @@ export class AnyTok {
    */
   async toAtok() {
     return this.#call("toAtok", {});
+  }
+}
+
+/** A generation under a constraint (made by `tok.constrain`); every method is one worker call. */
+export class Matcher {
+  #call;
+
+  constructor(call) {
+    this.#call = call;
+  }
+
+  /** The allowed tokens as a bitmask: bit (id % 32) of word (id >> 5), llguidance's layout. */
+  mask() {
+    return this.#call("mask");
+  }
+
+  /** The allowed token ids, ascending. */
+  async allowed() {
+    return Array.from(await this.#call("allowed"));
+  }
+
+  /** Consume a token: false (and no change) if it is not allowed. */
+  consume(tokenId) {
+    if (!Number.isInteger(tokenId) || tokenId < 0) return Promise.reject(new TypeError(`anytok: ${tokenId} is not a token id`));
+    return this.#call("consume", tokenId);
+  }
+
+  /** Whether the output so far is complete (end-of-sequence allowed). */
+  isAccepting() {
+    return this.#call("accepting");
+  }
+
+  /** Whether the last consume left nothing but end-of-sequence possible. */
+  isStopped() {
+    return this.#call("stopped");
+  }
+
+  /** Tokens forced from here (the only continuation). */
+  async forced() {
+    return Array.from(await this.#call("forced"));
+  }
+
+  /** Undo the last n consumed tokens; resolves to how many remain. */
+  rollback(n) {
+    if (!Number.isInteger(n) || n < 0) return Promise.reject(new TypeError("anytok: rollback takes a count >= 0"));
+    return this.#call("rollback", n);
+  }
+
+  /** Undo every consumed token. */
+  async reset() {
+    await this.#call("reset");
+  }
+
+  /** Drop the matcher's state in the worker; the matcher cannot be used afterwards. */
+  async free() {
+    await this.#call("free");
   }
 }
 

@@ -51,6 +51,22 @@ export async function usage(): Promise<void> {
   } catch (err) {
     if (err instanceof AnyTokError) console.log(err.pythonType, err.message);
   }
+  const m = await tok.constrain({ jsonSchema: { type: "object", properties: { a: { type: "integer" } } } });
+  const mask: Uint32Array = await m.mask();
+  const ok: boolean = await m.consume((await m.allowed())[0]);
+  const done: boolean = (await m.isAccepting()) || (await m.isStopped());
+  const forcedIds: number[] = await m.forced();
+  const left: number = await m.rollback(1);
+  await m.free();
+  const digits = await tok.constrain({ regex: "[0-9]+" }, { eosToken: 199999 });
+  const lark = await tok.constrain({ grammar: 'start: "yes" | "no"' });
+  void mask, ok, done, forcedIds, left, digits, lark;
+  const info = tok.runtimeInfo;
+  const started: string = info.snapshot;
+  const compiled: boolean = info.compiled.stdlib && info.compiled.anytok;
+  void started, compiled;
+  const fast = await AnyTok.load({ encoding: "o200k_base", snapshot: false, stdlibURL: null });
+  void fast;
   void n, plain, counts, pieces, names, all, other;
 }
 
@@ -67,4 +83,8 @@ export async function misuse(tok: AnyTok): Promise<void> {
   await AnyTok.train(["text"], { style: "hf" });
   // @ts-expect-error: unknown style
   await AnyTok.train(["text"], { vocabSize: 500, style: "sentencepiece" });
+  // @ts-expect-error: one constraint at a time
+  await tok.constrain({ regex: "a", grammar: "start: A" });
+  // @ts-expect-error: a regex is text
+  await tok.constrain({ regex: /a+/ });
 }

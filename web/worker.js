@@ -390,6 +390,24 @@ const OPS = {
       bytes.destroy();
     }
   },
+  async constrainNew({ key, kind, spec, eos }) {
+    const { glue } = await ready();
+    return [glue.constrain_new(key, kind, spec, eos ?? undefined)];
+  },
+  async constrainCall({ matcher, op, arg }) {
+    const { glue } = await ready();
+    const result = glue.constrain_call(matcher, op, arg ?? undefined);
+    if (op === "mask") {
+      // Little-endian 32-bit words, one bit per token id (llguidance's layout).
+      const words = new Uint32Array(bytesOf(result).buffer);
+      return [words, [words.buffer]];
+    }
+    if (op === "allowed" || op === "forced") {
+      const ids = int32s(result);
+      return [ids, [ids.buffer]];
+    }
+    return [result ?? null];
+  },
   async toAtok({ key }) {
     const { glue } = await ready();
     const data = bytesOf(glue.to_atok(key));

@@ -310,6 +310,62 @@ def decode_utf8(key: str, ids):
     return memoryview(tok.decode_bytes(_ints(ids)))
 
 
+# --- token masks (anytok.constrain) --------------------------------------------------------
+
+_constraints: dict = {}  # (kind, spec) -> Constraint, so that masks cached per state are reused
+_matchers: dict = {}     # matcher id -> Matcher
+_matcher_ids = iter(range(1, 1 << 62))
+
+
+def constrain_new(key: str, kind: str, spec: str, eos) -> int:
+    """A matcher of `kind` ("regex", "jsonSchema", "grammar"; `spec` the pattern, the schema's
+    JSON text or the Lark text) over tokenizer `key`; returns its id."""
+    from anytok import constrain
+
+    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}[kind]
+    c = _constraints.get((kind, spec))
+    if c is None:
+        c = build(spec)
+        if len(_constraints) >= 64:
+            _constraints.pop(next(iter(_constraints)))
+        _constraints[kind, spec] = c
+    m = c.matcher(_tok(key), eos_token=eos)
+    mid = next(_matcher_ids)
+    _matchers[mid] = m
+    return mid
+
+
+def constrain_call(mid: int, op: str, arg):
+    """One call on matcher `mid`: mask (its bytes), allowed, consume, accepting, stopped,
+    forced, rollback, reset, free."""
+    try:
+        m = _matchers[mid]
+    except KeyError:
+        raise ValueError(f"matcher {mid} was freed or never made in this worker") from None
+    if op == "mask":
+        return memoryview(m.mask())
+    if op == "allowed":
+        return array("i", m.allowed())
+    if op == "consume":
+        return m.consume(int(arg))
+    if op == "accepting":
+        return m.is_accepting()
+    if op == "stopped":
+        return m.is_stopped()
+    if op == "forced":
+        return array("i", m.forced())
+    if op == "rollback":
+        m.rollback(int(arg))
+        return m.num_tokens
+    if op == "reset":
+        m.reset()
+        return 0
+    if op == "free":
+        del _matchers[mid]
+        return None
+    raise ValueError(f"unknown matcher operation {op!r}")
+
+
 def to_atok(key: str):
     """The tokenizer as an anytok .atok file (anytok.files.tokenizer_to_bytes), for download."""
     return memoryview(tokenizer_to_bytes(_tok(key)))

@@ -33,7 +33,7 @@ ROOT = build_web.ROOT
 OUT = build_web.WEB / "dist-npm"
 STAGE = OUT / "package"
 # web/dist/ files that belong to the demo page, not to the library.
-DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "bench"}
+DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "bench"}
 
 COPY_ASSETS = """#!/usr/bin/env node
 // anytok-assets OUTDIR: copy anytok's browser assets (worker, Python glue, wheel, vocabularies,

@@ -1031,6 +1031,49 @@ def test_demo_takes_dropped_files(demo, corpora):
     assert demo.is_hidden("#drop-overlay")
 
 
+def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
+    from anytok import constrain
+
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(demo_url + "?view=constrain")
+    view = page.locator("#constrain-view")
+    # A malformed regex: a clear message, no run.
+    page.select_option("#constrain-kind", "regex")
+    page.fill("#constrain-spec", "(yes|no")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=error]", state="attached")
+    assert "RegexSyntaxError" in page.inner_text("#constrain-message")
+    pattern = "(yes|no), [0-9]{1,3}!"
+    page.fill("#constrain-spec", pattern)
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    page.locator("#constrain-allowed button").first.click()  # a token picked by hand
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    for _ in range(8):
+        if page.evaluate("window.anytokConstrainDemo.allowed.length") == 0:
+            break
+        page.click("#constrain-random")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    demo = page.evaluate("({ tokens: window.anytokConstrainDemo.tokens, texts: window.anytokConstrainDemo.texts })")
+    enc = anytok_encoding("o200k_base")
+    m = constrain.regex(pattern).matcher(enc)
+    for t in demo["tokens"]:
+        assert m.consume(t), demo
+    finished = demo["tokens"][-1] == enc.eot_token
+    assert enc.eot_token not in demo["tokens"][:-1]  # nothing after the end of sequence
+    expected = enc.decode([t for t in demo["tokens"] if t != enc.eot_token]) + ("⟨end⟩" if finished else "")
+    assert page.inner_text("#constrain-output") == "".join(demo["texts"]) == expected
+    stats = page.inner_text("#constrain-stats")
+    assert f"step {len(demo['tokens'])} · {len(m.allowed()):,} tokens allowed" in stats
+    assert ("finished" if finished else "complete" if m.is_accepting() else "allowed ·") in stats
+    page.click("#constrain-undo")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    assert page.evaluate("window.anytokConstrainDemo.tokens") == demo["tokens"][:-1]
+    assert view.get_attribute("data-state") == "ready" and errors == []
+
+
 def test_demo_screenshot(demo, tmp_path):
     # Not a picture comparison: the page renders, with tokens, a count and the table filled.
     demo.wait_for_function("document.querySelectorAll('#counts td.tokens[data-count]').length === 7")

@@ -56,12 +56,13 @@ function visible(text) {
 
 // --- views ----------------------------------------------------------------------------------
 
+// The page's views: Count (demo.js), Train (here), Constrain (constrain_demo.js).
 function showView(view) {
   document.body.dataset.view = view;
   document.querySelector("main.layout").hidden = view !== "count";
   $("train-view").hidden = view !== "train";
-  $("view-count").setAttribute("aria-pressed", String(view === "count"));
-  $("view-train").setAttribute("aria-pressed", String(view === "train"));
+  $("constrain-view").hidden = view !== "constrain";
+  for (const name of ["count", "train", "constrain"]) $(`view-${name}`).setAttribute("aria-pressed", String(view === name));
 }
 
 // --- files ----------------------------------------------------------------------------------
@@ -263,6 +264,7 @@ function wireDrop() {
 function start() {
   $("view-count").addEventListener("click", () => showView("count"));
   $("view-train").addEventListener("click", () => showView("train"));
+  $("view-constrain").addEventListener("click", () => showView("constrain"));
   $("train-pick").addEventListener("click", () => $("train-files").click());
   $("train-files").addEventListener("change", (e) => {
     const files = [...(e.target.files ?? [])];
@@ -289,7 +291,7 @@ function start() {
     download(train.tok.training.files.tiktoken, `${fileStem()}.tiktoken`, "text/plain"));
   wireDrop();
   const params = new URLSearchParams(location.search);
-  showView(params.get("view") === "train" ? "train" : "count");
+  showView(["train", "constrain"].includes(params.get("view")) ? params.get("view") : "count");
   setState("idle", "");
 }
 

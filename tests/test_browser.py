@@ -512,7 +512,8 @@ def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, 
             """async ([texts]) => {
                 const { AnyTok } = await import('/anytok.js');
                 const out = {};
-                const kinds = [["fast", {}], ["stock", { stdlibURL: null }], ["ownGlue", { glueURL: "/worker_glue.py" }]];
+                const kinds = [["fast", { snapshot: false }], ["stock", { stdlibURL: null, snapshot: false }],
+                               ["ownGlue", { glueURL: "/worker_glue.py", snapshot: false }]];
                 for (const [kind, extra] of kinds) {
                     const tok = await AnyTok.load({ encoding: "o200k_base", ...extra });
                     const ids = {};
@@ -520,7 +521,7 @@ def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, 
                     out[kind] = { compiled: tok.runtimeInfo.compiled, ids };
                 }
                 try {
-                    await AnyTok.load({ encoding: "o200k_base", stdlibURL: "/pyodide/no-such-stdlib.zip" });
+                    await AnyTok.load({ encoding: "o200k_base", stdlibURL: "/pyodide/no-such-stdlib.zip", snapshot: false });
                     out.missing = null;
                 } catch (e) {
                     out.missing = e.message;

@@ -37,8 +37,12 @@ def test_blocks_count_like_tiktoken(name):
     rng = random.Random(name)
     for text in _texts():
         want = len(ref.encode_ordinary(text))
-        for k in (1, 30) if len(text) > 100_000 else (1, 30, 300):
-            cuts = sorted(rng.sample(range(1, len(text)), k))
+        for k in (1, 30) if len(text) > 100_000 else (1, 30, 100):
+            cuts = set(rng.sample(range(1, len(text)), k))
+            if k == 100:  # and some blocks of one or two characters
+                c = rng.randrange(1, len(text) - 3)
+                cuts |= {c, c + 1, c + 3}
+            cuts = sorted(cuts)
             blocks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
             assert stream.count_blocks(enc, blocks) == want
     # Summaries computed apart and combined, as the processes of --jobs do.

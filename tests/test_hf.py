@@ -60,12 +60,15 @@ CONTEXTS = {
     "doubled before newline": "{}{}\n",
     "after digits, before apostrophe": "12{}'s",
 }
-# The byte-level models share their byte-level handling: two contexts each; the models whose
-# normalizers or pre-tokenizers look at every character get all of them.
+# The byte-level models share their byte-level handling: two contexts each (DeepSeek V3, the
+# slowest to sweep, one: between letters, where its letter, mark, punctuation and symbol classes
+# show; its whitespace handling is swept in the others' "doubled before newline"); the models whose
+# normalizers or pre-tokenizers look at every character get more (Qwen 3's NFC: three, MiniLM's
+# BERT normalizer: all).  Each sweep is a minute or more of CI time on 2 cores.
 MODEL_CONTEXTS = {
     "llama3": ["after space", "after digits, before apostrophe"],
-    "qwen3": list(CONTEXTS),
-    "deepseek_v3": ["between letters", "doubled before newline"],
+    "qwen3": ["after space", "doubled before newline", "after digits, before apostrophe"],
+    "deepseek_v3": ["between letters"],
     "gemma3": ["after space", "doubled before newline"],
     "llama2": ["between letters", "after digits, before apostrophe"],
     "minilm": list(CONTEXTS),

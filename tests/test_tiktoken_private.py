@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import ALL_ENCODINGS, PATTERN_ENCODINGS, anytok_encoding, tiktoken_encoding
@@ -87,6 +87,7 @@ def test_encode_single_piece_like_tiktoken(name):
 @pytest.mark.parametrize("name", PATTERN_ENCODINGS)
 @settings(max_examples=300, deadline=None)
 @given(text=st.lists(st.one_of(st.sampled_from(TEXT + SURROGATES), st.text(max_size=5)), max_size=30).map("".join))
+@example(text="\U000323b0's")  # where tiktoken's two splitters disagree (found by this test in CI)
 def test_encode_only_native_bpe_like_tiktoken(name, text):
     a, t = anytok_encoding(name), tiktoken_encoding(name)
     try:
@@ -96,7 +97,12 @@ def test_encode_only_native_bpe_like_tiktoken(name, text):
             a._encode_only_native_bpe(text)
         assert str(got.value) == str(e)
     else:
-        assert a._encode_only_native_bpe(text) == expected
+        got = a._encode_only_native_bpe(text)
+        # tiktoken's _encode_only_native_bpe splits with the `regex` package, its encode with its
+        # Rust core; where their Unicode versions differ (U+323B0.., CJK Extension J, Unicode 17:
+        # a letter to regex 2026.11, unassigned to the Rust core and to anytok's pinned Unicode
+        # 16 tables) tiktoken disagrees with itself, and anytok follows the Rust core.
+        assert got == expected or (got == t.encode_ordinary(text) != expected)
 
 
 def test_errors_like_tiktoken():

@@ -297,6 +297,64 @@ def test_slicer_adds_whole_slices_exactly():
     assert not any(s.applies(tight._sh.es, tight._stack[-1][0]) for s in slicer.slices[3:])
 
 
+@pytest.mark.parametrize("pattern", ['[^"\\\\]{0,9}"', "[A-Za-z ,.!?']{0,11}", "[a-z\u00e9 ]{0,6}x", "[^\\n]{2,14}"])
+def test_slicer_counted_repetitions_by_end_state(pattern):
+    """A counted repetition left with fewer characters than a slice's bound: the slice's tokens
+    are added by the slice state their bytes end in (no walk), and the masks equal a plain trie
+    walk and llguidance's at every step."""
+    from anytok.constrain.slicer import Slicer, _bits
+    from anytok.constrain.tokens import TokenTrie
+
+    name = "cl100k_base"
+    enc = anytok_encoding(name)
+    trie = TokenTrie.of(enc)
+    slicer = Slicer.of(trie)
+    rng = random.Random(pattern)
+    ours, ref = constrain.regex(pattern).matcher(enc), _ref(name, pattern)
+    es = ours._sh.es
+    grouped = 0
+    for step in range(8):
+        state = ours._stack[-1][0]
+        if not ours._sh.forced_bytes(state)[0]:
+            rels = [s.relation(es, state) for s in slicer.slices]
+            grouped += any(r is not None and not all(r.values()) for r in rels)
+            plain = _bits(trie.walk(es.derive, state)) | (1 << enc.eot_token if es.nullable[state] else 0)
+            assert slicer.mask(es, state) | (1 << enc.eot_token if es.nullable[state] else 0) == plain
+        mask = ours.mask()
+        assert mask == _ref_mask(name, ref), step
+        choices = [t for t in ours.allowed() if t != enc.eot_token]
+        if not choices:
+            break
+        token = rng.choice(choices)
+        assert ours.consume(token) and ref.consume_token(token)
+    assert grouped, "the by-end-state path was never taken"
+
+
+def test_masks_shared_past_the_longest_token():
+    """States of `[a-z ]{0,400}` with more repetitions left than the longest token has bytes
+    share one mask (`ExprSet.truncated`); closer to the bound they do not; masks equal
+    llguidance's either way."""
+    name = "cl100k_base"
+    enc = anytok_encoding(name)
+    pattern = "[a-z ]{0,400}"
+    ours, ref = constrain.regex(pattern).matcher(enc), _ref(name, pattern)
+    sh = ours._sh
+    longest = sh.trie.max_token_len
+    space = enc.encode_single_token(b" ")
+    keys = []
+    for step in range(400):
+        state = ours._stack[-1][0]
+        keys.append(sh.es.truncated(state, longest))
+        if step % 37 == 0 or step > 400 - longest - 3:
+            assert ours.mask() == _ref_mask(name, ref), step
+        assert ours.consume(space) and ref.consume_token(space)
+    left = [400 - k for k in range(400)]  # repetitions left before each step
+    shared = {k for k, n in zip(keys, left) if n > longest}
+    assert len(shared) == 1
+    near = [k for k, n in zip(keys, left) if n <= longest]
+    assert len(set(near)) == len(near) and not shared & set(near)
+
+
 @pytest.mark.parametrize("filename", ["test_model.model", "minilm.tokenizer.json"])
 def test_unsupported_tokenizers_named(filename):
     """SentencePiece `.model` files and WordPiece pipelines: a named error, not a wrong mask."""

@@ -56,6 +56,7 @@ class ExprSet:
         self.rows: list = [[0] * 256, [0] * 256]  # per state: 256 derivative ids, -1 = not yet known
         self.rule_bodies: list = []  # rule k -> expression id of its body (None until set)
         self._minus: dict = {}
+        self._trunc: dict = {}  # depth -> {expression id: truncated id}
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -317,6 +318,42 @@ class ExprSet:
         if self.nullable[e]:
             parts.append(EPSILON)
         return self.alt(parts)
+
+    def truncated(self, e: int, depth: int) -> int:
+        """An expression that agrees with `e` on every string of at most `depth` bytes, both on
+        being a prefix of a match and on being a match: `e` with every repetition count above
+        `depth + 1` lowered to `depth + 1` (an iteration that is not empty takes a byte, so no
+        string that short can tell the counts apart).  The matcher keys its masks by it: tokens
+        are at most `depth` bytes long, so the states of `[a-z ]{0,300}` left with 129 to 300
+        repetitions share one mask for a vocabulary whose longest token has 128 bytes.  Only a
+        key: never derived from in place of `e`."""
+        memo = self._trunc.get(depth)
+        if memo is None:
+            memo = self._trunc[depth] = {}
+        r = memo.get(e)
+        if r is not None:
+            return r
+        exprs, cap = self.exprs, depth + 1
+        x = exprs[e]
+        k = x[0]
+        if k == "c":  # along the chain, without recursion
+            heads = []
+            y = e
+            while exprs[y][0] == "c":
+                heads.append(exprs[y][1])
+                y = exprs[y][2]
+            r = self.truncated(y, depth)
+            for h in reversed(heads):
+                r = self.concat(self.truncated(h, depth), r)
+        elif k == "o":
+            r = self.alt([self.truncated(i, depth) for i in x[1]])
+        elif k == "r":
+            a, lo, hi = x[1], x[2], x[3]
+            r = self.repeat(self.truncated(a, depth), min(lo, cap), None if hi is None else min(hi, cap))
+        else:  # bytes, rules (their bodies are not looked into), end markers: as they are
+            r = e
+        memo[e] = r
+        return r
 
     # -- derivatives -----------------------------------------------------------------------
     def derive(self, e: int, byte: int) -> int:

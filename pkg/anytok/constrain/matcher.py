@@ -10,7 +10,9 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
 2. No forced bytes: the allowed tokens are those whose bytes all keep the state live (a walk of
    the token trie, or, once a walk has allowed many tokens, of the parts of the vocabulary the
    slicer cannot add whole; see `slicer.py`), plus end-of-sequence if the state accepts.
-   Cached per state, so a repeated state (as in `[0-9]+` or free text) costs a dict lookup.
+   Cached per state, so a repeated state (as in `[0-9]+` or free text) costs a dict lookup;
+   the key is the state with its repetition counts capped past the longest token
+   (`ExprSet.truncated`), so `[a-z ]{0,300}` with 200 or 250 repetitions left is one entry.
 3. Forced bytes (tokenizers with a canonical tokenization, such as tiktoken's): the last
    consumed token's bytes plus the forced bytes are tokenized with the tokenizer's own encoder;
    trailing tokens that a longer token could replace (some token extends their bytes viably
@@ -71,7 +73,9 @@ class _Shared:
     def step(self, state: int, last: int | None):
         """(mask bytes, forced tokens) for `state` after token `last`."""
         fb, after = self.forced_bytes(state)
-        key = state if not fb else (state, last)
+        # no forced bytes: the mask depends only on the strings of at most the longest token's
+        # length that the state allows, so states equal up to that length share it
+        key = self.es.truncated(state, self.trie.max_token_len) if not fb else (state, last)
         r = self.masks.get(key)
         if r is not None:
             return r

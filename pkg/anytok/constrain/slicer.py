@@ -5,15 +5,21 @@ split into parts: each slice regex below takes the tokens whose bytes keep it li
 an earlier slice took excepted), and the rest form the last part.  Each part gets its own token
 trie and a precomputed bitmask (an int) of its tokens.
 
-For a lexer state, a slice applies when every string that keeps the slice regex live also keeps
-the state live: checked by exploring the pairs (slice state, lexer state) reachable byte by byte
-(a few hundred pairs at most; the check gives up past a budget and the part is walked).  An
-applying slice adds its whole bitmask; the other parts are walked as usual.  This is the idea of
+For a lexer state, the pairs (slice state, lexer state) reachable byte by byte over the strings
+that keep the slice live are explored (a few hundred pairs at most, past a budget the part is
+walked).  When no pair is dead the slice applies whole: its bitmask is added without a walk.
+When each slice state goes with one lexer state only (`relation`), the part's tokens are
+grouped by the slice state their bytes end in (`by_end_state`, once per tokenizer), and the
+groups whose lexer state is live are added: a counted repetition such as a JSON string with
+`maxLength`, left with fewer characters than the slice's bound, costs a few set unions instead
+of a walk of most of the vocabulary.  Otherwise the part is walked as usual.  This is the idea of
 llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
 replaces a walk whose result it provably equals.
 """
 
 from __future__ import annotations
+
+from operator import itemgetter
 
 from . import derivatives, regex_syntax
 from .tokens import TokenTrie
@@ -41,6 +47,7 @@ class _Slice:
         self.ids = ids
         self.mask = _bits(ids)
         self.viable: dict = {}  # slice state -> [(byte, next slice state)]
+        self.ends: dict | None = None  # see by_end_state
         # Bytes that every byte set of the slice regex treats alike have the same derivatives:
         # one derivative per class (a few dozen, not 256) when exploring the slice's states.
         classes = {0: list(range(256))}  # signature -> bytes
@@ -55,6 +62,8 @@ class _Slice:
         self.classes = list(classes.values())
 
     def steps(self, r: int):
+        """[(bytes, getter, next slice state)] per byte class that keeps slice state `r` live;
+        `getter(row)` reads a lexer state's transitions by those bytes in one C call."""
         v = self.viable.get(r)
         if v is None:
             d = self.es.derive
@@ -62,26 +71,95 @@ class _Slice:
             for members in self.classes:
                 n = d(r, members[0])
                 if n:
-                    v.extend((b, n) for b in members)
-            v.sort()
-            v = self.viable[r] = v
+                    get = itemgetter(*members) if len(members) > 1 else itemgetter(members[0], members[0])
+                    v.append((members, get, n))
+            self.viable[r] = v
         return v
+
+    def _next(self, es, q: int, r: int, out: set) -> bool:
+        """Add to `out` the pairs after (slice state r, lexer state q) by one byte; False if
+        some byte keeping the slice live kills the lexer state."""
+        rows = es.rows
+        row = rows[q]
+        for members, get, r2 in self.steps(r):
+            qs = get(row)
+            if -1 in qs:  # transitions not derived yet
+                derive = es.derive
+                for b in members:
+                    if row[b] < 0:
+                        derive(q, b)
+                qs = get(row)
+            if 0 in qs:
+                return False
+            for q2 in set(qs):
+                out.add((r2, q2))
+        return True
+
+    def relation(self, es, state: int):
+        """{slice state: lexer state} over every string that keeps the slice live, read from
+        lexer state `state` (NOTHING included: a dead lexer state stays dead), when each slice
+        state goes with one lexer state only; None otherwise.  Then a token of this part is
+        allowed exactly when the lexer state paired with the slice state its bytes end in is
+        live: for `[^"]{0,7}` and the slice `[^"...]{1,10}` both states count characters, and
+        the part's tokens of at most seven characters are allowed, whatever their bytes."""
+        rows, derive = es.rows, es.derive
+        rel = {self.start: state}
+        todo = [self.start]
+        while todo:
+            r = todo.pop()
+            q = rel[r]
+            row = rows[q]
+            for members, get, r2 in self.steps(r):
+                qs = get(row)
+                if -1 in qs:  # transitions not derived yet
+                    for b in members:
+                        if row[b] < 0:
+                            derive(q, b)
+                    qs = get(row)
+                q2 = qs[0]
+                if qs.count(q2) != len(qs):
+                    return None
+                old = rel.get(r2)
+                if old is None:
+                    if len(rel) >= PAIR_BUDGET:
+                        return None
+                    rel[r2] = q2
+                    todo.append(r2)
+                elif old != q2:
+                    return None
+        return rel
+
+    def by_end_state(self) -> dict:
+        """{slice state: bitmask of the part's tokens whose bytes end in it} (built on first use)."""
+        groups = self.ends
+        if groups is None:
+            trie = self.trie
+            byte, depth, token, extra = trie.byte, trie.depth, trie.token, trie.extra
+            derive = self.es.derive
+            states = [self.start] * (trie.max_token_len + 2)
+            ids: dict = {}
+            for i in range(1, len(byte)):
+                d = depth[i]
+                r = states[d] = derive(states[d - 1], byte[i])
+                t = token[i]
+                if t >= 0:
+                    ids.setdefault(r, []).append(t)
+                    if i in extra:
+                        ids[r].extend(extra[i])
+            groups = self.ends = {r: _bits(ts) for r, ts in ids.items()}
+        return groups
 
     def applies(self, es, state: int) -> bool:
         """Whether every string keeping this slice live keeps `state` live."""
-        rows, derive = es.rows, es.derive
         seen = {(self.start, state)}
         todo = [(self.start, state)]
+        nxt: set = set()
         while todo:
             r, q = todo.pop()
-            row = rows[q]
-            for b, r2 in self.steps(r):
-                q2 = row[b]
-                if q2 < 0:
-                    q2 = derive(q, b)
-                if not q2:
-                    return False
-                pair = (r2, q2)
+            nxt.clear()
+            if not self._next(es, q, r, nxt):
+                return False
+            for pair in nxt:
                 if pair not in seen:
                     if len(seen) >= PAIR_BUDGET:
                         return False
@@ -129,7 +207,18 @@ class Slicer:
         acc = 0
         ids: list = []
         for s in self.slices:
-            if s.ids and s.applies(es, state):
+            if not s.ids:
+                continue
+            rel = s.relation(es, state)
+            if rel is not None:
+                if all(rel.values()):
+                    acc |= s.mask
+                else:
+                    ends = s.by_end_state()
+                    for r, q in rel.items():
+                        if q and r in ends:
+                            acc |= ends[r]
+            elif s.applies(es, state):
                 acc |= s.mask
             else:
                 ids.extend(s.trie.walk(es.derive, state))

@@ -27,6 +27,11 @@ ENCODINGS = ["o200k_base", "cl100k_base"]
 # tokenizer.json models (byte-level BPE; SentencePiece-style byte fallback with Llama 2's
 # prepended space and Gemma 3's added whitespace tokens): every 3rd regex (6th for Gemma's 262k)
 HF_MODELS = ["llama3", "llama2", "gemma3"]
+# SentencePiece `.model` files (build_scripts/fetch_sentencepiece_models.py, sha256-pinned, from
+# the PyPI wheel mistral-common 1.13.1): BPE with byte fallback; v3 adds 750 control pieces
+# ([INST], ...) and 20 user-defined ones.  llguidance gets each converted to a tokenizer.json
+# (`_spm_reference`).  Mistral v1: every 2nd regex; v3: every 5th.
+SPM_MODELS = {"mistral_v1": "tokenizer.model.v1", "mistral_v3": "mistral_instruct_tokenizer_240323.model.v3"}
 
 # (pattern, steps): fewer steps where each step reaches a new lexer state whose mask allows
 # most of the vocabulary (a full trie walk each).
@@ -98,9 +103,71 @@ REGEXES = [
 ]
 
 
+def _spm_path(name: str):
+    """The sha256-verified local `.model` of `name` (a key of SPM_MODELS or a fixture's file
+    name), or `name` itself when it is a path (a variant written by a test)."""
+    from pathlib import Path
+
+    from fetch_sentencepiece_models import fetch  # build_scripts (on sys.path: conftest)
+
+    if Path(name).is_absolute():
+        return Path(name)
+    return fetch() / SPM_MODELS.get(name, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _spm_reference(name: str):
+    """(`tokenizers.Tokenizer`, `sentencepiece` processor) for a SentencePiece `.model`: the
+    model converted to a tokenizer.json the way a llguidance user would (transformers' Llama
+    layout, built here with `tokenizers` and the `sentencepiece` package's own protobuf
+    classes; transformers is not installed): the pieces as the vocabulary, BPE merges of every
+    two pieces whose concatenation is a normal piece, ranked by that piece's score (then id),
+    byte fallback, `Prepend("▁")` + `Replace(" ", "▁")` normalizer, byte-fallback decoder,
+    control and unknown pieces as special added tokens, user-defined pieces as added tokens.
+    `test_spm_reference_encodes_like_sentencepiece` checks it encodes as sentencepiece."""
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
+
+    data = _spm_path(name).read_bytes()
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(data)
+    sp = spm.SentencePieceProcessor(model_proto=data)
+    kind = sentencepiece_model_pb2.ModelProto.SentencePiece
+    assert proto.trainer_spec.model_type == sentencepiece_model_pb2.TrainerSpec.BPE
+    pieces = [(p.piece, p.score, p.type) for p in proto.pieces]
+    vocab = {piece: i for i, (piece, _, _) in enumerate(pieces)}
+    ranked = []
+    for i, (piece, score, typ) in enumerate(pieces):
+        if typ != kind.NORMAL:
+            continue
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in vocab and right in vocab:
+                ranked.append((-score, i, vocab[left], left, right))
+    ranked.sort()
+    model = models.BPE(vocab=vocab, merges=[(left, right) for *_, left, right in ranked],
+                       unk_token=sp.id_to_piece(sp.unk_id()), fuse_unk=True,
+                       byte_fallback=proto.trainer_spec.byte_fallback)
+    ref = Tokenizer(model)
+    assert not proto.normalizer_spec.precompiled_charsmap and not proto.normalizer_spec.remove_extra_whitespaces
+    ref.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    ref.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    ref.add_special_tokens([AddedToken(piece, special=True, normalized=False)
+                            for piece, _, typ in pieces if typ in (kind.CONTROL, kind.UNKNOWN)])
+    ref.add_tokens([AddedToken(piece, special=False, normalized=False)
+                    for piece, _, typ in pieces if typ == kind.USER_DEFINED])
+    assert ref.get_vocab_size() == len(pieces)
+    return ref, sp
+
+
 @functools.lru_cache(maxsize=None)
 def anytok_encoding(name: str):
-    """anytok's tokenizer: a tiktoken-style encoding, or `anytok.load` of a tokenizer.json."""
+    """anytok's tokenizer: a tiktoken-style encoding, or `anytok.load` of a tokenizer.json or a
+    SentencePiece `.model`."""
+    if name in SPM_MODELS:
+        return anytok.load(_spm_path(name))
     if name in HF_MODELS:
         path = model_path(name)
         if not path.exists():
@@ -112,6 +179,9 @@ def anytok_encoding(name: str):
 @functools.lru_cache(maxsize=None)
 def _lltokenizer(name: str):
     """llguidance's tokenizer for the same vocabulary (built once per session, ~0.5-6 s)."""
+    if name in SPM_MODELS:  # as llguidance.hf.from_tokenizer: the JSON and the model's EOS id
+        ref, sp = _spm_reference(name)
+        return LLTokenizer(ref.to_str(), eos_token=sp.eos_id())
     if name in HF_MODELS:
         anytok_encoding(name)  # fails when the model is missing
         return LLTokenizer(str(model_path(name)))
@@ -188,6 +258,7 @@ def _walk(name, label, ours, ref, steps, rng, pick, full_allowed=True):
 
 WALKS = [(name, p, n) for name in ENCODINGS for p, n in REGEXES]
 WALKS += [(name, p, n) for k, name in enumerate(HF_MODELS) for p, n in REGEXES[k::3 if k < 2 else 6]]
+WALKS += [("mistral_v1", p, n) for p, n in REGEXES[::2]] + [("mistral_v3", p, n) for p, n in REGEXES[1::5]]
 
 
 @pytest.mark.parametrize("name,pattern,steps", WALKS, ids=[f"{name}-{p}" for name, p, _ in WALKS])
@@ -355,11 +426,152 @@ def test_masks_shared_past_the_longest_token():
     assert len(set(near)) == len(near) and not shared & set(near)
 
 
-@pytest.mark.parametrize("filename", ["test_model.model", "minilm.tokenizer.json"])
-def test_unsupported_tokenizers_named(filename):
-    """SentencePiece `.model` files and WordPiece pipelines: a named error, not a wrong mask."""
-    path = model_path("llama3").parent / filename
+def test_unsupported_tokenizers_named():
+    """WordPiece pipelines: a named error, not a wrong mask."""
+    path = model_path("minilm")
     if not path.exists():
         pytest.fail(f"{path} is missing: run build_scripts/fetch_models.py (test.sh does)")
     with pytest.raises(constrain.UnsupportedFeatureError, match="tokenizer"):
         constrain.regex("abc").matcher(anytok.load(path))
+
+
+# --- SentencePiece `.model` files ----------------------------------------------------------------
+
+SPM_SAMPLE = [
+    "hello world", "Hello, World!", "  two  spaces\tand\ttabs\n\nnew lines   ", "\n", " ", "   ", "x" * 40,
+    "ça coûte 12,50 € — «déjà vu»", "日本語のテキスト、漢字とかな", "😀👍🏽 emoji", "𠀋𪚲 rare CJK (byte fallback)",
+    "def f(x):\n    return x ** 2  # comment\n", "1234567890 3.14159 -0.5e10", "\u2581 lower eighth \u2581\u2581",
+    '{"a": [1, 2.5, "x\\ny"], "b": null}', "\x00\x7f\u00a0\u200b\ufeff",
+]
+
+
+@pytest.mark.parametrize("name", list(SPM_MODELS))
+def test_spm_reference_encodes_like_sentencepiece(name, corpora):
+    """The llguidance reference is sound: the converted tokenizer.json gives sentencepiece's
+    ids (and so does anytok's `.model`), on 3,000 lines of the corpora and edge cases.  (Text
+    spelling a control piece such as `</s>` is left out: the tokenizer.json takes it for the
+    special token, sentencepiece does not; see test_spm_control_piece_text_as_llguidance.)"""
+    ref, sp = _spm_reference(name)
+    ours = anytok_encoding(name)
+    lines = list(SPM_SAMPLE)
+    for text in corpora.values():
+        lines += text[:200_000].splitlines()[:750]
+    for line in lines:
+        expected = sp.EncodeAsIds(line)
+        assert ref.encode(line, add_special_tokens=False).ids == expected, (name, line[:80])
+        assert ours.encode(line) == expected, (name, line[:80])
+
+
+@pytest.mark.parametrize("name", list(SPM_MODELS))
+def test_spm_token_bytes_as_llguidance(name):
+    """Every token's bytes as llguidance reads the converted vocabulary; the same EOS.  One
+    difference: llguidance marks special tokens with a leading 0xFF byte, so it takes the byte
+    piece `<0xFF>` for a special token; anytok keeps it as the byte 0xFF, which no constraint
+    (over UTF-8 text) ever allows, so no mask differs."""
+    from anytok.constrain.tokens import TokenTrie
+
+    ll = _lltokenizer(name)
+    trie = TokenTrie.of(anytok_encoding(name))
+    assert trie.n_vocab == ll.vocab_size and trie.eos == ll.eos_token == 2
+    ff = anytok_encoding(name).token_to_id("<0xFF>")
+    special = {t for t in range(trie.n_vocab) if ll.is_special_token(t)}
+    ours = set(range(trie.n_vocab)) - set(trie.token_bytes)
+    assert ff not in ours and trie.token_bytes[ff] == b"\xff"
+    assert special == ours | {ff} and len(ours) == (3 if name == "mistral_v1" else 751)
+    for t, data in trie.token_bytes.items():
+        if t != ff:
+            assert ll.decode_bytes([t]) == data, (t, data)
+
+
+SPM_FORCED = [("mistral_v1", "</s>x"), ("mistral_v1", "a </s>"), ("mistral_v1", "<unk>|<s>"),
+              ("mistral_v3", "\\[INST\\] [a-z]{2}"), ("mistral_v3", "x \\[REFERENCE_DOC_1\\] y"),
+              ("mistral_v3", "\\[/INST\\]!|\\[IMG\\]\\[IMG\\]")]
+
+
+@pytest.mark.parametrize("name,pattern", SPM_FORCED, ids=[f"{n}-{p}" for n, p in SPM_FORCED])
+def test_spm_control_piece_text_as_llguidance(name, pattern):
+    """Forced bytes spelling a control piece (`</s>`, `[INST]`): llguidance's encoder (the
+    converted tokenizer.json) takes them for the special token, and forces it; so does anytok
+    (though neither accepts consuming it).  User-defined pieces (`[REFERENCE_DOC_1]`) are
+    ordinary tokens that sentencepiece's encoder finds in the text too."""
+    from anytok.constrain.tokens import TokenTrie
+
+    rng = random.Random(pattern)
+    ours, ref = constrain.regex(pattern).matcher(anytok_encoding(name)), _ref(name, pattern)
+    _check_same(name, pattern, 0, ours, ref, rng)
+    if all(t in TokenTrie.of(anytok_encoding(name)).token_bytes for t in ours.forced()):
+        _walk(name, pattern, ours, ref, 6, rng, rng.choice)
+
+
+# a few of test_constrain_json.py's schemas (every 8th) on Mistral v1's `.model`
+SPM_SCHEMAS = range(0, 64, 8)
+
+
+@pytest.mark.parametrize("k", SPM_SCHEMAS)
+def test_spm_json_schema_walk_matches_llguidance(k):
+    import json
+
+    from test_constrain_json import SCHEMAS, STEPS
+    from test_constrain_json import _walk as json_walk
+
+    name = "mistral_v1"
+    schema = SCHEMAS[k]
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    json_walk(name, json.dumps(schema)[:100], ours, ref, STEPS, f"{name}|{k}")
+
+
+def test_spm_user_defined_angle_pieces_special(tmp_path):
+    """A user-defined piece shaped `<...>` becomes an added token that llguidance takes for a
+    special token (as it does in any tokenizer.json); anytok reads it so too.  Other
+    user-defined pieces are text in both."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    from anytok.constrain.tokens import TokenTrie
+
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(_spm_path("mistral_v3").read_bytes())
+    assert proto.pieces[751].type == proto.pieces[752].type == sentencepiece_model_pb2.ModelProto.SentencePiece.USER_DEFINED
+    proto.pieces[751].piece, proto.pieces[752].piece = "<ref0>", "<ref1"
+    path = tmp_path / "angle.model"
+    path.write_bytes(proto.SerializeToString())
+    ref, sp = _spm_reference(str(path))
+    ll = LLTokenizer(ref.to_str(), eos_token=sp.eos_id())
+    tok = anytok.load(path)
+    trie = TokenTrie.of(tok)
+    assert [ll.is_special_token(t) for t in (751, 752, 753)] == [True, False, False]
+    assert [trie.token_bytes.get(t) for t in (751, 752, 753)] == [None, b"<ref1", b"[REFERENCE_DOC_17]"]
+    for pattern in ["<ref0>", "a<ref1>?"]:  # forced `<ref0>` is the special token in both
+        ours = constrain.regex(pattern).matcher(tok)
+        ref_matcher = LLMatcher(ll, LLMatcher.grammar_from_regex(pattern), log_level=0)
+        assert ours.mask() == ref_matcher.compute_bitmask()[:len(ours.mask())]
+        assert ours.forced() == ref_matcher.compute_ff_tokens()
+
+
+def _spm_variant(**changes):
+    from anytok.sentencepiece.tokenizer import SentencePieceTokenizer
+
+    cfg = anytok_encoding("mistral_v1").to_config()
+    for key, value in changes.items():
+        if key in ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces", "precompiled_charsmap"):
+            cfg["normalizer"] = dict(cfg["normalizer"], **{key: value})
+        else:
+            cfg[key] = value
+    return SentencePieceTokenizer.from_config(cfg)
+
+
+def test_spm_unsupported_models_named():
+    """A model without byte fallback (the sentencepiece sdist's test model: Unigram, nfkc, no
+    byte pieces), and options that change what a piece or forced text spells: named errors."""
+    with pytest.raises(constrain.UnsupportedFeatureError, match="without byte fallback"):
+        constrain.regex("abc").matcher(anytok.load(_spm_path("test_model.model")))
+    with pytest.raises(constrain.UnsupportedFeatureError, match="tokenizer type str"):
+        constrain.regex("abc").matcher("not a tokenizer")
+    for changes, feature in [({"remove_extra_whitespaces": True}, "remove_extra_whitespaces"),
+                             ({"treat_whitespace_as_suffix": True}, "U\\+2581 prefix"),
+                             ({"escape_whitespaces": False}, "U\\+2581 prefix")]:
+        with pytest.raises(constrain.UnsupportedFeatureError, match=feature):
+            constrain.regex("abc").matcher(_spm_variant(**changes))
+    # the same model without those changes is supported
+    assert constrain.regex("abc").matcher(_spm_variant(add_dummy_prefix=False)).allowed()

@@ -15,6 +15,13 @@ number of viable nodes, not the vocabulary size.  The trie is cached on the toke
 
 `tokenize_bytes` reproduces how llguidance tokenizes forced bytes (valid UTF-8 runs with the
 tokenizer's own encoder, invalid runs greedily by longest token).
+
+Tokenizers: tiktoken-style Encodings and byte-level BPE `tokenizer.json` pipelines read their
+token bytes directly; SentencePiece-style vocabularies (a `tokenizer.json` with a byte-fallback
+decoder, `_byte_fallback_trie`, or a `.model` file, `_sentencepiece_trie`) are read as
+llguidance reads them: `<0xXX>` pieces are that byte, other pieces their text with U+2581 as a
+space, control/unknown pieces special; their forced bytes are tokenized without the prepended
+U+2581.
 """
 
 from __future__ import annotations
@@ -77,8 +84,10 @@ class TokenTrie:
 
     @classmethod
     def of(cls, tokenizer, eos_token: int | None = None) -> "TokenTrie":
-        """The trie of `tokenizer` (cached on it): an anytok `Encoding`, or a `tokenizer.json`
-        pipeline that is one (byte-level BPE such as Llama 3's; `to_encoding()` proves it)."""
+        """The trie of `tokenizer` (cached on it): an anytok `Encoding`, a `tokenizer.json`
+        pipeline that is one (byte-level BPE such as Llama 3's; `to_encoding()` proves it) or
+        has a byte-fallback decoder (Llama 2, Gemma 3), or a SentencePiece `.model` with byte
+        fallback (`anytok.load("tokenizer.model")`, e.g. Mistral's or Llama 2's)."""
         key = (_CACHE_ATTR, eos_token)
         cache = getattr(tokenizer, "__dict__", {}).get(_CACHE_ATTR)
         if cache is not None and key in cache:
@@ -86,8 +95,11 @@ class TokenTrie:
         enc = tokenizer
         if not isinstance(getattr(tokenizer, "_mergeable_ranks", None), dict):
             to_encoding = getattr(tokenizer, "to_encoding", None)
-            if to_encoding is None:
-                raise UnsupportedFeatureError(f"tokenizer type {type(tokenizer).__name__}")
+            if to_encoding is None:  # a SentencePiece `.model`, or nothing we know
+                trie = _sentencepiece_trie(tokenizer, eos_token)
+                if hasattr(tokenizer, "__dict__"):
+                    tokenizer.__dict__.setdefault(_CACHE_ATTR, {})[key] = trie
+                return trie
             try:
                 enc = to_encoding()
             except Exception as e:  # the pipeline says why it is not an Encoding
@@ -309,3 +321,94 @@ def _never_prepend(pre) -> None:
         pre["add_prefix_space"] = False
     for p in pre.get("pretokenizers") or ():
         _never_prepend(p)
+
+
+def _sentencepiece_trie(tokenizer, eos_token) -> TokenTrie:
+    """The trie of a SentencePiece `.model` (anytok's `SentencePieceTokenizer`), read as
+    llguidance reads the same vocabulary converted to a `tokenizer.json` (Llama 2-style:
+    byte-fallback decoder, control and unknown pieces as special added tokens, user-defined
+    pieces as added tokens): `<0xXX>` pieces are that byte; normal, user-defined and unused
+    pieces their text with U+2581 as a space, except user-defined pieces shaped `<...>`, which
+    llguidance takes for special tokens; control and unknown pieces are special.  EOS: the
+    model's `eos_piece` (`</s>`).  Forced bytes are tokenized by the model itself without its
+    dummy-prefix U+2581 (as `_byte_fallback_trie` drops the pipeline's prepended one), the text
+    of a control or unknown piece (`</s>`, `[INST]`) standing for that piece, as the converted
+    pipeline's special added tokens do.
+
+    Supported: Unigram and BPE models with byte fallback, whitespace escaped as U+2581 (as a
+    prefix), no extra-whitespace removal, no normalization charsmap and no denormalizer;
+    anything else raises UnsupportedFeatureError naming it (a model without byte fallback
+    cannot spell bytes outside its pieces, and llguidance refuses such a vocabulary too)."""
+    try:
+        from ..sentencepiece.tokenizer import SentencePieceTokenizer
+    except ImportError:  # pragma: no cover - a partial install
+        SentencePieceTokenizer = None
+    if SentencePieceTokenizer is None or not isinstance(tokenizer, SentencePieceTokenizer):
+        raise UnsupportedFeatureError(f"tokenizer type {type(tokenizer).__name__}")
+    from ..sentencepiece.model_proto import BPE, BYTE, CONTROL, MODEL_TYPE_NAMES, UNIGRAM, UNKNOWN, USER_DEFINED
+    from ..sentencepiece.normalizer import Normalizer
+
+    import re
+
+    tok = tokenizer
+    what = f"SentencePiece tokenizer {tok.name!r}"
+    ns = tok.normalizer_spec
+    if tok.model_type not in (UNIGRAM, BPE):
+        raise UnsupportedFeatureError(f"{what}: model type {MODEL_TYPE_NAMES.get(tok.model_type, tok.model_type)}",
+                                      "only Unigram and BPE models")
+    if not tok.byte_fallback:
+        raise UnsupportedFeatureError(f"{what} without byte fallback",
+                                      "bytes outside its pieces have no token (llguidance needs a byte-fallback vocabulary)")
+    if not ns.escape_whitespaces or tok.treat_whitespace_as_suffix:
+        raise UnsupportedFeatureError(f"{what}: whitespace not escaped as a U+2581 prefix",
+                                      "escape_whitespaces false or treat_whitespace_as_suffix")
+    if ns.remove_extra_whitespaces:
+        raise UnsupportedFeatureError(f"{what}: remove_extra_whitespaces",
+                                      "its encoder would drop forced whitespace")
+    if ns.precompiled_charsmap:
+        raise UnsupportedFeatureError(f"{what}: normalization charsmap {ns.name!r}",
+                                      "its encoder would rewrite forced bytes")
+    if tok.denormalizer is not None:
+        raise UnsupportedFeatureError(f"{what}: denormalizer", "decoded text differs from its pieces")
+    token_bytes = {}
+    user_defined = []
+    special_ids = {}  # control/unknown piece -> id
+    for t, (piece, kind) in enumerate(zip(tok.pieces, tok.types)):
+        if kind == BYTE:
+            token_bytes[t] = bytes((int(piece[3:5], 16),))
+        elif kind == CONTROL or kind == UNKNOWN:
+            special_ids.setdefault(piece, t)
+        else:
+            if kind == USER_DEFINED:
+                user_defined.append(piece)
+                if piece.startswith("<") and piece.endswith(">"):
+                    continue
+            token_bytes[t] = piece.replace("\u2581", " ").encode("utf-8")
+    if eos_token is None and tok.eos_id >= 0:
+        eos_token = tok.eos_id
+    normalizer = Normalizer(add_dummy_prefix=False, remove_extra_whitespaces=False, escape_whitespaces=True,
+                            user_defined=user_defined)
+    normalize, tokenize = normalizer.normalize, tok.model.tokenize
+    # The converted tokenizer.json has the control/unknown pieces as special added tokens, and
+    # its encoder (llguidance's) takes their text for them wherever it appears: `</s>` in forced
+    # bytes becomes the EOS id, as with a Llama 2 tokenizer.json.  Leftmost, then longest.
+    names = sorted((p for p in special_ids if p), key=lambda p: (-len(p), p))
+    find = re.compile("|".join(map(re.escape, names))).search if names else None
+
+    def encode(text: str) -> list:
+        m = find(text) if find is not None else None
+        if m is None:
+            return tokenize(normalize(text))
+        out: list = []
+        pos = 0
+        while m is not None:
+            if m.start() > pos:
+                out.extend(tokenize(normalize(text[pos:m.start()])))
+            out.append(special_ids[m.group()])
+            pos = m.end()
+            m = find(text, pos)
+        if pos < len(text):
+            out.extend(tokenize(normalize(text[pos:])))
+        return out
+
+    return TokenTrie(token_bytes, tok.n_vocab, eos_token, encode)

@@ -17,7 +17,9 @@ and on a second visit (warm: HTTP cache, the start-up snapshot and the vocabular
 Storage), with and without the snapshot (`snapshot: false`), against a bare boot
 of the stock Pyodide from npm (its own files, served by a server of their own: navigation to
 `loadPyodide()` resolved and `1 + 1` run), first and second visit, measured in the same run and
-alternated with anytok's; then where anytok's warm start went.  `--start-only` measures only that.
+alternated with anytok's; then where anytok's warm start went.  `--start-only` measures only that;
+`--only decode` (or any of encode, count, decode, comma-separated) measures only those
+operations and not the start (decode alone: the ids are anytok's encode of each corpus, untimed).
 `--formats` then runs bench_browser_formats.py (tokenizer.json models against
 `@huggingface/tokenizers`).
 
@@ -114,7 +116,10 @@ START_PARTS = [
     ("loader", "worker: Pyodide's loader imported"),
     ("wasmFetch", "worker: pyodide.asm.wasm fetched (overlaps the boot)"),
     ("stdlibFetch", "worker: compiled stdlib fetched (overlaps the boot)"),
+    ("snapshotRead", "worker: snapshot read from Cache Storage (overlaps the loader's import)"),
+    ("snapshotCheck", "worker: snapshot's sha256 checked (overlaps Pyodide's wasm fetch)"),
     ("pyodideMs", "worker: Pyodide started (snapshot read and checked, wasm compiled, heap restored)"),
+    ("install", "worker: anytok's files installed after the restore"),
     ("anytokMs", "worker: anytok's files installed, glue imported"),
     ("vocabMs", "worker: vocabulary from Cache Storage, parsed"),
     ("countMs", 'first count ("hello world")'),
@@ -200,9 +205,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--visits", type=int, default=3, help="cold/warm start-up measurements (default 3)")
     ap.add_argument("--corpora", type=Path, default=bench_common.CORPORA_DIR)
     ap.add_argument("--start-only", action="store_true", help="measure only the start (navigation to the first count)")
+    ap.add_argument("--only", default=None, metavar="OPS",
+                    help="measure only these operations (comma-separated: encode,count,decode), and not the start")
     ap.add_argument("--formats", action="store_true",
                     help="then run bench_browser_formats.py: tokenizer.json models against @huggingface/tokenizers")
     args = ap.parse_args(argv)
+    ops = OPS
+    if args.only is not None:
+        ops = [op for op in OPS if op in args.only.split(",")]
+        unknown = set(args.only.split(",")) - set(OPS)
+        if unknown or not ops:
+            ap.error(f"--only takes operations among {', '.join(OPS)}, not {args.only!r}")
+        if args.start_only:
+            ap.error("--only and --start-only exclude each other")
 
     from playwright.sync_api import sync_playwright
 
@@ -220,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=bench_common.CHROMIUM, args=bench_common.CHROMIUM_ARGS)
 
-        start = measure_start(browser, url, bare_url, args.visits, watch)
+        start = measure_start(browser, url, bare_url, args.visits, watch) if args.only is None else None
         version = browser.version
         if args.start_only:
             browser.close()
@@ -250,7 +265,9 @@ def main(argv: list[str] | None = None) -> int:
             size = (args.corpora / file).stat().st_size
             page.evaluate("async ([url]) => { window.text = await bench.corpus(url); }", [f"/bench/corpora/{file}"])
             results[label] = {"bytes": size, "checks": []}
-            for op in OPS:
+            if "encode" not in ops:  # the ids to decode: anytok's, untimed
+                page.evaluate("async () => { window.ids = await bench.tok.encode(window.text); }")
+            for op in ops:
                 for name in TOKENIZERS:
                     runs = []
                     for _ in range(1 + args.runs):
@@ -284,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{min(anytok_dropped, default=0)}–{max(anytok_dropped, default=0)} pieces after a call); count: anytok's "
           f"and gpt-tokenizer's own, js-tiktoken's the length of encode; \"same\": ids equal to anytok's, "
           f"counts to their number, decoded text to the corpus, for every tokenizer.\n")
-    for op in OPS:
+    for op in ops:
         print(f"{op.capitalize()}:\n")
         print("| corpus | MB | anytok | gpt-tokenizer | js-tiktoken | anytok ÷ js-tiktoken | anytok ÷ gpt-tokenizer | same |")
         print("|---|---|---|---|---|---|---|---|")
@@ -296,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"| {ratio('anytok', 'js-tiktoken')} | {ratio('anytok', 'gpt-tokenizer')} | {'yes' if r['identical'] else 'NO'} |")
         print()
 
-    print_start(start, args.visits)
+    if start is not None:
+        print_start(start, args.visits)
     status = 0 if all(r["identical"] for r in results.values()) else 1
     if args.formats:
         import bench_browser_formats

@@ -275,6 +275,157 @@ def test_decode_of_invalid_utf8_and_a_bom_equals_native(shim, name):
     assert got["strict"] == "UnicodeDecodeError"
 
 
+# decode of a tiktoken-style encoding runs in the page, from a table of every token's bytes the
+# worker sends once; these tests hold it to native anytok's decode and the worker path's errors.
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_page_decode_of_the_corpora_equals_native(shim, corpora, name):
+    # Each whole corpus, and slices of its ids cut anywhere (in Chinese and Japanese most cuts
+    # split a character: U+FFFD at the ends, as Python's "replace").
+    import random
+
+    enc = anytok_encoding(name)
+    ids = {key: enc.encode(text, disallowed_special=()) for key, text in corpora.items()}
+    rng = random.Random(name)
+    cuts = {key: sorted((a, a + rng.randint(1, 40)) for a in (rng.randrange(len(v)) for _ in range(200)))
+            for key, v in ids.items()}
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, ids, cuts]) => {
+            const tok = window.toks[name];
+            const out = {};
+            for (const [key, list] of Object.entries(ids)) {
+                out[key] = { whole: await tok.decode(list), typed: await tok.decode(Int32Array.from(list)), cuts: [] };
+                for (const [a, b] of cuts[key]) out[key].cuts.push(await tok.decode(list.slice(a, b)));
+            }
+            return out;
+        }""",
+        [name, ids, cuts],
+    )
+    for key, text in corpora.items():
+        assert got[key]["whole"] == enc.decode(ids[key]) == text, key
+        assert got[key]["typed"] == text, key
+        expected = [enc.decode(ids[key][a:b]) for a, b in cuts[key]]
+        assert got[key]["cuts"] == expected, key
+    assert any("\ufffd" in t for t in got["zh"]["cuts"])  # characters were split
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_harmony"])
+def test_page_decode_of_every_token_and_random_ids_equals_native(shim, name):
+    # Every id alone (special tokens too), every id in one call backwards, and random sequences
+    # of any ids, lone continuation bytes and BOMs, against native decode.
+    import random
+
+    enc = anytok_encoding(name)
+    table = enc._decoder
+    valid = [i for i, b in enumerate(table) if b is not None]
+    specials = sorted(enc.encode_single_token(s) for s in enc.special_tokens_set)
+    single = [enc.encode_single_token(bytes([b])) for b in range(256)]
+    bom = enc.encode("\ufeff")
+    rng = random.Random(name)
+    cases = [bom + enc.encode("text after a BOM"), bom + bom, specials, [specials[0], *bom, specials[-1]]]
+    pools = [valid, specials, single[0x80:], single[0xC0:], valid + single[0x80:] * 50]
+    for _ in range(300):
+        pool = rng.choice(pools)
+        cases.append([rng.choice(pool) for _ in range(rng.randint(0, 30))])
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, n, cases]) => {
+            const tok = window.toks[name];
+            const each = [];
+            for (let id = 0; id < n; id++) {
+                try { each.push(await tok.decode([id])); } catch (e) { each.push(null); }
+            }
+            const all = [];
+            for (let id = n - 1; id >= 0; id--) if (each[id] !== null) all.push(id);
+            const out = [];
+            for (const ids of cases) out.push(await tok.decode(ids));
+            return { each, backwards: await tok.decode(all), out };
+        }""",
+        [name, enc.n_vocab, cases],
+    )
+    assert got["each"] == [enc.decode([i]) if b is not None else None for i, b in enumerate(table)]
+    assert got["backwards"] == enc.decode(valid[::-1])
+    for ids, text in zip(cases, got["out"]):
+        assert text == enc.decode(ids), ids
+    assert got["out"][0].startswith("\ufeff") and got["out"][1] == "\ufeff\ufeff"
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_page_decode_errors_equal_the_worker_paths(shim, name):
+    # An id past the vocabulary or in one of its holes: the KeyError Python's decode raises in
+    # the worker (errors: "strict" still decodes there), for the first bad id; a value that is
+    # no id: a TypeError before any of that.
+    enc = anytok_encoding(name)
+    hole = enc._decoder.index(None)
+    n = enc.n_vocab
+    cases = [[n], [2**31 - 1], [hole], [1, 2, hole, n], [1, n, hole], [n + 5, 3],
+             [1, -1], [n, 1.5], ["3"], [None], [2**31]]
+    load(shim, name)
+    got = shim.evaluate(
+        """async ([name, cases]) => {
+            const tok = window.toks[name];
+            await tok.decode([1]); // the table is made
+            const attempt = async (ids, options) => {
+                try { return ["ok", await tok.decode(ids, options)]; }
+                catch (e) { return [e.name, e.pythonType ?? null, e.message, e.constructor.name]; }
+            };
+            const out = [];
+            for (const ids of cases) out.push([await attempt(ids), await attempt(ids, { errors: "strict" })]);
+            return out;
+        }""",
+        [name, cases],
+    )
+    for ids, (page, worker) in zip(cases, got):
+        assert page == worker, ids
+        bad = next((i for i in ids if not isinstance(i, int) or not 0 <= i < 2**31), None)
+        if bad is not None or ids == [None]:
+            assert page[0] == "TypeError", ids
+            continue
+        with pytest.raises(KeyError) as native:
+            enc.decode(ids)
+        assert page == ["AnyTokError", "KeyError", str(native.value), "AnyTokError"], ids
+
+
+def test_page_decodes_encodings_itself_and_other_tokenizers_in_the_worker(shim, corpora):
+    # Which side decodes shows in the order of answers: with a count queued in the worker first, a decode in the page answers before it, one in the worker after it.
+    # A tokenizer.json whose decoder is not byte-level (MiniLM's WordPiece) decodes in the
+    # worker, as native anytok does.
+    minilm = native_tokenizer("minilm.tokenizer.json")
+    serve_files(shim, {"minilm.tokenizer.json": model_file("minilm.tokenizer.json").read_bytes()})
+    texts = file_samples(corpora)
+    load(shim, "o200k_base")
+    got = shim.evaluate(
+        """async ([texts, long]) => {
+            const o200k = window.toks.o200k_base;
+            const minilm = await AnyTok.load({ url: "/test-models/minilm.tokenizer.json" });
+            const order = async (tok) => {
+                const ids = await tok.encode("hello world");
+                await tok.decode(ids);
+                const seen = [];
+                // countBatch posts its request at once (encode awaits before it does).
+                await Promise.all([tok.countBatch([long]).then(() => seen.push("count")),
+                                   tok.decode(ids).then(() => seen.push("decode"))]);
+                return seen;
+            };
+            const out = { kind: minilm.kind, o200k: await order(o200k), minilm: await order(minilm), decoded: {} };
+            for (const [label, text] of Object.entries(texts)) {
+                const ids = await minilm.encode(text, { addSpecialTokens: true });
+                out.decoded[label] = [ids, await minilm.decode(ids)];
+            }
+            return out;
+        }""",
+        [texts, corpora["en"][:20_000]],
+    )
+    assert got["kind"] == "hf"
+    assert got["o200k"] == ["decode", "count"]
+    assert got["minilm"] == ["count", "decode"]
+    for label, text in texts.items():
+        ids, decoded = got["decoded"][label]
+        assert ids == minilm.encode(text, add_special_tokens=True), label
+        assert decoded == minilm.decode(ids), label
+
+
 def test_constrain_in_the_page_equals_native_masks(shim):
     # tok.constrain in the worker (Pyodide's Python 3.14) gives native anytok.constrain's masks,
     # which tests/test_constrain*.py hold equal to llguidance's, at every step of a walk; and a
@@ -458,6 +609,7 @@ def test_two_workers_share_long_texts_with_one_workers_ids(shim, corpora):
             const segments = [];
             for (let i = 0; i < texts.mixed.length; i += 20000) segments.push(texts.mixed.slice(i, i + 20000));
             out.batch = await shared(() => tok.countBatch(segments));
+            out.decoded = await tok.decode(out.results.mixed.asText[0]);
             out.segments = segments;
             const one = await AnyTok.load({ encoding: "o200k_base" });
             out.oneWorker = one.workers;
@@ -477,6 +629,7 @@ def test_two_workers_share_long_texts_with_one_workers_ids(shim, corpora):
             shared = 0 if name == "run across the cut" else 1
             assert r["encode"] == [as_text, shared] and r["count"] == [len(as_text), shared], name
     assert got["batch"] == [[len(ref.encode_ordinary(t)) for t in got["segments"]], 1]
+    assert got["decoded"] == texts["mixed"]
 
 
 def test_shim_load_errors_are_clear(shim):
@@ -549,7 +702,7 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
     # profile restores it; a damaged one falls back to a normal start and is replaced; with
     # `snapshot: false` none is used.  The ids are native anytok's every time.
     texts = samples(corpora)
-    script = """async ([texts, options]) => {
+    script = """async ([texts, options, stored]) => {
         const { AnyTok } = await import('/anytok.js');
         const tok = await AnyTok.load({ encoding: "o200k_base", ...options });
         const ids = {};
@@ -557,10 +710,11 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         // The snapshot is stored in the background: wait until it is there.
         for (let i = 0; i < 200 && options.snapshot !== false; i++) {
             const cache = await caches.open("anytok-start-v1");
-            if ((await cache.keys()).length) break;
+            if ((await cache.keys()).length >= stored) break;
             await new Promise((r) => setTimeout(r, 50));
         }
-        return { snapshot: tok.runtimeInfo.snapshot, compiled: tok.runtimeInfo.compiled, ids };
+        return { snapshot: tok.runtimeInfo.snapshot, compiled: tok.runtimeInfo.compiled, ids,
+                 keys: (await (await caches.open("anytok-start-v1")).keys()).length };
     }"""
     damage = """async () => {
         const cache = await caches.open("anytok-start-v1");
@@ -568,31 +722,37 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         for (const k of keys) {
             const data = new Uint8Array(await (await cache.match(k)).arrayBuffer());
             data[1 << 20] ^= 1;  // one bit of the heap flipped, the stored sha256 kept
-            await cache.put(k, new Response(data, { headers: { "X-Anytok-Sha256": (await cache.match(k)).headers.get("X-Anytok-Sha256") } }));
+            await cache.put(k, new Response(data, { headers: (await cache.match(k)).headers }));
         }
         return keys.length;
     }"""
     ctx, guard = new_context(browser)
     got = []
     try:
-        for options, before in [({}, None), ({}, None), ({}, damage), ({}, None), ({"snapshot": False}, None)]:
+        # A page's own glue at a URL that does not name its content: the snapshot key hashes the
+        # glue's bytes instead of the URLs, a snapshot of its own.
+        own = {"glueURL": "/worker_glue.py"}
+        runs = [({}, None, 1), ({}, None, 1), ({}, damage, 1), ({}, None, 1), ({"snapshot": False}, None, 1),
+                (own, None, 2), (own, None, 2)]
+        for options, before, stored in runs:
             page = ctx.new_page()
             page.goto(demo_url + "anytok-assets.json")
             if before:
                 assert page.evaluate(before) == 1
             warnings = []
             page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-            got.append(page.evaluate(script, [texts, options]))
+            got.append(page.evaluate(script, [texts, options, stored]))
             got[-1]["warnings"] = warnings
             page.close()
     finally:
         ctx.close()
     guard.check()
-    assert [g["snapshot"] for g in got] == ["made", "restored", "made", "restored", "off"]
+    assert [g["snapshot"] for g in got] == ["made", "restored", "made", "restored", "off", "made", "restored"]
+    assert [g["keys"] for g in got] == [1, 1, 1, 1, 1, 2, 2]
     assert "snapshot could not be restored" in " ".join(got[2]["warnings"])
     enc = anytok_encoding("o200k_base")
     for g in got:
-        assert g["compiled"] == {"stdlib": True, "anytok": True, "glue": True}
+        assert g["compiled"] == {"stdlib": True, "anytok": True, "glue": g is not got[-1] and g is not got[-2]}
         for label, text in texts.items():
             assert g["ids"][label] == enc.encode(text), (g["snapshot"], label)
 

@@ -45,6 +45,7 @@ class Runtime {
     this.pending = new Map();
     this.nextId = 1;
     this.encodings = new Map(); // key -> Promise of info
+    this.decodeTables = new Map(); // key -> Promise of its ByteTable (or null), made on first decode
     this.dead = null;
     this.worker = new Worker(urls.workerURL, { type: "module", name: "anytok" });
     this.worker.onmessage = ({ data }) => {
@@ -87,6 +88,7 @@ class Runtime {
 
   fail(error) {
     this.dead ??= error;
+    this.decodeTables.clear();
     for (const { reject } of this.pending.values()) reject(error);
     this.pending.clear();
   }
@@ -245,6 +247,72 @@ function piecesOf(text, pairs) {
     pieces[pieces.length - 1].ids.push(...ids); // tokens after the text (an EOS) join the last piece
   }
   return pieces;
+}
+
+// --- decoding in the page -------------------------------------------------------------------
+//
+// A tiktoken-style encoding decodes by joining its tokens' bytes and reading them as UTF-8
+// (invalid bytes -> U+FFFD, as Python's errors="replace").  The worker sends every token's
+// bytes once (worker_glue.decode_table, on the first decode); from then on decode runs here,
+// without a round trip to the worker or Python.
+
+// ignoreBOM: a leading U+FEFF is text, as in Python's decode.  Not fatal: invalid UTF-8 becomes
+// one U+FFFD per maximal subpart (the WHATWG decoder), which is exactly Python's "replace".
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+// Ids as an Int32Array, or a TypeError for the first value that is no id (as the worker path
+// has always done).
+function tokenIds(ids) {
+  const check = (id) => {
+    if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new TypeError(`anytok: ${id} is not a token id`);
+    return id;
+  };
+  if (!Array.isArray(ids)) return Int32Array.from(ids, check);
+  const out = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[i] = check(ids[i]);
+  return out;
+}
+
+class ByteTable {
+  constructor({ bytes, offsets, empty }) {
+    this.bytes = bytes; // Uint8Array: every token's bytes, in id order
+    this.offsets = offsets; // Uint32Array, n_vocab + 1: token i is bytes[offsets[i], offsets[i + 1])
+    // An id of no bytes is no token (a hole), unless it is one of these tokens of no bytes.
+    this.empty = new Set(empty);
+  }
+
+  // The error Python's decode gives the worker path for an id that is no token.
+  static unknown(id) {
+    const message = `'Invalid token for decoding: ${id}'`;
+    return new AnyTokError(message, { pythonType: "KeyError", traceback: `KeyError: ${message}` });
+  }
+
+  decode(ids) {
+    const { bytes, offsets, empty } = this;
+    const n = offsets.length - 1;
+    let total = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (id >= n) throw ByteTable.unknown(id);
+      const size = offsets[id + 1] - offsets[id];
+      if (size === 0 && !empty.has(id)) throw ByteTable.unknown(id);
+      total += size;
+    }
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      let from = offsets[id];
+      const to = offsets[id + 1];
+      if (to - from > 24) {
+        out.set(bytes.subarray(from, to), at);
+        at += to - from;
+      } else {
+        while (from < to) out[at++] = bytes[from++];
+      }
+    }
+    return UTF8.decode(out);
+  }
 }
 
 // --- several workers on one text ------------------------------------------------------------
@@ -423,6 +491,7 @@ export class AnyTok {
       runtime.info ??= await runtime.ready;
       let loading = runtime.encodings.get(request.key);
       if (!loading || request.bytes) {
+        runtime.decodeTables.delete(request.key); // the tokenizer under that key is replaced
         loading = runtime.call("load", request);
         runtime.encodings.set(request.key, loading);
         loading.catch(() => runtime.encodings.delete(request.key));
@@ -622,11 +691,30 @@ export class AnyTok {
 
   /** The text of a list of token ids (invalid UTF-8 becomes U+FFFD unless errors: "strict"). */
   async decode(ids, options = {}) {
-    const array = Int32Array.from(ids, (id) => {
-      if (!Number.isInteger(id) || id < 0 || id > 0x7fffffff) throw new TypeError(`anytok: ${id} is not a token id`);
-      return id;
-    });
-    return this.#call("decode", { ids: array, errors: options.errors ?? "replace" }, [array.buffer]);
+    const array = tokenIds(ids);
+    const errors = options.errors ?? "replace";
+    // A tiktoken-style encoding decodes here, from its tokens' bytes; other tokenizers (their
+    // decoders do more than join bytes) and other error modes in the worker, by Python.
+    if (errors === "replace" && this.kind === "encoding" && !this.#runtime.dead) {
+      const table = await this.#decodeTable();
+      if (table) return table.decode(array);
+    }
+    return this.#call("decode", { ids: array, errors }, [array.buffer]);
+  }
+
+  // The ByteTable of this tokenizer, asked of the worker once and shared by every AnyTok of the
+  // same tokenizer in that worker; null where the worker has none to give.
+  #decodeTable() {
+    const tables = this.#runtime.decodeTables;
+    let table = tables.get(this.#key);
+    if (!table) {
+      table = this.#call("decodeTable", {}).then((parts) => (parts ? new ByteTable(parts) : null));
+      tables.set(this.#key, table);
+      table.catch(() => {
+        if (tables.get(this.#key) === table) tables.delete(this.#key);
+      });
+    }
+    return table;
   }
 
   /**

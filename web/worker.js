@@ -77,9 +77,11 @@ async function fetchOk(url, what) {
 // anytok and the glue are imported (Pyodide's private `_makeSnapshot` / `makeMemorySnapshot` /
 // `_loadSnapshot`, tied to one Pyodide build) and keeps it in Cache Storage; later starts restore
 // it instead of starting Python and importing.  The key is the sha256 of everything the snapshot
-// depends on (Pyodide's folder and version, the stdlib, wheel and glue bytes), so a changed file
-// is a new snapshot; the snapshot's own sha256 is checked before it is used, and Pyodide checks
-// its build id.  Any failure to restore falls back to a normal start (and drops the entry).
+// depends on (Pyodide's folder, the stdlib, wheel and glue: their content-named URLs, or their
+// bytes when a URL does not name its content), so a changed file is a new snapshot; Pyodide's
+// version is stored with it and compared, the snapshot's own sha256 is checked before it is
+// used, and Pyodide checks its build id.  Reading and checking it overlap Pyodide's loader and
+// wasm download.  Any failure to restore falls back to a normal start (and drops the entry).
 // Python's files are not in a snapshot (the file system lives outside the wasm memory): the
 // stdlib is given again and the wheel unpacked again.  Every restore has the same hash seed (that
 // of the start that made it); `random` is reseeded.  The snapshot is stored in the background,
@@ -131,10 +133,15 @@ function install(py, { wheel, glueSource, gluePyc }) {
   py.runPython("import importlib; importlib.invalidate_caches()");
 }
 
+// A URL that names its content (build_web.py's `-<16 hex>.` file names and `?v=<16 hex>`): its
+// bytes need not be hashed for the snapshot key, the URL stands for them.
+function contentNamed(url) {
+  const u = new URL(url, self.location.href);
+  return /-[0-9a-f]{16}\.[A-Za-z]+$/.test(u.pathname) || /^[0-9a-f]{16,64}$/.test(u.searchParams.get("v") ?? "");
+}
+
 async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true }) {
   const start = performance.now();
-  const { loadPyodide, version } = await import(new URL("pyodide.mjs", pyodideURL).href);
-  const loaderMs = performance.now() - start;
   const stdlib = stdlibURL ? fetchOk(stdlibURL, "Python's standard library").then((r) => r.arrayBuffer()) : null;
   const files = Promise.all([
     fetchOk(wheelURL, "the anytok wheel").then((r) => r.arrayBuffer()),
@@ -143,8 +150,43 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   ]).then(([wheel, glueSource, gluePyc]) => ({ wheel, glueSource, gluePyc }));
   stdlib?.catch(() => {});
   files.catch(() => {});
+  const cache = snapshot ? openSnapshotCache() : null;
+  const loader = import(new URL("pyodide.mjs", pyodideURL).href);
+  loader.catch(() => {});
 
-  const start_ = async (extra) => {
+  const ms = {}; // parts of the start, for bench_browser.py
+  let key = null;
+  let found = null; // Promise of the cached snapshot's { hit, buffer } or null
+  const snapshots = await cache;
+  if (snapshots) {
+    // The key: what the snapshot depends on.  Content-named URLs stand for their bytes (no
+    // waiting for the downloads, no hashing of 5 MB); other files are hashed.  Pyodide's
+    // version is checked against the entry's header once its loader is imported, so the
+    // snapshot is read while the loader loads.
+    const named = [stdlibURL, wheelURL, glueURL, gluePycURL].every((u) => !u || contentNamed(u));
+    const abs = (u) => new URL(u, self.location.href).href;
+    const parts = named
+      ? ["urls", stdlibURL ? abs(stdlibURL) : "stock", abs(wheelURL), abs(glueURL), gluePycURL ? abs(gluePycURL) : ""]
+      : await (async () => {
+          const f = await files;
+          return ["bytes", stdlib ? await stdlib : "stock", f.wheel, f.glueSource, f.gluePyc ?? ""];
+        })();
+    key = new URL(`anytok-start-snapshot?sha256=${await sha256Hex(pyodideURL, ...parts)}`, pyodideURL).href;
+    const t0 = performance.now();
+    found = snapshots.match(key).then((hit) => {
+      if (!hit) return null;
+      const buffer = hit.arrayBuffer().then((b) => {
+        ms.snapshotRead = Math.round(performance.now() - t0);
+        return b;
+      });
+      buffer.catch(() => {});
+      return { hit, buffer };
+    }).catch(() => null);
+  }
+  const { loadPyodide, version } = await loader;
+  const loaderMs = performance.now() - start;
+
+  const startPython = async (extra) => {
     const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line), ...extra };
     let blob = null;
     if (stdlib) options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
@@ -159,35 +201,38 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   let glue = null;
   let booted;
   let snapshotState = "off";
-  const cache = snapshot ? await openSnapshotCache() : null;
-  let key = null;
-  if (cache) {
-    const f = await files;
-    const digest = await sha256Hex(pyodideURL, version, stdlib ? await stdlib : "stock", f.wheel, f.glueSource, f.gluePyc ?? "");
-    key = new URL(`anytok-start-snapshot?sha256=${digest}`, pyodideURL).href;
-    const hit = await cache.match(key).catch(() => null);
-    if (hit) {
-      try {
-        const data = new Uint8Array(await hit.arrayBuffer());
-        if (await digestHex(data) !== hit.headers.get("X-Anytok-Sha256")) throw new Error("its sha256 does not match");
-        py = await start_({ _loadSnapshot: data });
-        booted = performance.now();
-        install(py, f);
-        py.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
-        glue = py.pyimport("anytok_web_glue");
-        snapshotState = "restored";
-      } catch (err) {
-        console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
-        py = glue = null;
-        await cache.delete(key).catch(() => {});
-      }
+  const cached = found ? await found : null;
+  if (cached && cached.hit.headers.get("X-Anytok-Pyodide") !== version) {
+    await snapshots.delete(key).catch(() => {}); // made by another Pyodide at this URL
+  } else if (cached) {
+    const t0 = performance.now();
+    // Checked while Pyodide fetches the wasm (loadPyodide waits for this promise only before
+    // it instantiates).
+    const data = cached.buffer.then(async (buffer) => {
+      const bytes = new Uint8Array(buffer);
+      if (await digestHex(bytes) !== cached.hit.headers.get("X-Anytok-Sha256")) throw new Error("its sha256 does not match");
+      ms.snapshotCheck = Math.round(performance.now() - t0);
+      return bytes;
+    });
+    try {
+      py = await startPython({ _loadSnapshot: data });
+      booted = performance.now();
+      install(py, await files);
+      ms.install = Math.round(performance.now() - booted);
+      py.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
+      glue = py.pyimport("anytok_web_glue");
+      snapshotState = "restored";
+    } catch (err) {
+      console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
+      py = glue = null;
+      await snapshots.delete(key).catch(() => {});
     }
   }
   if (!py) {
-    py = await start_(cache ? { _makeSnapshot: true } : {});
+    py = await startPython(snapshots ? { _makeSnapshot: true } : {});
     booted = performance.now();
     install(py, await files);
-    if (cache) {
+    if (snapshots) {
       // Imported without a Python object reaching JS (a snapshot may hold no live reference).
       py.runPython("import anytok_web_glue");
       try {
@@ -196,7 +241,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
           snapshotState = "made";
           // Stored in the background: the first count does not wait for it.
           digestHex(data)
-            .then((sha256) => cache.put(key, new Response(data, { headers: { "X-Anytok-Sha256": sha256 } })))
+            .then((sha256) => snapshots.put(key, new Response(data, { headers: { "X-Anytok-Sha256": sha256, "X-Anytok-Pyodide": version } })))
             .catch((err) => console.warn("anytok: start-up snapshot not stored:", err));
         } else {
           snapshotState = "too big";
@@ -209,7 +254,8 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     glue = py.pyimport("anytok_web_glue");
   }
   // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
-  // wasm and the stdlib (overlapping the rest), Pyodide's whole boot, anytok's install and import.
+  // wasm and the stdlib (overlapping the rest), the snapshot's read and check (overlapping
+  // Pyodide's own start), Pyodide's whole boot, anytok's install and import.
   const fetched = (suffix) => {
     const entry = performance.getEntriesByType?.("resource").find((e) => e.name.split("?")[0].endsWith(suffix));
     return entry ? Math.round(entry.responseEnd - entry.startTime) : null;
@@ -219,7 +265,8 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     anytokMs: Math.round(performance.now() - booted),
     snapshot: snapshotState,
     startMs: { loader: Math.round(loaderMs), wasmFetch: fetched("pyodide.asm.wasm"),
-               stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL).pathname) : fetched("python_stdlib.zip") },
+               stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL, self.location.href).pathname) : fetched("python_stdlib.zip"),
+               ...ms },
   };
   return { py, glue, timings };
 }
@@ -388,6 +435,33 @@ const OPS = {
     } finally {
       view.release();
       bytes.destroy();
+    }
+  },
+  // Every token's bytes and where each starts, for the page to decode on its own (anytok.js's
+  // ByteTable); null for tokenizers that are not tiktoken-style encodings.  The offsets are summed
+  // here (Python's per-token calls are slow under Pyodide); all is sent without a copy.
+  async decodeTable({ key }) {
+    const { glue } = await ready();
+    const proxy = glue.decode_table(key);
+    if (proxy === undefined || proxy === null) return [null];
+    try {
+      const bytes = bytesOf(proxy.pop("bytes"));
+      const empty = int32s(proxy.pop("empty"));
+      const lengths = proxy.pop("lengths");
+      const view = lengths.getBuffer("u32");
+      let offsets;
+      try {
+        const sizes = view.data;
+        offsets = new Uint32Array(sizes.length + 1);
+        let at = 0;
+        for (let i = 0; i < sizes.length; i++) offsets[i + 1] = at += sizes[i];
+      } finally {
+        view.release();
+        lengths.destroy();
+      }
+      return [{ bytes, offsets, empty }, [bytes.buffer, offsets.buffer, empty.buffer]];
+    } finally {
+      proxy.destroy();
     }
   },
   async constrainNew({ key, kind, spec, eos }) {

@@ -310,6 +310,44 @@ def decode_utf8(key: str, ids):
     return memoryview(tok.decode_bytes(_ints(ids)))
 
 
+def decode_table(key: str):
+    """Every token's bytes, for the page to decode a tiktoken-style encoding on its own (as
+    `decode_utf8` plus the worker's TextDecoder would); None for other kinds of tokenizer.
+
+    A dict: "bytes", the bytes of tokens 0..n_vocab-1 one after the other; "lengths", n_vocab
+    unsigned ints, the bytes of each (0 for an id that is no token, for which decode raises
+    KeyError); "empty", the ids of tokens of no bytes (none in any known vocabulary), which are
+    not holes.  Built with as few calls per token as possible: under Pyodide each costs."""
+    tok = _tok(key)
+    if not isinstance(tok, anytok.Encoding):
+        return None
+    table = getattr(tok, "_decoder", None)  # decode_bytes's own table: id -> bytes, None for a hole
+    if not isinstance(table, list) or len(table) != tok.n_vocab:
+        # Without that table (another anytok): the same, one token at a time.
+        table = []
+        for i in range(tok.n_vocab):
+            try:
+                table.append(tok.decode_single_token_bytes(i))
+            except KeyError:
+                table.append(None)
+    empty = [i for i, b in enumerate(table) if b == b""] if b"" in table else []
+    holes = []
+    try:
+        while True:
+            holes.append(table.index(None, holes[-1] + 1 if holes else 0))
+    except ValueError:
+        pass
+    if holes:
+        table = list(table)
+        for i in holes:
+            table[i] = b""
+    return {
+        "bytes": memoryview(b"".join(table)),
+        "lengths": array("I", [len(b) for b in table]),
+        "empty": array("i", empty),
+    }
+
+
 # --- token masks (anytok.constrain) --------------------------------------------------------
 
 _constraints: dict = {}  # (kind, spec) -> Constraint, so that masks cached per state are reused

@@ -84,3 +84,39 @@ def test_anatomy_counts_the_merges_tiktoken_makes(corpora):
         assert row["distinct misses"] == len(missed) > 10
         assert row["merge steps"] == sum(len(p) - len(tk.encode_ordinary(p)) for p in missed)
         assert all(row[stage] > 0 for stage in ("anytok encode", "split (findall)", "lookups", "merge distinct misses"))
+
+
+def test_bench_constrain_compare_finds_the_first_differing_step():
+    """bench_constrain.py --pyodide's check of the Pyodide masks against the native ones."""
+    import bench_constrain
+
+    def row(shas, tokens):
+        return {"kind": "regex", "label": "x", "first_sha": "00", "shas": shas, "tokens": tokens}
+
+    same = {"rows": [row(["aa", "bb"], [1, 2])]}
+    assert bench_constrain.compare(same, same)[:2] == ([], 3)
+    problems, _, _ = bench_constrain.compare(same, {"rows": [row(["aa", "cc"], [1, 2])]})
+    assert problems == ["'x': step 2: masks differ"]
+    problems, _, _ = bench_constrain.compare(same, {"rows": [row(["aa"], [1])]})
+    assert problems == ["'x': 2 steps natively, 1 under Pyodide"]
+
+
+def test_bench_constrain_pyodide_masks_equal_native():
+    """bench_constrain.py --pyodide on 2-step walks with a small vocabulary: the walks run under
+    Pyodide (in Node) and their masks' sha256 equal the native ones (llguidance's too)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "web" / "node_modules" / "pyodide" / "pyodide.mjs").exists():
+        pytest.fail("web/node_modules/pyodide is missing: run build_scripts/build_web.py (npm ci in web/)")
+    assert shutil.which("node"), "node is needed (the test setup installs npm, which brings it)"
+    run = subprocess.run([sys.executable, str(root / "build_scripts" / "bench_constrain.py"), "--pyodide",
+                          "--encoding", "r50k_base", "--steps", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "all identical natively and under Pyodide" in run.stdout
+    assert "Pyodide ÷ native (median)" in run.stdout
+    assert "[emscripten] json 'any JSON ({})'" in run.stderr

@@ -426,64 +426,77 @@ def test_page_decodes_encodings_itself_and_other_tokenizers_in_the_worker(shim, 
         assert decoded == minilm.decode(ids), label
 
 
+JS_CONSTRAIN_WALK = """async ([key, kind, spec, tokens]) => {
+    const tok = window.toks[key];
+    const m = await tok.constrain({ [kind]: spec });
+    const steps = [];
+    for (const t of tokens) {
+        const mask = await m.mask();
+        steps.push({ mask: Array.from(mask), allowed: (await m.allowed()).length, forced: await m.forced(),
+                     ok: await m.consume(t) });
+    }
+    const end = { accepting: await m.isAccepting(), stopped: await m.isStopped(), mask: Array.from(await m.mask()) };
+    const left = await m.rollback(2);
+    const back = Array.from(await m.mask());
+    await m.free();
+    let freed;
+    try { await m.mask(); freed = null; } catch (e) { freed = e.message; }
+    return { steps, end, left, back, freed };
+}"""
+
+
+def check_page_constrain_walk(page, key, tok, kind, spec, steps=12):
+    """A seeded walk of native anytok.constrain's matcher (tokens other than EOS), replayed by
+    `window.toks[key].constrain` in the worker: every mask, allowed count, forced tokens and the
+    end states equal native ones, rollback and free included."""
+    import random
+
+    from anytok import constrain
+    from anytok.constrain.tokens import TokenTrie
+
+    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}
+    eos = TokenTrie.of(tok).eos
+    rng = random.Random(f"{key}|{kind}")
+    native = build[kind](spec).matcher(tok)
+    tokens = []
+    for _ in range(steps):
+        allowed = [t for t in native.allowed() if t != eos]
+        if not allowed:
+            break
+        tokens.append(rng.choice(allowed))
+        native.consume(tokens[-1])
+    assert len(tokens) >= 3, (key, kind)
+    got = page.evaluate(JS_CONSTRAIN_WALK, [key, kind, spec, tokens])
+    ref = build[kind](spec).matcher(tok)
+    for t, step in zip(tokens, got["steps"]):
+        words = list(memoryview(ref.mask()).cast("I"))
+        assert step["mask"] == words and step["allowed"] == len(ref.allowed()) and step["forced"] == ref.forced(), (key, kind)
+        assert step["ok"] and ref.consume(t)
+    assert got["end"] == {"accepting": ref.is_accepting(), "stopped": ref.is_stopped(),
+                          "mask": list(memoryview(ref.mask()).cast("I"))}, (key, kind)
+    ref.rollback(2)
+    assert got["left"] == len(tokens) - 2 and got["back"] == list(memoryview(ref.mask()).cast("I"))
+    assert "freed" in got["freed"]
+
+
+CONSTRAIN_SCHEMA = json.dumps({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
+                               "n": {"type": "integer", "minimum": 0, "maximum": 99}},
+                               "required": ["name", "n"], "additionalProperties": False})
+
+
 def test_constrain_in_the_page_equals_native_masks(shim):
     # tok.constrain in the worker (Pyodide's Python 3.14) gives native anytok.constrain's masks,
     # which tests/test_constrain*.py hold equal to llguidance's, at every step of a walk; and a
     # bad constraint rejects with the Python error.
-    import random
-
-    from anytok import constrain
-
     load(shim, "o200k_base")
     enc = anytok_encoding("o200k_base")
     specs = [
         ("regex", "(yes|no), [0-9]{1,3}!"),
-        ("jsonSchema", json.dumps({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12},
-                                   "n": {"type": "integer", "minimum": 0, "maximum": 99}},
-                                   "required": ["name", "n"], "additionalProperties": False})),
+        ("jsonSchema", CONSTRAIN_SCHEMA),
         ("grammar", 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,4}/ | NUMBER\n%import common.NUMBER'),
     ]
-    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}
     for kind, spec in specs:
-        rng = random.Random(kind)
-        native = build[kind](spec).matcher(enc)
-        tokens = []
-        for _ in range(12):
-            allowed = [t for t in native.allowed() if t != enc.eot_token]
-            if not allowed:
-                break
-            tokens.append(rng.choice(allowed))
-            native.consume(tokens[-1])
-        got = shim.evaluate(
-            """async ([kind, spec, tokens]) => {
-                const tok = window.toks.o200k_base;
-                const m = await tok.constrain({ [kind]: spec });
-                const steps = [];
-                for (const t of tokens) {
-                    const mask = await m.mask();
-                    steps.push({ mask: Array.from(mask), allowed: (await m.allowed()).length, forced: await m.forced(),
-                                 ok: await m.consume(t) });
-                }
-                const end = { accepting: await m.isAccepting(), stopped: await m.isStopped(), mask: Array.from(await m.mask()) };
-                const left = await m.rollback(2);
-                const back = Array.from(await m.mask());
-                await m.free();
-                let freed;
-                try { await m.mask(); freed = null; } catch (e) { freed = e.message; }
-                return { steps, end, left, back, freed };
-            }""",
-            [kind, spec, tokens],
-        )
-        ref = build[kind](spec).matcher(enc)
-        for t, step in zip(tokens, got["steps"]):
-            words = list(memoryview(ref.mask()).cast("I"))
-            assert step["mask"] == words and step["allowed"] == len(ref.allowed()) and step["forced"] == ref.forced(), kind
-            assert step["ok"] and ref.consume(t)
-        assert got["end"] == {"accepting": ref.is_accepting(), "stopped": ref.is_stopped(),
-                              "mask": list(memoryview(ref.mask()).cast("I"))}, kind
-        ref.rollback(2)
-        assert got["left"] == len(tokens) - 2 and got["back"] == list(memoryview(ref.mask()).cast("I"))
-        assert "freed" in got["freed"]
+        check_page_constrain_walk(shim, "o200k_base", enc, kind, spec)
     errors = shim.evaluate(
         """async () => {
             const out = {};
@@ -926,6 +939,23 @@ def test_tokenizer_files_load_by_url_and_give_native_ids(shim, corpora, file):
     assert got["chunks"] == tok.chunks(first, 5, overlap=2)
     assert got["split"] == list(tok.split_by_tokens(first, 5))
     assert got["tillLimit"] == [tok.count_till_limit(first, 3), tok.count_till_limit(first, 100000)]
+
+
+# Every kind of tokenizer constrain reads (tests/test_constrain.py holds native masks equal to
+# llguidance's on each): another tiktoken-style encoding, a byte-level BPE tokenizer.json, a
+# byte-fallback one and a SentencePiece .model, each loaded by URL in the page.
+CONSTRAIN_FILES = ["llama3.tokenizer.json", "llama2.tokenizer.json", "tokenizer.model.v1"]
+
+
+def test_constrain_in_the_page_for_every_kind_of_tokenizer(shim):
+    load(shim, "cl100k_base")
+    check_page_constrain_walk(shim, "cl100k_base", anytok_encoding("cl100k_base"), "regex", "[A-Za-z ]{1,20}[.!?]")
+    serve_files(shim, {file: model_file(file).read_bytes() for file in CONSTRAIN_FILES})
+    for file in CONSTRAIN_FILES:
+        shim.evaluate("async ([file]) => { window.toks[file] = await AnyTok.load({ url: `/test-models/${file}` }); }", [file])
+        tok = native_tokenizer(file)
+        check_page_constrain_walk(shim, file, tok, "regex", "(yes|no|maybe), [a-z]{2,8} [0-9]{1,3}!")
+        check_page_constrain_walk(shim, file, tok, "jsonSchema", CONSTRAIN_SCHEMA)
 
 
 @pytest.mark.parametrize("file", ["llama3.tokenizer.json", "minilm.tokenizer.json", "mistral_instruct_tokenizer_240323.model.v3"])

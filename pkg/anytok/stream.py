@@ -134,8 +134,11 @@ def _summarize(args) -> Window:
     if with_ids:
         ids = enc._encode_pieces(pieces[:t])
         before_tail = len(ids)
-        if t_end > t:
-            ids += enc._encode_pieces(pieces[t:t_end])
+        # Past the last reported tail start no id is ever used (the next block's take over at
+        # one of them), unless the window is final.
+        t_ids = t_end if final else t_rep
+        if t_ids > t:
+            ids += enc._encode_pieces(pieces[t:t_ids])
         after = len(ids) - before_tail
     else:
         before_tail = head_counts[-1] + (count_pieces(pieces[h:t]) if t > h else 0)
@@ -152,8 +155,8 @@ def _summarize(args) -> Window:
 
 
 class IdWindow(Window):
-    """A `Window` with `ids`: the ids of the window's pieces up to the last two (all of them if
-    final), in which the head and tail counts are positions."""
+    """A `Window` with `ids`: the ids of the window's pieces up to its last reported tail start
+    (all of them if final), in which the head and tail counts are positions."""
 
     __slots__ = ("ids",)
 

@@ -84,3 +84,28 @@ def test_pattern_cache_regenerates_identically(tmp_path):
         assert cached._ast_node is None and cached._ascii.pattern == source  # nothing parsed
         translated = re.compile(_render(parse_pattern(pattern), ucd.ASCII))
         assert cached.split(text) == translated.findall(text)
+
+
+def test_bundled_patterns_cover_every_code_point():
+    """`Splitter.covers` (stream.summarize skips its gap check on it) is set for the bundled
+    patterns only, and they leave no character out: every code point, alone and between a
+    letter, a space and a combining mark, is in some piece."""
+    from anytok import _pattern_cache, stream
+    from anytok.pretokenize import Splitter
+
+    chars = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    contexts = ["a", " ", "\u0301"]
+    for pattern in _pattern_cache.ASCII:
+        splitter = Splitter(pattern)
+        assert splitter.covers
+        for left in contexts:
+            text = left.join(chars[i:i + 1] for i in range(len(chars)))
+            assert "".join(splitter.split(text)) == text, (pattern[:30], left)
+    gappy = Splitter(r"[a-z]+")  # another pattern: not known to cover, so summarize checks
+    assert not gappy.covers
+
+    class Enc:
+        _splitter = gappy
+
+    with pytest.raises(ValueError, match="does not cover"):
+        stream._summarize((Enc, "ab cd", "", True))

@@ -646,6 +646,12 @@ class Splitter:
         # (starts, reps) of _ascii_stand_ins, cached for the bundled patterns; else made when
         # first needed (None until then).
         self._ascii_reps: tuple[str, str] | None = _pattern_cache.STAND_INS[pattern] if cached else None
+        # Whether the pieces always cover the text (no character skipped), so that callers need
+        # not check.  Known of the bundled patterns: each has alternatives for letters, numbers,
+        # whitespace and everything else, each of which matches any single such character, and
+        # findall tries every alternative at every position (tests/test_stream.py checks it on
+        # every code point).  Other patterns: unknown, False.
+        self.covers = cached
         self._bmp_rx: re.Pattern[str] | None = None
         self._full_rx: re.Pattern[str] | None = None
         self._stand_in_fn: Callable[[re.Match[str]], str] | None | bool = False

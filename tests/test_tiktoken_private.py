@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -88,6 +89,7 @@ def test_encode_single_piece_like_tiktoken(name):
 @settings(max_examples=300, deadline=None)
 @given(text=st.lists(st.one_of(st.sampled_from(TEXT + SURROGATES), st.text(max_size=5)), max_size=30).map("".join))
 @example(text="\U000323b0's")  # where tiktoken's two splitters disagree (found by this test in CI)
+@example(text="\U0003d000\ud800")  # the same, with a lone surrogate (found by this test in CI)
 def test_encode_only_native_bpe_like_tiktoken(name, text):
     a, t = anytok_encoding(name), tiktoken_encoding(name)
     try:
@@ -95,7 +97,20 @@ def test_encode_only_native_bpe_like_tiktoken(name, text):
     except UnicodeEncodeError as e:  # a lone surrogate: not repaired here
         with pytest.raises(UnicodeEncodeError) as got:
             a._encode_only_native_bpe(text)
-        assert str(got.value) == str(e)
+        if str(got.value) != str(e):
+            # The error names the surrogate's place in its piece, and the pieces differ where
+            # tiktoken's two splitters do (below): the text holds a character unassigned in
+            # Unicode 16 (the Rust core's and anytok's tables) that the `regex` package knows.
+            # With each lone surrogate replaced by U+E000 (private use: the same classes),
+            # anytok's ids are tiktoken's encode's.
+            import regex
+            import unicodedata2
+
+            assert unicodedata2.unidata_version == "16.0.0"
+            newer = [c for c in text if unicodedata2.category(c) == "Cn" and not regex.match(r"\p{Cn}", c)]
+            assert newer, text
+            stand_in = re.sub("[\ud800-\udfff]", "\ue000", text)
+            assert a._encode_only_native_bpe(stand_in) == t.encode_ordinary(stand_in), text
     else:
         got = a._encode_only_native_bpe(text)
         # tiktoken's _encode_only_native_bpe splits with the `regex` package, its encode with its

@@ -119,8 +119,7 @@ START_PARTS = [
     ("snapshotRead", "worker: snapshot read from Cache Storage (overlaps the loader's import and the wasm's fetch)"),
     ("snapshotCheck", "worker: snapshot's checksum checked"),
     ("pyodideMs", "worker: Pyodide started (snapshot read and checked, wasm compiled, heap restored)"),
-    ("install", "worker: anytok's files installed after the restore"),
-    ("anytokMs", "worker: anytok's files installed, glue imported"),
+    ("anytokMs", "worker: anytok's files installed (after a restore: on demand, later), glue imported"),
     ("vocabMs", "worker: vocabulary from Cache Storage, parsed"),
     ("countMs", 'first count ("hello world")'),
 ]

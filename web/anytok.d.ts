@@ -118,6 +118,9 @@ export interface RuntimeInfo {
   compiled: { stdlib: boolean; anytok: boolean; glue: boolean };
   /** The start-up snapshot: made on this start, restored, or not used. */
   snapshot: "made" | "restored" | "off" | "too big" | "failed";
+  /** anytok's files: unpacked at the start, or (after a restore) when Python first looks for a
+   * module the snapshot does not hold, or once the worker is idle. */
+  files: "unpacked" | "on demand";
 }
 
 /** What `tok.constrain` constrains the output to (exactly one). */

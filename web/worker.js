@@ -17,9 +17,14 @@ const VOCAB_CACHE = "anytok-vocab-v1";
 
 let runtime = null; // Promise of { py, glue }, set by "init"
 let queue = Promise.resolve();
+// After a restore: unpacks anytok's files (once), run when the worker has been idle a while.
+let filesPending = null;
+let idle = null;
+const IDLE_MS = 500;
 
 self.onmessage = (event) => {
   const { id, op, args } = event.data;
+  clearTimeout(idle);
   queue = queue.then(async () => {
     try {
       const handler = OPS[op];
@@ -28,6 +33,20 @@ self.onmessage = (event) => {
       self.postMessage({ id, ok: true, result }, transfer ?? []);
     } catch (err) {
       self.postMessage({ id, ok: false, error: describe(err) });
+    }
+    if (filesPending) {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        queue = queue.then(() => {
+          const unpack = filesPending;
+          filesPending = null;
+          try {
+            unpack?.();
+          } catch (err) {
+            console.warn("anytok: could not unpack anytok's files:", err);
+          }
+        });
+      }, IDLE_MS);
     }
   });
 };
@@ -83,7 +102,9 @@ async function fetchOk(url, what) {
 // is used), and Pyodide checks its build id.  Reading and checking it overlap Pyodide's loader
 // and wasm download.  Any failure to restore falls back to a normal start (and drops the entry).
 // Python's files are not in a snapshot (the file system lives outside the wasm memory): the
-// stdlib is given again and the wheel unpacked again.  Every restore has the same hash seed (that
+// stdlib is given again, and the wheel unpacked again when Python first looks for a module the
+// snapshot does not hold or once the worker is idle (worker_glue.files_on_demand), not before
+// the first count.  Every restore has the same hash seed (that
 // of the start that made it); `random` is reseeded.  The snapshot is stored in the background,
 // after the start, so the first count does not wait for it.
 const SNAPSHOT_CACHE = "anytok-start-v1";
@@ -228,6 +249,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   let glue = null;
   let booted;
   let snapshotState = "off";
+  let filesState = "unpacked";
   const cached = found ? await found : null;
   if (cached && cached.hit.headers.get("X-Anytok-Pyodide") !== version) {
     await snapshots.delete(key).catch(() => {}); // made by another Pyodide at this URL
@@ -238,14 +260,28 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     try {
       py = await startPython({ _loadSnapshot: data });
       booted = performance.now();
-      install(py, await files);
-      ms.install = Math.round(performance.now() - booted);
+      const f = await files;
       py.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
       glue = py.pyimport("anytok_web_glue");
+      // anytok's files: unpacked when Python first looks for a module the snapshot does not
+      // hold (the glue's files_on_demand), or once the worker is idle; not before the first
+      // count.
+      let installed = false;
+      const restored = py;
+      self.anytokInstallFiles = () => {
+        if (installed) return;
+        installed = true;
+        install(restored, f);
+      };
+      glue.files_on_demand();
+      filesPending = () => glue.install_files();
+      filesState = "on demand";
       snapshotState = "restored";
     } catch (err) {
       console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
       py = glue = null;
+      filesPending = null;
+      filesState = "unpacked";
       await snapshots.delete(key).catch(() => {});
     }
   }
@@ -255,7 +291,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     install(py, await files);
     if (snapshots) {
       // Imported without a Python object reaching JS (a snapshot may hold no live reference).
-      py.runPython("import anytok_web_glue");
+      py.runPython("import anytok_web_glue; anytok_web_glue.prepare_snapshot()");
       try {
         const data = py.makeMemorySnapshot();
         if (data.length <= SNAPSHOT_MAX_BYTES) {
@@ -285,6 +321,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     pyodideMs: Math.round(booted - start),
     anytokMs: Math.round(performance.now() - booted),
     snapshot: snapshotState,
+    files: filesState,
     startMs: { loader: Math.round(loaderMs), wasmFetch: fetched("pyodide.asm.wasm"),
                stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL, self.location.href).pathname) : fetched("python_stdlib.zip"),
                ...ms },

@@ -106,8 +106,55 @@ def runtime() -> dict:
         "anytok": anytok.__version__,
         "python": sys.version.split()[0],
         "methods": [m for m in OPTIONAL_METHODS if hasattr(enc, m)],
-        "compiled": _compiled(),
+        "compiled": _COMPILED if _COMPILED is not None else _compiled(),
     }
+
+
+# --- after a restore from the start-up snapshot ---------------------------------------------
+#
+# A restored interpreter holds every module imported before the snapshot, but none of Python's
+# files (the file system is not in the snapshot).  The worker gives the standard library again;
+# anytok's own files (the wheel) are unpacked only when Python looks for a module the snapshot
+# does not hold (the first `tok.constrain`, say), or once the worker is idle: unpacking them is
+# off the way to the first count.
+
+_COMPILED = None  # _compiled() as it was when the snapshot was made: what the modules in memory ran
+
+
+def prepare_snapshot() -> None:
+    """Called by the worker just before it makes the snapshot."""
+    global _COMPILED
+    _COMPILED = _compiled()
+
+
+class _FilesOnDemand:
+    """First on sys.meta_path after a restore: the first module Python looks for has the worker
+    unpack anytok's files (`anytokInstallFiles`), and then the usual finders look for it."""
+
+    def find_spec(self, name, path=None, target=None):
+        install_files()
+        return None
+
+
+def files_on_demand() -> None:
+    """Called by the worker right after a restore."""
+    import sys
+
+    sys.meta_path.insert(0, _FilesOnDemand())
+
+
+def install_files() -> None:
+    """Has the worker unpack anytok's files now (once), and takes the finder away."""
+    import sys
+
+    finders = [f for f in sys.meta_path if isinstance(f, _FilesOnDemand)]
+    if not finders:
+        return
+    for f in finders:
+        sys.meta_path.remove(f)
+    import js
+
+    js.anytokInstallFiles()
 
 
 def _compiled() -> dict:

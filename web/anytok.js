@@ -490,8 +490,9 @@ export class AnyTok {
     const workers = options.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) throw new TypeError("anytok: workers must be an integer >= 1");
     const urls = resolveURLs(options, manifest, manifestURL);
+    // The request goes out at once, so that the worker reads a cached vocabulary while Python
+    // starts; it is handled after the start (a failed start rejects it too).
     const loadIn = async (runtime) => {
-      runtime.info ??= await runtime.ready;
       let loading = runtime.encodings.get(request.key);
       if (!loading || request.bytes) {
         runtime.decodeTables.delete(request.key); // the tokenizer under that key is replaced
@@ -499,6 +500,7 @@ export class AnyTok {
         runtime.encodings.set(request.key, loading);
         loading.catch(() => runtime.encodings.delete(request.key));
       }
+      runtime.info ??= await runtime.ready;
       return loading;
     };
     const runtime = runtimeFor(urls);

@@ -25,6 +25,7 @@ const IDLE_MS = 500;
 self.onmessage = (event) => {
   const { id, op, args } = event.data;
   clearTimeout(idle);
+  if (op === "load") readEarly(args);
   queue = queue.then(async () => {
     try {
       const handler = OPS[op];
@@ -353,6 +354,23 @@ function cacheKey(url, sha256) {
   return key.href;
 }
 
+async function readCached(cache, k) {
+  const hit = await cache.match(k);
+  return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
+}
+
+// A bundled vocabulary's bytes are read from Cache Storage as soon as its "load" request
+// arrives, while the request still waits for the start (cache key -> Promise of the bytes or
+// null); loadVocab takes them from here.
+const earlyReads = new Map();
+
+function readEarly({ url, sha256, bytes }) {
+  if (bytes || !url || !sha256) return;
+  const k = cacheKey(url, sha256);
+  if (earlyReads.has(k)) return;
+  earlyReads.set(k, openCache().then((cache) => (cache ? readCached(cache, k) : null)).catch(() => null));
+}
+
 async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
@@ -363,10 +381,12 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const cache = sha256 ? await openCache() : null;
   const k = cache ? cacheKey(url, sha256) : null;
   if (cache) {
-    const hit = await cache.match(k);
-    if (hit) {
+    const early = earlyReads.get(k);
+    earlyReads.delete(k);
+    const stored = await (early ?? readCached(cache, k));
+    if (stored) {
       try {
-        return [{ ...parse(new Uint8Array(await hit.arrayBuffer())), source: "cache" }];
+        return [{ ...parse(stored), source: "cache" }];
       } catch {
         await cache.delete(k); // damaged in storage: fetch it again
       }

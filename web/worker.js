@@ -105,9 +105,9 @@ async function fetchOk(url, what) {
 // Python's files are not in a snapshot (the file system lives outside the wasm memory): the
 // stdlib is given again, and the wheel unpacked again when Python first looks for a module the
 // snapshot does not hold or once the worker is idle (worker_glue.files_on_demand), not before
-// the first count.  Every restore has the same hash seed (that
-// of the start that made it); `random` is reseeded.  The snapshot is stored in the background,
-// after the start, so the first count does not wait for it.
+// the first count.  Every restore has the same hash seed (that of the start that made it);
+// `random` is reseeded.  The snapshot is stored in the background, after the start, so the
+// first count does not wait for it.
 const SNAPSHOT_CACHE = "anytok-start-v1";
 // Pyodide 314.0.7 restores into its initial 30 MiB heap only (pyodide#6254): a snapshot of a heap
 // that grew is not kept.

@@ -226,8 +226,11 @@ def slim_wheel(compiled: bool = True) -> tuple[str, bytes]:
         f"Summary: {project.get('description', '')}",
         f"Requires-Python: {project.get('requires-python', '>=3')}",
     ]
-    if "license" in project and "text" in project["license"]:
-        metadata.append(f"License: {project['license']['text']}")
+    license_ = project.get("license")  # an SPDX expression (PEP 639), or an older {text = ...} table
+    if isinstance(license_, dict):
+        license_ = license_.get("text")
+    if license_:
+        metadata.append(f"License: {license_}")
     metadata += [f"Classifier: {c}" for c in project.get("classifiers", [])]
     files.append((f"{dist_info}/METADATA", ("\n".join(metadata) + "\n").encode()))
     wheel_meta = "Wheel-Version: 1.0\nGenerator: anytok build_web.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"

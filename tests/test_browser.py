@@ -1272,6 +1272,15 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     page.click("#constrain-undo")
     page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
     assert page.evaluate("window.anytokConstrainDemo.tokens") == demo["tokens"][:-1]
+    # Every bundled encoding can be chosen; another one starts a run over its own vocabulary.
+    options = page.eval_on_selector_all("#constrain-encoding option", "os => os.map((o) => o.value)")
+    assert sorted(options) == sorted(ALL_ENCODINGS) and page.input_value("#constrain-encoding") == "o200k_base"
+    page.select_option("#constrain-encoding", "cl100k_base")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    cl100k = anytok_encoding("cl100k_base")
+    assert page.evaluate("window.anytokConstrainDemo.tok.name") == "cl100k_base"
+    assert page.evaluate("window.anytokConstrainDemo.allowed") == constrain.regex(pattern).matcher(cl100k).allowed()
     assert view.get_attribute("data-state") == "ready" and errors == []
 
 

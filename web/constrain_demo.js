@@ -25,6 +25,7 @@ const EXAMPLES = {
 
 const demo = {
   tok: null,
+  toks: new Map(), // encoding name -> Promise of its tokenizer
   matcher: null,
   tokens: [], // consumed ids
   texts: [], // their text
@@ -95,7 +96,13 @@ async function refresh() {
 async function begin() {
   setState("starting", "Compiling the constraint…");
   try {
-    demo.tok ??= await AnyTok.load({ encoding: $("constrain-encoding").value });
+    const name = $("constrain-encoding").value;
+    if (!demo.toks.has(name)) {
+      const loading = AnyTok.load({ encoding: name });
+      demo.toks.set(name, loading);
+      loading.catch(() => demo.toks.delete(name));
+    }
+    demo.tok = await demo.toks.get(name);
     demo.special = new Set(demo.tok.specialTokens);
     await demo.matcher?.free();
     const kind = $("constrain-kind").value;
@@ -151,6 +158,13 @@ function start() {
     if (demo.allowed.length) step(demo.allowed[Math.floor(Math.random() * demo.allowed.length)]);
   });
   setState("idle", "");
+  // Every bundled encoding (o200k_base, already in the list, stays selected).
+  AnyTok.encodings().then((names) => {
+    const select = $("constrain-encoding");
+    for (const name of names) {
+      if (name !== select.value) select.append(new Option(name, name));
+    }
+  }).catch(() => {});
 }
 
 start();

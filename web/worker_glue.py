@@ -377,13 +377,10 @@ def decode_table(key: str):
                 table.append(tok.decode_single_token_bytes(i))
             except KeyError:
                 table.append(None)
+    from anytok.core import _positions_of_none
+
     empty = [i for i, b in enumerate(table) if b == b""] if b"" in table else []
-    holes = []
-    try:
-        while True:
-            holes.append(table.index(None, holes[-1] + 1 if holes else 0))
-    except ValueError:
-        pass
+    holes = _positions_of_none(table)
     if holes:
         table = list(table)
         for i in holes:

@@ -649,8 +649,8 @@ class Splitter:
         # Whether the pieces always cover the text (no character skipped), so that callers need
         # not check.  Known of the bundled patterns: each has alternatives for letters, numbers,
         # whitespace and everything else, each of which matches any single such character, and
-        # findall tries every alternative at every position (tests/test_stream.py checks it on
-        # every code point).  Other patterns: unknown, False.
+        # findall tries every alternative at every position (tests/test_unicode_tables.py checks
+        # it on every code point).  Other patterns: unknown, False.
         self.covers = cached
         self._bmp_rx: re.Pattern[str] | None = None
         self._full_rx: re.Pattern[str] | None = None

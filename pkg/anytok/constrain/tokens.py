@@ -26,6 +26,8 @@ U+2581.
 
 from __future__ import annotations
 
+import re
+
 from .errors import UnsupportedFeatureError
 
 _CACHE_ATTR = "_anytok_constrain_trie"
@@ -347,8 +349,6 @@ def _sentencepiece_trie(tokenizer, eos_token) -> TokenTrie:
         raise UnsupportedFeatureError(f"tokenizer type {type(tokenizer).__name__}")
     from ..sentencepiece.model_proto import BPE, BYTE, CONTROL, MODEL_TYPE_NAMES, UNIGRAM, UNKNOWN, USER_DEFINED
     from ..sentencepiece.normalizer import Normalizer
-
-    import re
 
     tok = tokenizer
     what = f"SentencePiece tokenizer {tok.name!r}"

@@ -117,7 +117,7 @@ START_PARTS = [
     ("wasmFetch", "worker: pyodide.asm.wasm fetched (overlaps the boot)"),
     ("stdlibFetch", "worker: compiled stdlib fetched (overlaps the boot)"),
     ("snapshotRead", "worker: snapshot read from Cache Storage (overlaps the loader's import and the wasm's fetch)"),
-    ("snapshotCheck", "worker: snapshot's checksum checked"),
+    ("snapshotCheck", "worker: snapshot's checksum checked, its zero pages put back"),
     ("pyodideMs", "worker: Pyodide started (snapshot read and checked, wasm compiled, heap restored)"),
     ("anytokMs", "worker: anytok's files installed (after a restore: on demand, later), glue imported"),
     ("vocabMs", "worker: vocabulary from Cache Storage, parsed"),

@@ -23,6 +23,8 @@ from playwright.sync_api import sync_playwright
 from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, ROOT, DemoServer, new_context, wait_status
 from conftest import ALL_ENCODINGS, anytok_encoding, tiktoken_encoding
 
+from anytok import format as vocab_format
+
 pytestmark = pytest.mark.xdist_group("browser")
 
 SAMPLE_CHARS = 12_000
@@ -726,15 +728,19 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         const mask = Array.from(await m.mask());
         // The snapshot is stored in the background: wait until it is there.
         for (let i = 0; i < 200 && options.snapshot !== false; i++) {
-            const cache = await caches.open("anytok-start-v1");
+            const cache = await caches.open("anytok-start-v2");
             if ((await cache.keys()).length >= stored) break;
             await new Promise((r) => setTimeout(r, 50));
         }
+        const cache = await caches.open("anytok-start-v2");
+        const entries = await cache.keys();
+        const entry = entries.length ? new Uint8Array(await (await cache.match(entries[0])).arrayBuffer()) : null;
         return { snapshot: tok.runtimeInfo.snapshot, compiled: tok.runtimeInfo.compiled, files: tok.runtimeInfo.files,
-                 ids, mask, keys: (await (await caches.open("anytok-start-v1")).keys()).length };
+                 ids, mask, keys: entries.length, stored: entry?.length,
+                 heap: entry && new DataView(entry.buffer).getUint32(0, true) };
     }"""
     damage = """async () => {
-        const cache = await caches.open("anytok-start-v1");
+        const cache = await caches.open("anytok-start-v2");
         const keys = await cache.keys();
         for (const k of keys) {
             const data = new Uint8Array(await (await cache.match(k)).arrayBuffer());
@@ -765,6 +771,9 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         ctx.close()
     guard.check()
     assert [g["snapshot"] for g in got] == ["made", "restored", "made", "restored", "off", "made", "restored"]
+    # Stored without its all-zero pages: about half of Pyodide's 30 MiB heap.
+    assert all(30 * 2**20 <= g["heap"] <= 30 * 2**20 + 65536 for g in got[:2]), [g["heap"] for g in got]
+    assert all(g["stored"] < 0.7 * g["heap"] for g in got[:2]), [(g["stored"], g["heap"]) for g in got]
     assert [g["keys"] for g in got] == [1, 1, 1, 1, 1, 2, 2]
     assert "snapshot could not be restored" in " ".join(got[2]["warnings"])
     enc = anytok_encoding("o200k_base")
@@ -1165,6 +1174,16 @@ def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo
     wait_status(page)
     assert fetched() == 1
     assert load(page, "o200k_base") == "cache"
+    # Kept with its payload uncompressed (flags 0): the same vocabulary, no decompression.
+    kept = bytes(page.evaluate("""async () => {
+        const cache = await caches.open('anytok-vocab-v1');
+        const [k] = await cache.keys();
+        return Array.from(new Uint8Array(await (await cache.match(k)).arrayBuffer()));
+    }"""))
+    shipped = (ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes()
+    assert kept[6:8] == b"\x01\x00" and shipped[6:8] == b"\x01\x01"
+    assert vocab_format.loads(kept) == vocab_format.loads(shipped)
+    assert page.evaluate("toks.o200k_base.encode('kept: ✓ 日本')") == anytok_encoding("o200k_base").encode("kept: ✓ 日本")
 
 
 def ten_megabytes(corpora) -> str:

@@ -28,23 +28,86 @@ def rebuild(raw: bytes, compression: int = vf.COMPRESS_NONE) -> bytes:
     return head + zlib.crc32(stored, zlib.crc32(head)).to_bytes(4, "little") + stored
 
 
-def payload(vocab: vf.VocabData) -> bytes:
-    data = vf.dumps(vocab, compression="none")
+def payload(vocab: vf.VocabData, tokens_as: str = "text") -> bytes:
+    data = vf.dumps(vocab, compression="none", tokens_as=tokens_as)
     r = vf._Reader(data, len(vf.MAGIC), len(data), "x")
     for _ in range(4):
         r.varint("x")
     return data[r.pos + 4 :]
 
 
+@pytest.mark.parametrize("tokens_as", ["text", "bytes"])
 @pytest.mark.parametrize("compression", ["lzma", "zlib", "none"])
-def test_round_trip(compression):
+def test_round_trip(compression, tokens_as):
     v = small_vocab(ids={258: 400, 259: 401}, explicit_n_vocab=None, source="test")
-    data = vf.dumps(v, compression=compression)
+    data = vf.dumps(v, compression=compression, tokens_as=tokens_as)
     back = vf.loads(data)
+    assert (back.texts is not None) == (tokens_as == "text")
     assert back.tokens == v.tokens and back.ids == v.ids and back.special_tokens == v.special_tokens
     assert back.pat_str == v.pat_str and back.name == v.name and back.source == "test"
     assert back.mergeable_ranks()[b"hello"] == 400 and back.mergeable_ranks()[b"a"] == ord("a")
-    assert vf.dumps(back, compression=compression) == data  # deterministic
+    assert vf.dumps(back, compression=compression, tokens_as=tokens_as) == data  # deterministic
+    assert back == v
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
+def test_tokens_as_text_or_bytes_load_the_same_encoding(name):
+    # The shipped files store the tokens as text (field 11); the same vocab stored as bytes
+    # (field 4, as anytok wrote before) gives an equal VocabData and an Encoding with the same
+    # tables and ids, equal to tiktoken's.
+    shipped = (ROOT / "vocab_binaries" / f"{name}.atok").read_bytes()
+    text_vocab = vf.loads(shipped)
+    assert text_vocab.texts is not None and vf.F_TOKENS not in text_vocab.unknown_fields
+    as_bytes = vf.dumps(text_vocab, compression="zlib", tokens_as="bytes")
+    bytes_vocab = vf.loads(as_bytes)
+    assert bytes_vocab.texts is None
+    assert bytes_vocab == text_vocab
+    assert text_vocab.token_count() == len(bytes_vocab.tokens)
+    assert vf.dumps(bytes_vocab, compression="zlib") == shipped
+    from anytok.registry import encoding_from_bytes
+
+    a, b = encoding_from_bytes(shipped), encoding_from_bytes(as_bytes)
+    assert a._str_ranks == b._str_ranks and a._invalid_tokens == b._invalid_tokens
+    assert a._mergeable_ranks == b._mergeable_ranks == tiktoken_encoding(name)._mergeable_ranks
+    assert a._decoder == b._decoder
+    text = "Tokens as text ✓ 日本語のテキスト, \U0001f600 and café — 12345"
+    assert a.encode(text) == b.encode(text) == tiktoken_encoding(name).encode(text)
+
+
+def text_field(count: int, sep: int, byte_tokens: list[tuple[int, bytes]], text: bytes) -> bytes:
+    """A token texts field (11) laid out by hand; `byte_tokens` as (rank step, bytes)."""
+    body = vf._varint(count) + vf._varint(sep) + vf._varint(len(byte_tokens))
+    for step, token in byte_tokens:
+        body += vf._varint(step) + vf._varint(len(token) - 1) + token
+    return vf._field(vf.F_TEXTS, body + text)
+
+
+def test_token_texts_errors():
+    pat = vf._field(vf.F_PATTERN, b"x")
+    bar = ord("|")
+    ok = vf.loads(rebuild(pat + text_field(4, bar, [(1, b"\xff"), (2, b"\xe4\xb8")], b"a|bc")))
+    assert ok.texts == ["a", "bc"] and ok.byte_tokens == {1: b"\xff", 3: b"\xe4\xb8"}
+    assert ok.tokens == [b"a", b"\xff", b"bc", b"\xe4\xb8"]
+    cases = [
+        (text_field(2, 0xD800, [], b"a|b"), "is a surrogate"),
+        (text_field(3, bar, [], b"a|b"), "holds 2 token texts, but 3 tokens"),
+        (text_field(1, bar, [], b"a|b"), "holds 2 token texts, but 1 tokens"),
+        (text_field(2, bar, [], b""), "holds 0 token texts"),
+        (text_field(3, bar, [], b"a||b"), "an empty token"),
+        (text_field(2, bar, [], b"a|\xff"), "not valid UTF-8"),
+        (text_field(2, bar, [(0, b"a")], b"b"), "UTF-8 but stored as bytes"),
+        (text_field(3, bar, [(1, b"\xff"), (0, b"\xfe")], b"a"), "not increasing"),
+        (text_field(2, bar, [(2, b"\xff")], b"a"), "but there are 2 tokens"),
+        (text_field(1, bar, [(0, b"\xff"), (1, b"\xfe")], b""), "count of tokens stored as bytes"),
+        (text_field(3, bar, [], b"a|b|a"), "appears more than once"),
+        (text_field(3, bar, [(0, b"\xff"), (1, b"\xff")], b"a"), "appears more than once"),
+        (text_field(2, bar, [], b"a|b") + vf._field(vf.F_TOKENS, vf._varint(1) + bytes([0]) + b"a"),
+         "both the tokens as bytes (field 4) and as text (field 11)"),
+    ]
+    for field, message in cases:
+        assert message in errors_of(rebuild(pat + field)), message
+    cfg = vf._field(vf.F_CONFIG, b"{}") + vf._field(vf.F_COLUMNS, vf._varint(0))
+    assert "cannot go with a tokenizer config" in errors_of(rebuild(cfg + text_field(1, bar, [], b"a")))
 
 
 @pytest.mark.parametrize("name", ALL_ENCODINGS)
@@ -248,7 +311,7 @@ def test_wrong_critical_bit():
 def test_fuzz_truncation_and_flips():
     """Random damage to real files always gives VocabFormatError, never anything else."""
     rng = random.Random(1234)
-    files = [vf.dumps(small_vocab(), compression=c) for c in ("none", "zlib", "lzma")]
+    files = [vf.dumps(small_vocab(), compression=c, tokens_as=t) for c in ("none", "zlib", "lzma") for t in ("text", "bytes")]
     files.append((ROOT / "vocab_binaries" / "r50k_base.atok").read_bytes())
     for data in files:
         for _ in range(150):
@@ -263,10 +326,13 @@ def test_fuzz_truncation_and_flips():
                     vf.loads(bytes(damaged))
 
 
-def test_fuzz_payload_damage_with_valid_checksum():
+@pytest.mark.parametrize("tokens_as", ["text", "bytes"])
+def test_fuzz_payload_damage_with_valid_checksum(tokens_as):
     """Damage behind a correct checksum reaches the field parser, which must still say what is wrong."""
     rng = random.Random(99)
-    raw = payload(small_vocab(ids={259: 300}, special_tokens={"<|a|>": 500}, explicit_n_vocab=None))
+    v = small_vocab(ids={259: 300}, special_tokens={"<|a|>": 500}, explicit_n_vocab=None)
+    v.tokens[-2:] = [b"\xe4\xb8", b" world"]  # a token that is not UTF-8 among the texts
+    raw = payload(v, tokens_as)
     for _ in range(800):
         damaged = bytearray(raw)
         kind = rng.random()
@@ -290,19 +356,20 @@ def test_load_encoding_of_damaged_file(tmp_path):
         anytok.load_encoding(p)
 
 
-def test_duplicates_found_when_loading_an_encoding(tmp_path):
+@pytest.mark.parametrize("tokens_as", ["text", "bytes"])
+def test_duplicates_found_when_loading_an_encoding(tokens_as):
     """get_encoding's path skips the reader's duplicate check and finds them itself."""
     from anytok.registry import encoding_from_bytes
 
     v = small_vocab()
     v.tokens[-1] = b"zz"
-    data = rebuild(payload(v).replace(b"zz", b"ab"))
+    data = rebuild(payload(v, tokens_as).replace(b"zz", b"ab"))
     with pytest.raises(VocabFormatError, match="appears more than once"):
         encoding_from_bytes(data)
     # also for tokens that are not valid UTF-8
     v = small_vocab()
     v.tokens[-2:] = [b"\xe4\xb8", b"\xf0\xf0"]
-    raw = payload(v)
+    raw = payload(v, tokens_as)
     at = raw.rfind(b"\xf0\xf0")
     data = rebuild(raw[:at] + b"\xe4\xb8" + raw[at + 2 :])
     with pytest.raises(VocabFormatError, match="appears more than once"):

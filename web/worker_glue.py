@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import anytok
 from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
+from anytok import format as vocab_format
 from anytok.format import MAGIC
 
 _tokenizers: dict[str, object] = {}
@@ -446,6 +447,12 @@ def constrain_call(mid: int, op: str, arg):
         del _matchers[mid]
         return None
     raise ValueError(f"unknown matcher operation {op!r}")
+
+
+def uncompressed(data):
+    """An .atok file with its payload stored uncompressed (anytok.format.uncompressed): how the
+    worker keeps a bundled vocabulary in Cache Storage.  Raises on anything else."""
+    return memoryview(vocab_format.uncompressed(_bytes(data)))
 
 
 def to_atok(key: str):

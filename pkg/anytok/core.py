@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, NoReturn, Se
 
 from . import bpe
 from .backtrack import BacktrackEncoder
-from .format import PROP_REGULAR, VocabFormatError
+from .format import PROP_REGULAR, VocabFormatError, duplicate_token
 from .segment import _SEP as SEGMENT_SEP
 from .segment import Segmenter
 from .vocab_text import text_table
@@ -168,9 +168,24 @@ class Encoding:
         ids = vocab.token_ids()
         max_token = max(ids[-1] if len(ids) else 0, max(vocab.special_tokens.values(), default=0))
         enc._setup(vocab.name, vocab.pat_str, vocab.special_tokens, vocab.explicit_n_vocab, max_token)
-        enc._ranks_source = (vocab.tokens, ids)
+        enc._ranks_source = (vocab, ids)
         enc._regular = bool(vocab.properties & PROP_REGULAR)
-        table, enc._invalid_tokens, duplicate = text_table(vocab.tokens, ids)
+        if vocab.texts is None:
+            table, enc._invalid_tokens, duplicate = text_table(vocab.tokens, ids)
+        else:
+            # Tokens stored as text: the table is made straight from the texts (the tokens'
+            # bytes are made only if the bytes table or the decoder is needed).
+            text_ids = ids
+            if vocab.byte_tokens:
+                keep = bytearray(b"\x01") * len(ids)
+                for rank in vocab.byte_tokens:
+                    keep[rank] = 0
+                text_ids = compress(ids, keep)
+            table = dict(zip(vocab.texts, text_ids))
+            enc._invalid_tokens = list(vocab.byte_tokens.values())
+            duplicate = None
+            if len(table) != len(vocab.texts) or len(set(enc._invalid_tokens)) != len(enc._invalid_tokens):
+                duplicate = duplicate_token(vocab.texts, enc._invalid_tokens)
         if duplicate is not None:
             raise VocabFormatError(f"{what}: token {duplicate!r} appears more than once")
         enc._str_ranks_cache = table
@@ -216,8 +231,8 @@ class Encoding:
         if ranks is None:
             with self._lock:
                 if self._ranks_cache is None:
-                    tokens, ids = self._ranks_source
-                    self._ranks_cache = dict(zip(tokens, ids))
+                    vocab, ids = self._ranks_source
+                    self._ranks_cache = dict(zip(vocab.tokens, ids))
                 ranks = self._ranks_cache
         return ranks
 
@@ -714,7 +729,8 @@ class Encoding:
         table = self._decoder_cache
         if table is None:
             if self._ranks_cache is None and self._ranks_source is not None:
-                tokens, ids = self._ranks_source
+                vocab, ids = self._ranks_source
+                tokens = vocab.tokens
             else:
                 ranks = self._mergeable_ranks
                 tokens, ids = list(ranks), list(ranks.values())
@@ -748,7 +764,8 @@ class Encoding:
                 table = self._str_ranks_cache
                 if table is None:
                     if self._ranks_cache is None and self._ranks_source is not None:
-                        tokens, ids = self._ranks_source
+                        vocab, ids = self._ranks_source
+                        tokens = vocab.tokens
                     else:
                         tokens, ids = list(self._mergeable_ranks), list(self._mergeable_ranks.values())
                     table, self._invalid_tokens, _ = text_table(tokens, ids)

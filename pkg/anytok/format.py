@@ -46,8 +46,10 @@ F_N_VOCAB = 7  # varint: tiktoken's explicit_n_vocab
 F_PROPERTIES = 8  # varint bit set: facts about the vocabulary checked by the writer
 F_CONFIG = 9  # JSON text: a tokenizer that is not tiktoken-style (see "Pipeline tokenizers")
 F_COLUMNS = 10  # the config's large arrays, as typed columns
-_CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_CONFIG, F_COLUMNS}
-_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB, F_PROPERTIES, F_CONFIG, F_COLUMNS}
+F_TEXTS = 11  # the tokens as text (those that are UTF-8) joined by a separator, the rest as bytes
+_CRITICAL = {F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_CONFIG, F_COLUMNS, F_TEXTS}
+_KNOWN = {F_NAME, F_SOURCE, F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS, F_N_VOCAB, F_PROPERTIES, F_CONFIG, F_COLUMNS,
+          F_TEXTS}
 
 # Property bits.  REGULAR: every token's own BPE is that token, and the two parts of its last
 # merge have lower ranks (what the shortcuts of segment.py and backtrack.py rely on).
@@ -70,8 +72,10 @@ class VocabData:
     loading an encoding.)
     """
 
-    __slots__ = ("name", "pat_str", "tokens", "special_tokens", "ids", "explicit_n_vocab", "source", "properties",
-                 "config", "unknown_fields")
+    __slots__ = ("name", "pat_str", "_tokens", "special_tokens", "ids", "explicit_n_vocab", "source", "properties",
+                 "config", "unknown_fields", "texts", "byte_tokens", "_count")
+    _FIELDS = ("name", "pat_str", "tokens", "special_tokens", "ids", "explicit_n_vocab", "source", "properties",
+               "config", "unknown_fields")
 
     def __init__(
         self,
@@ -88,6 +92,11 @@ class VocabData:
     ):
         self.name = name
         self.pat_str = pat_str
+        # A file whose tokens are stored as text (field 11) is read into `texts` (the tokens
+        # that are UTF-8, as str, in rank order) and `byte_tokens` (rank -> bytes of the
+        # others); `tokens` is then made from them when first asked for.  An Encoding builds
+        # its text table straight from `texts`, which is what makes such files load faster.
+        # Setting `tokens` clears both.
         self.tokens = [] if tokens is None else tokens
         self.special_tokens = {} if special_tokens is None else special_tokens
         self.ids = {} if ids is None else ids
@@ -97,14 +106,44 @@ class VocabData:
         self.config = config
         self.unknown_fields = {} if unknown_fields is None else unknown_fields
 
+    @property
+    def tokens(self) -> list[bytes]:
+        """Every mergeable token's bytes, in rank order."""
+        tokens = self._tokens
+        if tokens is None:
+            encoded = [text.encode("utf-8") for text in self.texts]  # type: ignore[union-attr]
+            if not self.byte_tokens:
+                tokens = encoded
+            else:
+                tokens, at = [], 0
+                for rank in sorted(self.byte_tokens):
+                    take = rank - len(tokens)
+                    tokens += encoded[at : at + take]
+                    at += take
+                    tokens.append(self.byte_tokens[rank])
+                tokens += encoded[at:]
+            self._tokens = tokens
+        return tokens
+
+    @tokens.setter
+    def tokens(self, tokens: list[bytes]) -> None:
+        self._tokens = tokens
+        self._count = len(tokens)
+        self.texts = None
+        self.byte_tokens = {}
+
+    def token_count(self) -> int:
+        """The number of mergeable tokens (without making `tokens`)."""
+        return self._count
+
     def _fields(self) -> tuple:
-        return tuple(getattr(self, k) for k in self.__slots__)
+        return tuple(getattr(self, k) for k in self._FIELDS)
 
     def __eq__(self, other: object) -> bool:
         return self._fields() == other._fields() if isinstance(other, VocabData) else NotImplemented
 
     def __repr__(self) -> str:
-        return (f"VocabData(name={self.name!r}, pat_str={self.pat_str!r}, tokens=<{len(self.tokens)}>, "
+        return (f"VocabData(name={self.name!r}, pat_str={self.pat_str!r}, tokens=<{self._count}>, "
                 f"special_tokens=<{len(self.special_tokens)}>, ids=<{len(self.ids)}>, "
                 f"explicit_n_vocab={self.explicit_n_vocab!r}, source={self.source!r}, "
                 f"properties={self.properties!r}, config={'None' if self.config is None else '<dict>'})")
@@ -112,8 +151,8 @@ class VocabData:
     def token_ids(self) -> Sequence[int]:
         """The id of each token, in rank order."""
         if not self.ids:
-            return range(len(self.tokens))
-        out = list(range(len(self.tokens)))
+            return range(self._count)
+        out = list(range(self._count))
         for rank, token_id in self.ids.items():
             out[rank] = token_id
         return out
@@ -176,8 +215,37 @@ def _field(number: int, data: bytes) -> bytes:
     return _varint(tag) + _varint(len(data)) + data
 
 
-def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
-    """Serialize `vocab`.  The output is deterministic (same input, same bytes)."""
+def _texts_field(tokens: list[bytes]) -> bytes:
+    """Field 11: the tokens that are UTF-8 as one text, joined by a character none of them
+    holds (the lowest such code point: the shortest in UTF-8), the others as bytes with their
+    ranks."""
+    texts: list[str] = []
+    raw = []
+    for rank, token in enumerate(tokens):
+        try:
+            texts.append(token.decode("utf-8"))
+        except UnicodeDecodeError:
+            raw.append((rank, token))
+    used = set().union(*texts)
+    sep = next(c for c in range(0x110000) if chr(c) not in used and not 0xD800 <= c < 0xE000)
+    body = [_varint(len(tokens)), _varint(sep), _varint(len(raw))]
+    prev = 0
+    for rank, token in raw:
+        body.append(_varint(rank - prev) + _varint(len(token) - 1) + token)
+        prev = rank
+    body.append(chr(sep).join(texts).encode("utf-8"))
+    return b"".join(body)
+
+
+def dumps(vocab: VocabData, compression: str = "lzma", tokens_as: str = "text") -> bytes:
+    """Serialize `vocab`.  The output is deterministic (same input, same bytes).
+
+    `tokens_as`: "text" stores the tokens as field 11 (faster to load: the reader's text table
+    comes from one decode and one split), "bytes" as field 4 (what anytok wrote before field
+    11 existed; readers of that time can read it).
+    """
+    if tokens_as not in ("text", "bytes"):
+        raise ValueError(f"tokens_as is 'text' or 'bytes', not {tokens_as!r}")
     for tok in vocab.tokens:
         if not 1 <= len(tok) <= MAX_TOKEN_LEN:
             raise ValueError(f"token of length {len(tok)} cannot be stored")
@@ -188,8 +256,11 @@ def dumps(vocab: VocabData, compression: str = "lzma") -> bytes:
         parts.append(_field(F_SOURCE, vocab.source.encode("utf-8")))
     if vocab.config is None:
         parts.append(_field(F_PATTERN, vocab.pat_str.encode("utf-8")))
-        lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
-        parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
+        if tokens_as == "text":
+            parts.append(_field(F_TEXTS, _texts_field(vocab.tokens)))
+        else:
+            lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
+            parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
     else:
         columns: list[bytes] = []
         text = json.dumps(_to_columns(vocab.config, columns), separators=(",", ":"))
@@ -336,6 +407,20 @@ def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, chec
     `check_duplicates=False` leaves the check for duplicate tokens to the caller (an Encoding
     does it while building its token text table, which costs nothing extra).
     """
+    return _parse_payload(_payload(buf, what), what, check_duplicates)
+
+
+def uncompressed(buf: bytes | bytearray | memoryview, what: str = "vocab file") -> bytes:
+    """The same vocab file with its payload stored uncompressed (flags 0): larger, and loaded
+    without the decompression (the browser keeps bundled vocabularies in this form).  Checks
+    the file as `loads` does, up to the payload's fields."""
+    raw = _payload(buf, what)
+    head = MAGIC + _varint(FORMAT_VERSION) + _varint(COMPRESS_NONE) + _varint(len(raw)) + _varint(len(raw))
+    return head + zlib.crc32(raw, zlib.crc32(head)).to_bytes(4, "little") + raw
+
+
+def _payload(buf: bytes | bytearray | memoryview, what: str) -> bytes:
+    """A vocab file's payload: its header and checksum checked, decompressed."""
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"expected bytes, got {type(buf).__name__}")
     buf = bytes(buf)
@@ -385,7 +470,7 @@ def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, chec
             raise VocabFormatError(f"{what}: cannot decompress payload ({e})") from None
     if len(raw) != raw_len:
         raise VocabFormatError(f"{what}: payload is {len(raw)} bytes after decompression, header says {raw_len}")
-    return _parse_payload(raw, what, check_duplicates)
+    return raw
 
 
 def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> VocabData:
@@ -409,9 +494,12 @@ def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> Voca
             unknown[tag] = data
     if F_CONFIG in seen:
         return _parse_config_file(seen, unknown, what)
-    for required, label in ((F_PATTERN, "split pattern"), (F_TOKENS, "tokens")):
-        if required not in seen:
-            raise VocabFormatError(f"{what}: missing required field {required} ({label})")
+    if F_PATTERN not in seen:
+        raise VocabFormatError(f"{what}: missing required field {F_PATTERN} (split pattern)")
+    if (F_TOKENS in seen) == (F_TEXTS in seen):
+        raise VocabFormatError(f"{what}: " + ("holds both the tokens as bytes (field 4) and as text (field 11)"
+                                              if F_TOKENS in seen else
+                                              f"missing required field {F_TOKENS} or {F_TEXTS} (tokens)"))
 
     def text(number: int, label: str) -> str:
         try:
@@ -419,26 +507,28 @@ def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> Voca
         except UnicodeDecodeError:
             raise VocabFormatError(f"{what}: {label} is not valid UTF-8") from None
 
-    tokens = _read_tokens(seen[F_TOKENS])
     vocab = VocabData(
         name=text(F_NAME, "name") if F_NAME in seen else "",
         pat_str=text(F_PATTERN, "split pattern"),
-        tokens=tokens,
+        tokens=_read_tokens(seen[F_TOKENS]) if F_TOKENS in seen else None,
         source=text(F_SOURCE, "source") if F_SOURCE in seen else "",
         unknown_fields=unknown,
     )
+    if F_TEXTS in seen:
+        _read_texts(seen[F_TEXTS], vocab, what)
+    n_tokens = vocab.token_count()
     if F_IDS in seen:
         d = seen[F_IDS]
         rr = _Reader(d, 0, len(d), f"{what}: ids field")
-        n = rr.varint("id exception count", len(tokens))
+        n = rr.varint("id exception count", n_tokens)
         pos = 0
         for k in range(n):
-            step = rr.varint("position step", len(tokens))
+            step = rr.varint("position step", n_tokens)
             if k and step == 0:
                 raise rr.fail("positions of id exceptions are not increasing")
             pos += step
-            if pos >= len(tokens):
-                raise rr.fail(f"id exception for position {pos}, but there are {len(tokens)} tokens")
+            if pos >= n_tokens:
+                raise rr.fail(f"id exception for position {pos}, but there are {n_tokens} tokens")
             vocab.ids[pos] = rr.varint("token id", MAX_ID)
         rr.done("ids field")
     if F_SPECIALS in seen:
@@ -463,13 +553,92 @@ def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> Voca
         vocab.properties = rr.varint("properties")
         rr.done("properties field")
     _check_ids(vocab, what)
-    if check_duplicates and len(set(tokens)) != len(tokens):
-        seen: set[bytes] = set()
-        for t in tokens:
-            if t in seen:
-                raise VocabFormatError(f"{what}: token {t!r} appears more than once")
-            seen.add(t)
+    if check_duplicates:
+        if vocab.texts is not None:
+            duplicate = duplicate_token(vocab.texts, list(vocab.byte_tokens.values()))
+        else:
+            duplicate = _first_duplicate(vocab.tokens)
+        if duplicate is not None:
+            raise VocabFormatError(f"{what}: token {duplicate!r} appears more than once")
     return vocab
+
+
+def _first_duplicate(items: list):
+    """The first item that appears twice in `items`, or None."""
+    if len(set(items)) == len(items):
+        return None
+    seen = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def duplicate_token(texts: list[str], byte_tokens: list[bytes]) -> bytes | None:
+    """The bytes of a token that appears twice among the texts and byte tokens of a vocab,
+    or None.  (Text and bytes that are not UTF-8 never equal each other.)"""
+    duplicate = _first_duplicate(texts)
+    return duplicate.encode("utf-8") if duplicate is not None else _first_duplicate(byte_tokens)
+
+
+def _read_texts(data: bytes, vocab: VocabData, what: str) -> None:
+    """Field 11 into vocab.texts and vocab.byte_tokens (see _texts_field)."""
+    r = _Reader(data, 0, len(data), "token texts field")
+    count = r.varint("token count", len(data))
+    sep = r.varint("separator", 0x10FFFF)
+    if 0xD800 <= sep < 0xE000:
+        raise r.fail(f"separator U+{sep:04X} is a surrogate")
+    n_bytes = r.varint("count of tokens stored as bytes", count)
+    byte_tokens: dict[int, bytes] = {}
+    rank = 0
+    pos = r.pos
+    end = len(data)
+    for k in range(n_bytes):
+        # (varints of one byte read inline: o200k_base has 1,562 such tokens, and two method
+        # calls each cost ~10 ms of a load under Pyodide)
+        step = data[pos] if pos < end else 0x80
+        if step < 0x80:
+            pos += 1
+        else:
+            r.pos = pos
+            step = r.varint("rank step")
+            pos = r.pos
+        if k and step == 0:
+            raise r.fail("ranks of tokens stored as bytes are not increasing")
+        rank += step
+        if rank >= count:
+            raise r.fail(f"token stored as bytes at rank {rank}, but there are {count} tokens")
+        size = data[pos] if pos < end else 0x80
+        if size < 0x80:
+            pos += 1
+        else:
+            r.pos = pos
+            size = r.varint("token length", MAX_TOKEN_LEN - 1)
+            pos = r.pos
+        token = data[pos : pos + size + 1]
+        pos += size + 1
+        if pos > end:
+            r.pos = end
+            raise r.fail(f"token at rank {rank} runs past the end")
+        # Valid UTF-8 comes back unchanged through "replace"; anything else does not.
+        if token.decode("utf-8", "replace").encode("utf-8") == token:
+            raise r.fail(f"token {token!r} at rank {rank} is UTF-8 but stored as bytes (it belongs in the text)")
+        byte_tokens[rank] = token
+    r.pos = pos
+    try:
+        joined = data[r.pos :].decode("utf-8")
+    except UnicodeDecodeError:
+        raise r.fail("the token text is not valid UTF-8") from None
+    texts = joined.split(chr(sep)) if joined else []
+    if len(texts) != count - n_bytes:
+        raise r.fail(f"holds {len(texts)} token texts, but {count} tokens of which {n_bytes} are stored as bytes")
+    if "" in texts:
+        raise r.fail("an empty token")
+    vocab._tokens = None
+    vocab._count = count
+    vocab.texts = texts
+    vocab.byte_tokens = byte_tokens
 
 
 def _check_ids(vocab: VocabData, what: str) -> None:
@@ -477,7 +646,7 @@ def _check_ids(vocab: VocabData, what: str) -> None:
 
     Two special tokens may share an id, as in tiktoken's own o200k_harmony.
     """
-    n = len(vocab.tokens)
+    n = vocab.token_count()
     if vocab.ids:
         ids = list(range(n))
         for pos, i in vocab.ids.items():
@@ -649,7 +818,7 @@ def _from_columns(obj, columns: list, what: str):
 
 
 def _parse_config_file(seen: dict[int, bytes], unknown: dict[int, bytes], what: str) -> VocabData:
-    for other in (F_PATTERN, F_TOKENS, F_IDS, F_SPECIALS):
+    for other in (F_PATTERN, F_TOKENS, F_TEXTS, F_IDS, F_SPECIALS):
         if other in seen:
             raise VocabFormatError(f"{what}: field {other} cannot go with a tokenizer config")
     if F_COLUMNS not in seen:

@@ -647,6 +647,39 @@ def test_two_workers_share_long_texts_with_one_workers_ids(shim, corpora):
     assert got["decoded"] == texts["mixed"]
 
 
+def test_an_extra_worker_that_cannot_start_is_left_out(browser, demo_url, corpora):
+    # load({ workers: 2 }) when the second worker cannot start (its download of anytok's wheel
+    # fails): a warning, one worker, the same ids; the start-up snapshot is kept; once the
+    # download works again, the next load gets both workers.
+    text = corpora["en"][:300_000]
+    expected = anytok_encoding("o200k_base").encode(text)
+    ctx, guard = new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url + "anytok-assets.json")
+        load(page, "o200k_base")  # the first worker is up
+        warnings = []
+        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+        page.route("**/*.whl*", lambda route: route.fulfill(status=503, body=b"unavailable"))
+        script = """async ([text]) => {
+            const tok = await AnyTok.load({ encoding: "o200k_base", workers: 2 });
+            const snapshots = await (await caches.open("anytok-start-v2")).keys();
+            return { workers: tok.workers, ids: await tok.encode(text), count: await tok.count(text), snapshots: snapshots.length };
+        }"""
+        degraded = page.evaluate(script, [text])
+        page.unroute("**/*.whl*")
+        both = page.evaluate(script, [text])
+    finally:
+        ctx.close()
+    guard.check()
+    assert degraded["workers"] == 1 and both["workers"] == 2
+    assert degraded["ids"] == both["ids"] == expected
+    assert degraded["count"] == both["count"] == len(expected)
+    assert degraded["snapshots"] == both["snapshots"] == 1
+    assert any("extra worker 1 of 1 left out" in w and "503" in w for w in warnings), warnings
+    assert not any("snapshot could not be restored" in w for w in warnings), warnings
+
+
 def test_shim_load_errors_are_clear(shim):
     got = shim.evaluate(
         """async () => {

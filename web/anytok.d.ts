@@ -91,7 +91,9 @@ export interface LoadOptions {
    * exactly one worker's; `countBatch` of texts adding up to that much shares them out.  Text
    * that spells a special token, `allowedSpecial`, and other kinds of tokenizer use one
    * worker.  Each worker boots its own Pyodide (memory and start time); the first is the one
-   * every other tokenizer with the same URLs uses.
+   * every other tokenizer with the same URLs uses.  An extra worker that cannot start is left
+   * out with a console warning (the tokenizer's `workers` says how many run); only the first
+   * worker's failure rejects the load.
    */
   workers?: number;
 }
@@ -263,7 +265,8 @@ export declare class AnyTok {
   readonly pattern: string | null;
   /** Tokenizers made by `AnyTok.train`: what was trained and the files to save; null otherwise. */
   readonly training: TrainingInfo | null;
-  /** Workers that share long texts: `load`'s `workers` for a tiktoken-style encoding, else 1. */
+  /** Workers that share long texts: `load`'s `workers` for a tiktoken-style encoding (fewer if
+   * an extra one could not start), else 1. */
   readonly workers: number;
 
   /** Names of the bundled encodings. */

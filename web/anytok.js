@@ -507,13 +507,19 @@ export class AnyTok {
     const extra = [];
     for (let i = 1; i < workers; i++) extra.push(runtimeFor(urls, i));
     // The extra workers boot while the first loads; only tiktoken-style encodings use them.
+    // One that cannot start or load (out of memory, a failed download) is left out, with a
+    // warning: the tokenizer then runs on fewer workers (its `workers` says how many), with
+    // the same ids.  Only the first worker's failure rejects the load.
     const started = extra.map((r) => r.ready.catch(() => null));
     const info = await loadIn(runtime);
-    let helpers = [];
+    const helpers = [];
     if (extra.length && info.kind === "encoding") {
       await Promise.all(started);
-      await Promise.all(extra.map(loadIn));
-      helpers = extra.map((r) => [r, request.key]);
+      const loaded = await Promise.allSettled(extra.map(loadIn));
+      loaded.forEach((outcome, i) => {
+        if (outcome.status === "fulfilled") helpers.push([extra[i], request.key]);
+        else console.warn(`anytok: extra worker ${i + 1} of ${workers - 1} left out: ${outcome.reason?.message ?? outcome.reason}`);
+      });
     }
     return new AnyTok(runtime, request.key, info, names, info.methods ?? runtime.info.methods, helpers);
   }

@@ -346,6 +346,10 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
       filesState = "on demand";
       snapshotState = "restored";
     } catch (err) {
+      // anytok's own files could not be fetched: no start can succeed, and the snapshot is
+      // not to blame (it is kept).
+      const filesError = await files.then(() => null, (e) => e);
+      if (filesError) throw filesError;
       console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
       py = glue = null;
       filesPending = null;

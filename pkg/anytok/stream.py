@@ -104,7 +104,7 @@ def _summarize(args) -> Window:
     pieces = enc._splitter.split(text)
     # A pattern that leaves gaps: no piece boundaries to go by.  (The check is skipped for the
     # patterns known to cover all text: under Pyodide it costs a sixth of the window.)
-    if not getattr(enc._splitter, "covers", False) and sum(map(len, pieces)) != len(text):
+    if not getattr(enc._splitter, "covers", False) and len("".join(pieces)) != len(text):
         raise ValueError("the split pattern does not cover the text; count it whole")
     n = len(pieces)
     # Piece starts are needed near the two ends only: the first REPORTED from the front, and

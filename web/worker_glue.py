@@ -25,7 +25,6 @@ from functools import lru_cache
 import anytok
 from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
 from anytok import format as vocab_format
-from anytok.format import MAGIC
 
 _tokenizers: dict[str, object] = {}
 _surfaces: dict[str, dict[int, bytes | None]] = {}  # key -> id -> bytes of its text (tokenize)
@@ -214,7 +213,7 @@ def load(key: str, data, what: str, expected_name) -> dict:
     as `anytok.load` reads them.  A file that holds no name is named after `what` (its file
     name without extensions)."""
     data = _bytes(data)
-    if data.startswith(MAGIC):
+    if data.startswith(vocab_format.MAGIC):
         tok = tokenizer_from_bytes(data, what)
     elif not _other_format(data):
         raise anytok.VocabFormatError(

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, NoReturn, Se
 
 from . import bpe
 from .backtrack import BacktrackEncoder
-from .format import PROP_REGULAR, VocabFormatError, duplicate_token
+from .format import PROP_REGULAR, VocabFormatError
 from .segment import _SEP as SEGMENT_SEP
 from .segment import Segmenter
-from .vocab_text import text_table
+from .vocab_text import text_table, texts_table
 from .pretokenize import SURROGATE, Splitter
 
 if TYPE_CHECKING:
@@ -175,17 +175,7 @@ class Encoding:
         else:
             # Tokens stored as text: the table is made straight from the texts (the tokens'
             # bytes are made only if the bytes table or the decoder is needed).
-            text_ids = ids
-            if vocab.byte_tokens:
-                keep = bytearray(b"\x01") * len(ids)
-                for rank in vocab.byte_tokens:
-                    keep[rank] = 0
-                text_ids = compress(ids, keep)
-            table = dict(zip(vocab.texts, text_ids))
-            enc._invalid_tokens = list(vocab.byte_tokens.values())
-            duplicate = None
-            if len(table) != len(vocab.texts) or len(set(enc._invalid_tokens)) != len(enc._invalid_tokens):
-                duplicate = duplicate_token(vocab.texts, enc._invalid_tokens)
+            table, enc._invalid_tokens, duplicate = texts_table(vocab.texts, vocab.byte_tokens, ids)
         if duplicate is not None:
             raise VocabFormatError(f"{what}: token {duplicate!r} appears more than once")
         enc._str_ranks_cache = table

@@ -24,6 +24,8 @@ from array import array
 from itertools import accumulate, islice
 from typing import Sequence
 
+from .vocab_text import duplicate_token, first_duplicate
+
 
 __all__ = ["VocabData", "VocabFormatError", "dumps", "loads", "MAGIC", "FORMAT_VERSION"]
 
@@ -557,29 +559,10 @@ def _parse_payload(raw: bytes, what: str, check_duplicates: bool = True) -> Voca
         if vocab.texts is not None:
             duplicate = duplicate_token(vocab.texts, list(vocab.byte_tokens.values()))
         else:
-            duplicate = _first_duplicate(vocab.tokens)
+            duplicate = first_duplicate(vocab.tokens)
         if duplicate is not None:
             raise VocabFormatError(f"{what}: token {duplicate!r} appears more than once")
     return vocab
-
-
-def _first_duplicate(items: list):
-    """The first item that appears twice in `items`, or None."""
-    if len(set(items)) == len(items):
-        return None
-    seen = set()
-    for item in items:
-        if item in seen:
-            return item
-        seen.add(item)
-    return None
-
-
-def duplicate_token(texts: list[str], byte_tokens: list[bytes]) -> bytes | None:
-    """The bytes of a token that appears twice among the texts and byte tokens of a vocab,
-    or None.  (Text and bytes that are not UTF-8 never equal each other.)"""
-    duplicate = _first_duplicate(texts)
-    return duplicate.encode("utf-8") if duplicate is not None else _first_duplicate(byte_tokens)
 
 
 def _read_texts(data: bytes, vocab: VocabData, what: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from itertools import compress, repeat
-from typing import Sequence
+from typing import Iterable, Sequence
 
 
 def text_table(tokens: Sequence[bytes], ids: Sequence[int]) -> tuple[dict[str, int], list[bytes], bytes | None]:
@@ -30,10 +30,42 @@ def text_table(tokens: Sequence[bytes], ids: Sequence[int]) -> tuple[dict[str, i
     duplicate = None
     # Decoding valid UTF-8 is one-to-one, so equal texts mean equal tokens.
     if len(table) + len(invalid) != len(tokens) or len(set(invalid)) != len(invalid):
-        seen: set[bytes] = set()
-        for t in tokens:
-            if t in seen:
-                duplicate = t
-                break
-            seen.add(t)
+        duplicate = first_duplicate(tokens)
     return table, invalid, duplicate
+
+
+def texts_table(texts: list[str], byte_tokens: dict[int, bytes],
+                ids: Sequence[int]) -> tuple[dict[str, int], list[bytes], bytes | None]:
+    """`text_table` for a vocabulary read with its tokens as text (format.py, field 11):
+    `texts` the valid UTF-8 tokens in rank order, `byte_tokens` rank -> bytes of the others."""
+    text_ids: Iterable[int] = ids
+    if byte_tokens:
+        keep = bytearray(b"\x01") * len(ids)
+        for rank in byte_tokens:
+            keep[rank] = 0
+        text_ids = compress(ids, keep)
+    table = dict(zip(texts, text_ids))
+    invalid = list(byte_tokens.values())
+    duplicate = None
+    if len(table) != len(texts) or len(set(invalid)) != len(invalid):
+        duplicate = duplicate_token(texts, invalid)
+    return table, invalid, duplicate
+
+
+def first_duplicate(items: Sequence):
+    """The first item that appears twice in `items`, or None."""
+    if len(set(items)) == len(items):
+        return None
+    seen = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def duplicate_token(texts: Sequence[str], byte_tokens: Sequence[bytes]) -> bytes | None:
+    """The bytes of a token that appears twice among a vocabulary's texts and the tokens that
+    are not UTF-8, or None.  (Text and bytes that are not UTF-8 never equal each other.)"""
+    duplicate = first_duplicate(texts)
+    return duplicate.encode("utf-8") if duplicate is not None else first_duplicate(byte_tokens)

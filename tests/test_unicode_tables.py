@@ -109,3 +109,63 @@ def test_bundled_patterns_cover_every_code_point():
 
     with pytest.raises(ValueError, match="does not cover"):
         stream._summarize((Enc, "ab cd", "", True))
+
+
+# Characters standing for every class of the bundled patterns within a universe (letters of
+# both cases, the letters of the contractions, digits, each kind of space and line end,
+# punctuation, controls), plus marks, CJK, other numbers and Unicode spaces outside ASCII.
+_ASCII_REPS = "aZ0 \t\n\r\x0b'sStTlLvVeEdDmMrR._/\x00"
+_WIDE_REPS = "\u0301\u00e9\u4e2d\u00a0\u0085\u2028\u00b2\u0660"
+_HF_PATTERNS = [  # GPT-2's and Llama 3's (no possessive quantifiers as written)
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+]
+
+
+@pytest.mark.parametrize("universe", ["ascii", "bmp", "all"])
+def test_tightened_patterns_match_as_written(universe):
+    """The split patterns are rendered with quantifiers made possessive where backtracking into
+    them cannot succeed (pretokenize._tighten); per universe, the tightened and the literal
+    translations find the same pieces in every string of up to 4 (3 for all of Unicode)
+    representative characters and in random longer ones.  (A rewrite that holds for ASCII only,
+    such as `[^\\r\\n\\p{L}\\p{N}]?+` before letters and marks, is caught by the marks here.)"""
+    import itertools
+    import random
+
+    from anytok import _pattern_cache
+    from anytok.pretokenize import _render
+
+    cut, alphabet, longest = {
+        "ascii": (ucd.ASCII, _ASCII_REPS, 4),
+        "bmp": (ucd.BMP, _ASCII_REPS[:14] + _WIDE_REPS, 4),
+        "all": (None, _ASCII_REPS[:10] + _WIDE_REPS + "\U0001f600\U00020000", 3),
+    }[universe]
+    rnd = random.Random(19)
+    changed = 0
+    for pattern in [*_pattern_cache.ASCII, *_HF_PATTERNS]:
+        ast = parse_pattern(pattern)
+        tight, literal = _render(ast, cut), _render(ast, cut, tighten=False)
+        changed += tight != literal
+        a, b = re.compile(tight), re.compile(literal)
+        texts = ("".join(t) for k in range(1, longest + 1) for t in itertools.product(alphabet, repeat=k))
+        randoms = ("".join(rnd.choices(alphabet, k=rnd.randrange(5, 40))) for _ in range(5000))
+        for text in itertools.chain(texts, randoms):
+            assert a.findall(text) == b.findall(text), (pattern[:30], universe, text)
+    assert changed == len(_pattern_cache.ASCII) + len(_HF_PATTERNS)
+
+
+def test_tightening_rewrites():
+    """What the three rewrites make of o200k's pattern for ASCII text, and where they stop."""
+    from anytok import _pattern_cache
+    from anytok.pretokenize import _render, _tighten, _within
+
+    o200k = next(p for p in _pattern_cache.ASCII if p.startswith("[^"))
+    tight = _render(parse_pattern(o200k), ucd.ASCII)
+    assert tight.startswith(r"[\x00-\x09\x0b\x0c\x0e-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]?+[A-Z]*[a-z]++")  # 1, 2
+    assert r"|(?:[\x09\x0b\x0c\x20]*+[\x0a\x0d])++|" in tight  # 3
+    assert r"[\x09-\x0d\x20]+(?![" in tight  # a look-ahead follows: left alone
+    # Marks are letters here and not in the optional class: not possessive for the BMP.
+    first = _tighten(_within(parse_pattern(o200k), ucd.BMP), at_end=True)[1][0][1][0]
+    assert first[0] == "repeat" and first[2:] == (0, 1, "")
+    # Lazy quantifiers and what precedes a look-around keep their backtracking.
+    assert _render(parse_pattern(r"a+?b|c*(?=d)"), None) == "a+?b|c*(?=d)"

@@ -433,7 +433,15 @@ def _size(ranges: Ranges) -> int:
     return sum(hi - lo + 1 for lo, hi in ranges)
 
 
-def _render(node, universe: Ranges | None, sub: Callable[[Ranges], Ranges] | None = None) -> str:
+def _render(node, universe: Ranges | None, tighten: bool = True) -> str:
+    """`re` source for the AST `node`, every class cut down to `universe` (None: all of
+    Unicode); with `tighten`, first made cheaper to run for text within `universe` (_tighten)."""
+    if tighten:
+        node = _tighten(_within(node, universe), at_end=True)
+    return _emit(node, universe)
+
+
+def _emit(node, universe: Ranges | None) -> str:
     kind = node[0]
     if kind == "set":
         ranges = node[1]
@@ -449,14 +457,14 @@ def _render(node, universe: Ranges | None, sub: Callable[[Ranges], Ranges] | Non
                     return "[^" + _class_body(rest) + "]"
         return _render_set(ranges)
     if kind == "seq":
-        return "".join(_render(n, universe) for n in node[1])
+        return "".join(_emit(n, universe) for n in node[1])
     if kind == "alt":
-        return "|".join(_render(n, universe) for n in node[1])
+        return "|".join(_emit(n, universe) for n in node[1])
     if kind == "group":
-        return f"(?{node[1]}{_render(node[2], universe)})"
+        return f"(?{node[1]}{_emit(node[2], universe)})"
     if kind == "repeat":
         _, inner, lo, hi, mode = node
-        body = _render(inner, universe)
+        body = _emit(inner, universe)
         if inner[0] in ("seq", "alt") or (inner[0] == "set" and len(body) > 1 and body[0] != "[" and body[0] != "\\"):
             body = f"(?:{body})"
         if (lo, hi) == (0, None):
@@ -501,6 +509,130 @@ def _factor(node):
         return node
     rest = ("alt", [("seq", branch[1][1:]) for branch in node[1]])
     return ("seq", [heads[0], ("group", ":", rest)])
+
+
+# --------------------------------------------------------------------------------------------
+# Tightening: quantifiers made possessive where backtracking into them can never succeed
+# --------------------------------------------------------------------------------------------
+# `re` backtracks into a greedy quantifier whenever what follows fails, and tries an optional
+# character again without it; on code, whose spaces and punctuation fail several branches of a
+# split pattern before one matches, that is a quarter of the split.  Three rewrites give the
+# same matches on every text within the universe the pattern was cut to (the classes are
+# compared after the cut, so a rewrite may hold for ASCII text and not for all of Unicode):
+#
+# 1. `X?Y` -> `X?+Y` (X one character class) when Y cannot match the empty string and cannot
+#    start with a character of X: had X matched a character c, Y would have to start at c
+#    without it, and cannot.
+# 2. In a branch of the whole pattern, a greedy `Q` -> possessive when everything after it in
+#    the branch matches at any position (only optional parts, no assertions): once the branch's
+#    end is reached the match is taken, so nothing ever backtracks into Q.
+# 3. A branch ending in `S*N+` or `S*N` (N a subset of S; o200k's and cl100k's `\s*[\r\n]+`)
+#    -> `(?:T*+N)++` with T = S - N: both match S-characters up to the last N-character of the
+#    run of S-characters (and fail if it has none), but the original gets there by giving back
+#    one character of the run at a time.
+
+
+def _within(node, universe: Ranges | None):
+    """`node` with every class cut down to `universe` (None: unchanged)."""
+    if universe is None:
+        return node
+    kind = node[0]
+    if kind == "set":
+        return ("set", ucd.intersect(node[1], universe))
+    if kind in ("seq", "alt"):
+        return (kind, [_within(n, universe) for n in node[1]])
+    if kind == "group":
+        return ("group", node[1], _within(node[2], universe))
+    if kind == "repeat":
+        return ("repeat", _within(node[1], universe), *node[2:])
+    return node
+
+
+def _first(node) -> tuple[Ranges, bool] | None:
+    """(the characters a match of `node` may start with, whether it may be empty), or None if
+    that depends on an assertion or a look-around."""
+    kind = node[0]
+    if kind == "set":
+        return node[1], False
+    if kind == "repeat":
+        got = _first(node[1])
+        return None if got is None else (got[0], got[1] or node[2] == 0)
+    if kind == "group":
+        return _first(node[2]) if node[1] in (":", ">") else None
+    if kind in ("seq", "alt"):
+        chars: Ranges = ()
+        empty = kind == "seq"
+        for n in node[1]:
+            got = _first(n)
+            if got is None:
+                return None
+            chars = ucd.union(chars, got[0])
+            if kind == "alt":
+                empty = empty or got[1]
+            elif not got[1]:
+                return chars, False
+        return chars, empty
+    return None
+
+
+def _always_matches(node) -> bool:
+    """Whether `node` matches (at least the empty string) at every position of every text."""
+    kind = node[0]
+    if kind == "repeat":
+        return node[2] == 0 or _always_matches(node[1])
+    if kind == "seq":
+        return all(map(_always_matches, node[1]))
+    if kind == "alt":
+        return any(map(_always_matches, node[1]))
+    if kind == "group":
+        return node[1] in (":", ">") and _always_matches(node[2])
+    return False
+
+
+def _tighten(node, at_end: bool = False):
+    """Rewrites 1-3 above; `at_end`: nothing follows `node` in the pattern, so reaching its end
+    ends the match (rewrites 2 and 3 apply)."""
+    kind = node[0]
+    if kind == "alt":
+        return ("alt", [_tighten(n, at_end) for n in node[1]])
+    if kind == "group":
+        return ("group", node[1], _tighten(node[2], at_end and node[1] in (":", ">")))
+    if kind == "repeat":
+        # (inside a repeat, what follows the inner node may be the inner node again)
+        node = ("repeat", _tighten(node[1]), *node[2:])
+        if at_end and node[4] == "":
+            node = node[:4] + ("+",)
+        return node
+    if kind != "seq":
+        return node
+    last = len(node[1]) - 1
+    # (a group that ends the branch ends the match too; a repeat there is rewrite 2's)
+    items = [_tighten(n, at_end and i == last and n[0] == "group") for i, n in enumerate(node[1])]
+    for i in range(len(items) - 1):
+        item = items[i]
+        if item[0] == "repeat" and item[1][0] == "set" and item[2:] == (0, 1, ""):
+            rest = _first(("seq", items[i + 1 :]))
+            if rest is not None and not rest[1] and not ucd.intersect(item[1][1], rest[0]):
+                items[i] = item[:4] + ("+",)  # rewrite 1
+    if not at_end:
+        return ("seq", items)
+    if len(items) >= 2:
+        s, n = items[-2], items[-1]
+        if n[0] == "set":
+            n = ("repeat", n, 1, 1, "")
+        if (s[0] == n[0] == "repeat" and s[1][0] == n[1][0] == "set" and s[2:] == (0, None, "")
+                and n[2] == 1 and n[3] in (1, None) and n[4] == ""
+                and not ucd.difference(n[1][1], s[1][1])):
+            rest = ucd.difference(s[1][1], n[1][1])
+            unit = ("seq", [("repeat", ("set", rest), 0, None, "+"), n[1]]) if rest else n[1]
+            items[-2:] = [("repeat", unit, 1, None, "+")]  # rewrite 3
+    for i in range(len(items) - 1, -1, -1):
+        item = items[i]
+        if item[0] == "repeat" and item[4] == "":
+            items[i] = item[:4] + ("+",)  # rewrite 2
+        if not _always_matches(item):
+            break
+    return ("seq", items)
 
 
 def _sets(node, out: list[Ranges]) -> None:

@@ -8,8 +8,10 @@ first call on that corpus, after a warm-up on other text; for anytok this includ
 input to the worker and the result back), then `--runs` more times (the median of those).  Before
 every call the caches of merged pieces are emptied, untimed: anytok's in the worker (a hook only
 this script uses) and gpt-tokenizer's (`clearMergeCache`), so no call is helped by an earlier
-one (js-tiktoken keeps none).  Every tokenizer's ids are checked against anytok's, its counts
-against their number and its decoded text against the corpus.
+one (js-tiktoken keeps none); and the page collects its garbage and idles for a moment
+(bench_common.settle), so no call is slowed by the collection of what earlier calls left.
+Every tokenizer's ids are checked against anytok's, its counts against their number and its
+decoded text against the corpus.
 
 Also the start: time from navigation to the first `count()` resolved on a bare page of the
 origin that imports /anytok.js, in a fresh browser profile (first visit: everything downloaded)
@@ -244,7 +246,11 @@ def main(argv: list[str] | None = None) -> int:
             print_start(start, args.visits)
             return 0
 
-        # Throughput, all in one page.
+        # Throughput, all in one page, in a browser of its own whose page can collect its garbage
+        # on demand (bench_common.settle).
+        browser.close()
+        browser = p.chromium.launch(executable_path=bench_common.CHROMIUM,
+                                    args=[*bench_common.CHROMIUM_ARGS, *bench_common.GC_ARGS])
         page = watch(browser.new_page())
         page.set_default_timeout(600_000)
         page.goto(url + "bench/index.html")
@@ -270,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name in TOKENIZERS:
                     runs = []
                     for _ in range(1 + args.runs):
+                        bench_common.settle(page)
                         dropped = page.evaluate("([name]) => bench.reset(name)", [name])
                         if name == "anytok" and op != "decode" and runs:
                             anytok_dropped.append(dropped)

@@ -6,7 +6,8 @@ against one worker, in the same headless Chromium page.
 Texts: each corpus of ../shared/corpora (about 1 MB each), o200k_base.  The calls alternate
 between the one-worker and the N-worker tokenizer (whose first worker is the one-worker
 tokenizer's own), and before each call every worker's cache of merged pieces is emptied, so no
-call is helped by an earlier one; the best of `--runs` is shown.  A second table keeps the
+call is helped by an earlier one, and the page collects its garbage and idles before each
+(bench_common.settle); the best of `--runs` is shown.  A second table keeps the
 caches (each tokenizer has handled the same text before, untimed): what the rest of a long
 text costs once its common pieces are cached, i.e. splitting and lookups.  The ids of both are checked
 to be equal.  Prints a markdown table with the date, the machine and the exact command.  A
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import CORPORA, CORPORA_DIR, cpu_model, dist_page  # noqa: E402
+from bench_common import CORPORA, CORPORA_DIR, GC_ARGS, cpu_model, dist_page, settle  # noqa: E402
 
 JS_SETUP = """async ([n]) => {
     const { AnyTok } = await import('/anytok.js');
@@ -65,7 +66,7 @@ def main() -> None:
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# bench_browser_workers.py, {started}, {cpu_model()}, Chromium headless; o200k_base; best of {args.runs}")
     print(f"# command: python build_scripts/bench_browser_workers.py {shlex.join(sys.argv[1:])}".rstrip())
-    with dist_page() as page:
+    with dist_page(GC_ARGS) as page:
         n = page.evaluate(JS_SETUP, [args.workers])
         if n != args.workers:
             raise SystemExit(f"asked for {args.workers} workers, got {n}")
@@ -83,6 +84,7 @@ def main() -> None:
                     results = {}
                     for _ in range(args.runs):
                         for which in ("one", "many"):
+                            settle(page)
                             r = page.evaluate(JS_CALL, [which, op, text, mode == "empty"])
                             best[which] = min(best[which], r["ms"])
                             results[which] = (r["result"], r["digest"])

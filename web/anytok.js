@@ -378,13 +378,21 @@ function joins(windows) {
 function joinIds(windows) {
   const links = joins(windows);
   if (links === null) return null;
-  const out = [];
-  let start = 0;
+  const spans = windows.map((w, k) => [k ? links[k - 1][1] : 0, k < links.length ? links[k][0] : w.ids.length]);
+  const out = new Array(spans.reduce((n, [a, b]) => n + b - a, 0));
+  let at = 0;
   windows.forEach((w, k) => {
-    const stop = k < links.length ? links[k][0] : w.ids.length;
-    for (let i = start; i < stop; i++) out.push(w.ids[i]);
-    if (k < links.length) start = links[k][1];
+    const [a, b] = spans[k];
+    for (let i = a; i < b; i++) out[at++] = w.ids[i];
   });
+  return out;
+}
+
+// A typed array's values as a plain Array: a loop into an Array made at its length takes V8 a
+// fifth of the time of Array.from on a typed array (~1 ms against ~5.6 for 220k ids).
+function arrayOf(typed) {
+  const out = new Array(typed.length);
+  for (let i = 0; i < typed.length; i++) out[i] = typed[i];
   return out;
 }
 
@@ -620,7 +628,7 @@ export class AnyTok {
     const opts = specialOptions(options);
     const shared = await this.#shared(text, opts, true);
     if (shared !== null) return shared;
-    return Array.from(await this.#call("encode", { text, options: opts }));
+    return arrayOf(await this.#call("encode", { text, options: opts }));
   }
 
   /** The number of tokens `encode` would give, without sending the ids back. */
@@ -685,9 +693,9 @@ export class AnyTok {
         return g.length ? runtime.call("countBatch", { key, texts: g, options: opts }) : [];
       }));
       this.#sharedCalls++;
-      return parts.flatMap((p) => Array.from(p));
+      return parts.flatMap((p) => arrayOf(p));
     }
-    return Array.from(await this.#call("countBatch", { texts, options: opts }));
+    return arrayOf(await this.#call("countBatch", { texts, options: opts }));
   }
 
   /**
@@ -778,7 +786,7 @@ export class Matcher {
 
   /** The allowed token ids, ascending. */
   async allowed() {
-    return Array.from(await this.#call("allowed"));
+    return arrayOf(await this.#call("allowed"));
   }
 
   /** Consume a token: false (and no change) if it is not allowed. */
@@ -799,7 +807,7 @@ export class Matcher {
 
   /** Tokens forced from here (the only continuation). */
   async forced() {
-    return Array.from(await this.#call("forced"));
+    return arrayOf(await this.#call("forced"));
   }
 
   /** Undo the last n consumed tokens; resolves to how many remain. */

@@ -55,7 +55,6 @@ def guard_into(outside: list[str]):
     return guard
 
 
-@contextlib.contextmanager
 # Before a timed call in a page: collect the page's garbage (with GC_ARGS) and idle SETTLE_MS,
 # untimed, so that no call pays for the collection of what earlier calls left (js-tiktoken's
 # encode leaves ~10^6 objects; on this 2-core VM the page's collector then competes with the
@@ -68,6 +67,7 @@ def settle(page) -> None:
     page.evaluate("(ms) => { globalThis.gc?.(); return new Promise((done) => setTimeout(done, ms)); }", SETTLE_MS)
 
 
+@contextlib.contextmanager
 def dist_page(extra_args: list[str] = ()):
     """A headless Chromium page at web/dist/ (built, then served from 127.0.0.1 by serve_demo's
     handler), every request for another host aborted; raises at the end if there was one.

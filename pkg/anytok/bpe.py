@@ -67,12 +67,6 @@ def rank_merge(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
     return list(map(ranks.__getitem__, parts))
 
 
-def rank_merge_ascii(piece: str, table: dict[str, int]) -> list[int]:
-    """`rank_merge` for an ASCII piece, on str (one byte per character) with the text table:
-    `list(piece)` and str keys are cheaper than slicing bytes."""
-    return list(map(table.__getitem__, merge_parts(list(piece), table.get)))
-
-
 def merge3(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
     """`rank_merge` of a 3-byte piece, spelled out: the lower of the two pairs merges first
     (the left one on a tie), then the whole piece if it is a token.  A CJK character that is

@@ -800,6 +800,9 @@ class Encoding:
         encoders of backtrack.py, take the bytes path.
         """
         table = self._str_ranks
+        # An ASCII piece is merged on str (one byte per character) with the text table: `list(piece)`
+        # and str keys are cheaper than slicing bytes.
+        get, token_of, merge_parts = table.get, table.__getitem__, bpe.merge_parts
         ranks = None
         out = []
         for piece in pieces:
@@ -808,7 +811,7 @@ class Encoding:
             if piece.isascii():
                 n = len(piece)
                 if n <= bpe.LIST_MAX:
-                    out.append(bpe.rank_merge_ascii(piece, table))
+                    out.append(list(map(token_of, merge_parts(list(piece), get))))
                     continue
                 if n <= bpe.HEAP_MAX and piece.count(piece[0]) != n:
                     out.append(bpe.heap_merge(piece, table))
@@ -826,6 +829,8 @@ class Encoding:
         # Boundaries between ASCII characters are never cut, so an ASCII piece stays whole:
         # only the others go to the segmenter (half the missed text of the Japanese corpus is
         # ASCII pieces, which the segmenter would look at character by character).
+        if "".join(missed).isascii():
+            return None  # (English, code: one C-level pass instead of a test per piece)
         wide = [not piece.isascii() for piece in missed]
         if not any(wide):
             return None
@@ -923,7 +928,7 @@ class Encoding:
         if not missed:
             return len(pieces)
         total = len(pieces) - len(missed)
-        segments = self._refine(missed, list(range(len(missed))))
+        segments = None if "".join(missed).isascii() else self._refine(missed, list(range(len(missed))))
         if segments is not None:
             missed = [piece for piece in segments if piece not in table]
             total += len(segments) - len(missed)

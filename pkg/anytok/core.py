@@ -928,7 +928,7 @@ class Encoding:
         if not missed:
             return len(pieces)
         total = len(pieces) - len(missed)
-        segments = None if "".join(missed).isascii() else self._refine(missed, list(range(len(missed))))
+        segments = self._refine(missed, list(range(len(missed))))
         if segments is not None:
             missed = [piece for piece in segments if piece not in table]
             total += len(segments) - len(missed)

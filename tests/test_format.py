@@ -403,6 +403,30 @@ def test_config_round_trip(compression):
     assert vf.dumps(back, compression=compression) == data
 
 
+def test_config_string_column_lengths():
+    """Strings of 128 bytes or more have lengths of several varint bytes among the one-byte
+    ones; runs of either kind, at the start, middle and end of a column, read back exactly."""
+    rng = random.Random(7)
+    sizes = [0, 1, 127, 128, 129, 300, 16383, 16384, 70000]
+    for trial in range(30):
+        strings = ["x" * rng.choice(sizes) + str(i) if rng.random() < 0.3 else f"s{i}" for i in range(rng.randrange(64, 200))]
+        if trial % 3 == 0:
+            strings[0] = "é" * 200
+        if trial % 3 == 1:
+            strings[-1] = "y" * 20000
+        cfg = {"format": "x", "v": strings}
+        assert vf.loads(vf.dumps(vf.VocabData(name="c", config=cfg), compression="none")).config == cfg
+    # a column whose last length varint is cut off: an error, not a short column
+    r = vf._Reader(vf._varint(200) + b"\x05" * 199 + b"\x80", 0, 202, "column")
+    r.varint("count")
+    with pytest.raises(VocabFormatError, match="truncated varint for string length"):
+        vf._read_strings(r, 200)
+    # lengths that add up to more than the column holds
+    r = vf._Reader(b"\x05\x05" + b"abcdefgh", 0, 10, "column")
+    with pytest.raises(VocabFormatError, match="strings needs 10 bytes but only 8 remain"):
+        vf._read_strings(r, 2)
+
+
 def config_payload(cfg) -> bytes:
     return payload(vf.VocabData(name="cfg", config=cfg))
 

@@ -18,10 +18,11 @@ way a file can be wrong raises `VocabFormatError` with a message saying what is 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zlib
 from array import array
-from itertools import accumulate, islice
+from itertools import accumulate, islice, repeat
 from typing import Sequence
 
 from .vocab_text import duplicate_token, first_duplicate
@@ -733,18 +734,30 @@ def _to_columns(obj, columns: list[bytes]):
     return obj
 
 
+_ONE_BYTE_VARINTS = re.compile(rb"[\x00-\x7f]*")
+
+
+def _read_lengths(r: _Reader, count: int) -> list[int]:
+    """`count` varints of string lengths.  Most are one byte (< 128): runs of those are taken
+    as they are, C-level, and only the longer ones read one by one."""
+    out: list[int] = []
+    buf = r.buf
+    while len(out) < count:
+        run = _ONE_BYTE_VARINTS.match(buf, r.pos, min(r.end, r.pos + count - len(out))).end()
+        out += buf[r.pos : run]
+        r.pos = run
+        if len(out) < count:
+            out.append(r.varint("string length", r.end - r.pos))
+    return out
+
+
 def _read_strings(r: _Reader, count: int) -> list[str]:
-    head = r.buf[r.pos : min(r.pos + count, r.end)]
-    if len(head) == count and head.isascii():
-        lengths: bytes | list[int] = head  # every length < 128: one varint byte each
-        r.pos += count
-    else:
-        lengths = [r.varint("string length", r.end - r.pos) for _ in range(count)]
-    total = sum(lengths)
-    blob = r.take(total, "strings")
+    lengths = _read_lengths(r, count)
+    blob = r.take(sum(lengths), "strings")
     bounds = list(accumulate(lengths, initial=0))
     try:
-        return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(bounds, islice(bounds, 1, None))]
+        return list(map(bytes.decode, map(blob.__getitem__, map(slice, bounds, islice(bounds, 1, None))),
+                        repeat("utf-8"), repeat("surrogatepass")))
     except UnicodeDecodeError:
         raise r.fail("a string in a column is not UTF-8") from None
 

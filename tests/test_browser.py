@@ -680,6 +680,47 @@ def test_an_extra_worker_that_cannot_start_is_left_out(browser, demo_url, corpor
     assert not any("snapshot could not be restored" in w for w in warnings), warnings
 
 
+def test_load_starts_its_worker_while_the_manifest_is_fetched(browser, demo_url):
+    # AnyTok.load starts its worker before the manifest has come (the worker's module loads
+    # meanwhile) and hands it to the tokenizer; a second load finds the running worker; a load
+    # that fails before it has made its worker's Runtime terminates the worker it started.
+    ctx, guard = new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url + "anytok-assets.json")
+        got = page.evaluate("""async () => {
+            const log = [];
+            const Base = window.Worker;
+            window.Worker = class extends Base {
+                constructor(url, options) { super(url, options); const u = new URL(url); log.push("worker " + u.pathname + u.search); }
+                terminate() { log.push("terminated"); super.terminate(); }
+            };
+            const baseFetch = window.fetch;
+            window.fetch = async (url, init) => {
+                const response = await baseFetch(url, init);
+                if (String(url).includes("anytok-assets.json")) log.push("manifest");
+                return response;
+            };
+            const { AnyTok } = await import('/anytok.js');
+            const o200k = await AnyTok.load({ encoding: "o200k_base" });
+            const cl100k = await AnyTok.load({ encoding: "cl100k_base" });
+            let error = null;
+            try {
+                await AnyTok.load({ encoding: "o300k_base", workerURL: "/worker.js?other" });
+            } catch (err) {
+                error = err.message;
+            }
+            return { log, counts: [await o200k.count("hello world"), await cl100k.count("hello world")], error };
+        }""")
+    finally:
+        ctx.close()
+    guard.check()
+    assert got["log"] == ["worker /worker.js", "manifest", "worker /worker.js?other", "terminated"], got["log"]
+    assert got["counts"] == [len(anytok_encoding("o200k_base").encode("hello world")),
+                             len(anytok_encoding("cl100k_base").encode("hello world"))]
+    assert 'unknown encoding "o300k_base"' in got["error"]
+
+
 def test_shim_load_errors_are_clear(shim):
     got = shim.evaluate(
         """async () => {

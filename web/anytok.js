@@ -47,7 +47,7 @@ class Runtime {
     this.encodings = new Map(); // key -> Promise of info
     this.decodeTables = new Map(); // key -> Promise of its ByteTable (or null), made on first decode
     this.dead = null;
-    this.worker = new Worker(urls.workerURL, { type: "module", name: "anytok" });
+    this.worker = takeSpare(urls.workerURL) ?? new Worker(urls.workerURL, { type: "module", name: "anytok" });
     this.worker.onmessage = ({ data }) => {
       const request = this.pending.get(data.id);
       if (!request) return;
@@ -127,6 +127,38 @@ function retireTrainer(runtime) {
 }
 
 // index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
+// A worker started by `load` before the manifest has come (workerURL -> Worker): its module
+// loads while the manifest is fetched, and the Runtime made for that URL takes it.  A load that
+// fails before it makes its Runtime terminates the worker it started.
+const spares = new Map();
+
+function startSpare(options) {
+  try {
+    if (typeof Worker === "undefined") return null;
+    const url = new URL(options.workerURL ?? "worker.js", manifestURLOf(options)).href;
+    const running = (r) => !r.dead && r.urls.workerURL === url;
+    if (spares.has(url) || [...runtimes.values()].some(running)) return null;
+    const worker = new Worker(url, { type: "module", name: "anytok" });
+    spares.set(url, worker);
+    return { url, worker };
+  } catch {
+    return null; // (a bad baseURL or manifestURL: manifestFor reports it)
+  }
+}
+
+function takeSpare(url) {
+  const worker = spares.get(url) ?? null;
+  spares.delete(url);
+  return worker;
+}
+
+function dropSpare(spare) {
+  if (spare && spares.get(spare.url) === spare.worker) {
+    spares.delete(spare.url);
+    spare.worker.terminate();
+  }
+}
+
 function runtimeFor(urls, index = 0) {
   const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, urls.snapshot, index]);
   let runtime = runtimes.get(key);
@@ -175,9 +207,13 @@ function resolveURLs(options, manifest, manifestURL) {
   };
 }
 
-async function manifestFor(options) {
+function manifestURLOf(options) {
   const base = options.baseURL ? new URL(options.baseURL, globalThis.location?.href) : MODULE_BASE;
-  const manifestURL = new URL(options.manifestURL ?? MANIFEST, base).href;
+  return new URL(options.manifestURL ?? MANIFEST, base).href;
+}
+
+async function manifestFor(options) {
+  const manifestURL = manifestURLOf(options);
   return { manifest: await fetchManifest(manifestURL), manifestURL };
 }
 
@@ -478,6 +514,16 @@ export class AnyTok {
    * Starts the worker and Pyodide on first use; later loads with the same URLs share that worker.
    */
   static async load(options = {}) {
+    // The worker starts now, not once the manifest is here (~15 ms of a second visit's start).
+    const spare = startSpare(options);
+    try {
+      return await AnyTok.#load(options);
+    } finally {
+      dropSpare(spare); // unless a Runtime took it
+    }
+  }
+
+  static async #load(options) {
     const { manifest, manifestURL } = await manifestFor(options);
     const names = Object.keys(manifest.encodings).sort();
     let request;

@@ -211,6 +211,44 @@ def test_atok_inconsistent_config_is_a_format_error():
     assert isinstance(anytok.load(dumps(VocabData(name="x", config=cfg))).encode("hi"), list)
 
 
+def _tiny_bpe_json(merges) -> str:
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": None, "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}, "merges": merges},
+    })
+
+
+@pytest.mark.parametrize("merges, missing", [
+    (["a b", "ab d"], "d"),                # a merge's right token is no token
+    (["a b", "x c"], "x"),                 # its left token
+    (["a b", "x y"], "x"),                 # both: the left one is named
+    (["a b", "b c"], "bc"),                # the token it makes
+    ([["a", "b"], ["x", "c"]], "x"),       # the newer form: pairs
+    (["a b", "abc"], None),                # not two tokens
+])
+def test_bad_merges_are_refused_as_tokenizers_does(merges, missing):
+    """A tokenizer.json whose merges name or make no token: `tokenizers` refuses it, naming the
+    token; so does anytok, with a ValueError naming the same token (or the malformed merge)."""
+    import anytok
+    import tokenizers
+
+    text = _tiny_bpe_json(merges)
+    with pytest.raises(Exception) as hf_error:
+        tokenizers.Tokenizer.from_str(text)
+    with pytest.raises(ValueError) as error:
+        anytok.load(text.encode())
+    if missing is None:
+        assert "invalid" in str(hf_error.value) and "bad BPE merge 'abc'" in str(error.value)
+    else:
+        assert f"Token `{missing}` out of vocabulary" in str(hf_error.value)
+        assert f"token {missing!r} is not in the vocabulary" in str(error.value)
+    assert anytok.load(_tiny_bpe_json(["a b", "ab c"]).encode()).encode("abc") == \
+        tokenizers.Tokenizer.from_str(_tiny_bpe_json(["a b", "ab c"])).encode("abc").ids == [4]
+
+
 @pytest.mark.parametrize("name", ["llama3", "qwen3", "deepseek_v3"])
 def test_segmented_words_equal_whole_words(name, corpora):
     """Byte-level models cut long words where no token spans (models/bpe_merges.py): with the

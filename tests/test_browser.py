@@ -721,6 +721,32 @@ def test_load_starts_its_worker_while_the_manifest_is_fetched(browser, demo_url)
     assert 'unknown encoding "o300k_base"' in got["error"]
 
 
+def test_a_worker_that_fails_before_the_manifest_comes_rejects_the_load(browser, demo_url):
+    # The worker `load` starts early fails (its script is missing) while the manifest is held
+    # back a second: the load is rejected, naming the worker, instead of waiting for ever.
+    ctx, guard = new_context(browser)
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url + "anytok-assets.json")
+        got = page.evaluate("""async () => {
+            const baseFetch = window.fetch;
+            window.fetch = async (url, init) => {
+                const response = await baseFetch(url, init);
+                if (String(url).includes("anytok-assets.json")) await new Promise((r) => setTimeout(r, 1000));
+                return response;
+            };
+            const { AnyTok } = await import('/anytok.js');
+            const load = AnyTok.load({ encoding: "o200k_base", workerURL: "/no-such-worker.js" })
+                .then(() => "loaded", (err) => `${err.name}: ${err.message}`);
+            const timeout = new Promise((r) => setTimeout(() => r("no answer in 20 s"), 20000));
+            return await Promise.race([load, timeout]);
+        }""")
+    finally:
+        ctx.close()
+    guard.check()
+    assert got.startswith("AnyTokError: anytok worker ") and "/no-such-worker.js failed" in got, got
+
+
 def test_shim_load_errors_are_clear(shim):
     got = shim.evaluate(
         """async () => {

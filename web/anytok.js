@@ -71,6 +71,8 @@ class Runtime {
       this.fail(new AnyTokError(`anytok worker ${urls.workerURL} failed: ${event.message || "could not be started"}`));
     };
     this.worker.onmessageerror = () => this.fail(new AnyTokError("anytok worker: a message could not be read"));
+    const early = spareErrors.get(this.worker); // a spare that failed before it was taken
+    if (early) this.worker.onerror(early);
     this.ready = this.call("init", { pyodideURL: urls.pyodideURL, stdlibURL: urls.stdlibURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL,
                                      gluePycURL: urls.gluePycURL, snapshot: urls.snapshot });
     // A worker whose start failed is dropped, so that a later load starts afresh.
@@ -126,11 +128,11 @@ function retireTrainer(runtime) {
   }
 }
 
-// index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
 // A worker started by `load` before the manifest has come (workerURL -> Worker): its module
 // loads while the manifest is fetched, and the Runtime made for that URL takes it.  A load that
 // fails before it makes its Runtime terminates the worker it started.
 const spares = new Map();
+const spareErrors = new WeakMap(); // spare -> its error event, if it came before a Runtime took it
 
 function startSpare(options) {
   try {
@@ -139,6 +141,10 @@ function startSpare(options) {
     const running = (r) => !r.dead && r.urls.workerURL === url;
     if (spares.has(url) || [...runtimes.values()].some(running)) return null;
     const worker = new Worker(url, { type: "module", name: "anytok" });
+    worker.onerror = (event) => {
+      event.preventDefault?.();
+      spareErrors.set(worker, event);
+    };
     spares.set(url, worker);
     return { url, worker };
   } catch {
@@ -159,6 +165,7 @@ function dropSpare(spare) {
   }
 }
 
+// index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
 function runtimeFor(urls, index = 0) {
   const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, urls.snapshot, index]);
   let runtime = runtimes.get(key);

@@ -680,41 +680,52 @@ def test_an_extra_worker_that_cannot_start_is_left_out(browser, demo_url, corpor
     assert not any("snapshot could not be restored" in w for w in warnings), warnings
 
 
-def test_load_starts_its_worker_while_the_manifest_is_fetched(browser, demo_url):
-    # AnyTok.load starts its worker before the manifest has come (the worker's module loads
-    # meanwhile) and hands it to the tokenizer; a second load finds the running worker; a load
-    # that fails before it has made its worker's Runtime terminates the worker it started.
+def in_fresh_page(browser, demo_url, script: str):
+    """`script` evaluated in a page of a fresh context on the demo's origin, with the network
+    guard checked; its JS may set `window.onManifest`, awaited when anytok.js has fetched its
+    manifest (before the fetch resolves)."""
     ctx, guard = new_context(browser)
     try:
         page = ctx.new_page()
         page.goto(demo_url + "anytok-assets.json")
-        got = page.evaluate("""async () => {
-            const log = [];
-            const Base = window.Worker;
-            window.Worker = class extends Base {
-                constructor(url, options) { super(url, options); const u = new URL(url); log.push("worker " + u.pathname + u.search); }
-                terminate() { log.push("terminated"); super.terminate(); }
-            };
+        page.evaluate("""() => {
             const baseFetch = window.fetch;
             window.fetch = async (url, init) => {
                 const response = await baseFetch(url, init);
-                if (String(url).includes("anytok-assets.json")) log.push("manifest");
+                if (String(url).includes("anytok-assets.json")) await window.onManifest?.();
                 return response;
             };
-            const { AnyTok } = await import('/anytok.js');
-            const o200k = await AnyTok.load({ encoding: "o200k_base" });
-            const cl100k = await AnyTok.load({ encoding: "cl100k_base" });
-            let error = null;
-            try {
-                await AnyTok.load({ encoding: "o300k_base", workerURL: "/worker.js?other" });
-            } catch (err) {
-                error = err.message;
-            }
-            return { log, counts: [await o200k.count("hello world"), await cl100k.count("hello world")], error };
         }""")
+        got = page.evaluate(script)
     finally:
         ctx.close()
     guard.check()
+    return got
+
+
+def test_load_starts_its_worker_while_the_manifest_is_fetched(browser, demo_url):
+    # AnyTok.load starts its worker before the manifest has come (the worker's module loads
+    # meanwhile) and hands it to the tokenizer; a second load finds the running worker; a load
+    # that fails before it has made its worker's Runtime terminates the worker it started.
+    got = in_fresh_page(browser, demo_url, """async () => {
+        const log = [];
+        const Base = window.Worker;
+        window.Worker = class extends Base {
+            constructor(url, options) { super(url, options); const u = new URL(url); log.push("worker " + u.pathname + u.search); }
+            terminate() { log.push("terminated"); super.terminate(); }
+        };
+        window.onManifest = () => log.push("manifest");
+        const { AnyTok } = await import('/anytok.js');
+        const o200k = await AnyTok.load({ encoding: "o200k_base" });
+        const cl100k = await AnyTok.load({ encoding: "cl100k_base" });
+        let error = null;
+        try {
+            await AnyTok.load({ encoding: "o300k_base", workerURL: "/worker.js?other" });
+        } catch (err) {
+            error = err.message;
+        }
+        return { log, counts: [await o200k.count("hello world"), await cl100k.count("hello world")], error };
+    }""")
     assert got["log"] == ["worker /worker.js", "manifest", "worker /worker.js?other", "terminated"], got["log"]
     assert got["counts"] == [len(anytok_encoding("o200k_base").encode("hello world")),
                              len(anytok_encoding("cl100k_base").encode("hello world"))]
@@ -724,26 +735,14 @@ def test_load_starts_its_worker_while_the_manifest_is_fetched(browser, demo_url)
 def test_a_worker_that_fails_before_the_manifest_comes_rejects_the_load(browser, demo_url):
     # The worker `load` starts early fails (its script is missing) while the manifest is held
     # back a second: the load is rejected, naming the worker, instead of waiting for ever.
-    ctx, guard = new_context(browser)
-    try:
-        page = ctx.new_page()
-        page.goto(demo_url + "anytok-assets.json")
-        got = page.evaluate("""async () => {
-            const baseFetch = window.fetch;
-            window.fetch = async (url, init) => {
-                const response = await baseFetch(url, init);
-                if (String(url).includes("anytok-assets.json")) await new Promise((r) => setTimeout(r, 1000));
-                return response;
-            };
-            const { AnyTok } = await import('/anytok.js');
-            const load = AnyTok.load({ encoding: "o200k_base", workerURL: "/no-such-worker.js" })
-                .then(() => "loaded", (err) => `${err.name}: ${err.message}`);
-            const timeout = new Promise((r) => setTimeout(() => r("no answer in 20 s"), 20000));
-            return await Promise.race([load, timeout]);
-        }""")
-    finally:
-        ctx.close()
-    guard.check()
+    got = in_fresh_page(browser, demo_url, """async () => {
+        window.onManifest = () => new Promise((r) => setTimeout(r, 1000));
+        const { AnyTok } = await import('/anytok.js');
+        const load = AnyTok.load({ encoding: "o200k_base", workerURL: "/no-such-worker.js" })
+            .then(() => "loaded", (err) => `${err.name}: ${err.message}`);
+        const timeout = new Promise((r) => setTimeout(() => r("no answer in 20 s"), 20000));
+        return await Promise.race([load, timeout]);
+    }""")
     assert got.startswith("AnyTokError: anytok worker ") and "/no-such-worker.js failed" in got, got
 
 

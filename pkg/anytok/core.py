@@ -831,9 +831,7 @@ class Encoding:
         # ASCII pieces, which the segmenter would look at character by character).
         if "".join(missed).isascii():
             return None  # (English, code: one C-level pass instead of a test per piece)
-        wide = [not piece.isascii() for piece in missed]
-        if not any(wide):
-            return None
+        wide = [not piece.isascii() for piece in missed]  # (some piece is: the join was not ASCII)
         if not all(wide):
             misses = list(compress(misses, wide))
             missed = list(compress(missed, wide))

@@ -1,20 +1,24 @@
-"""Loading a vocabulary file: tokens stored as text (field 11) against tokens stored as bytes.
+"""Loading a vocabulary file: tokens stored as text (field 11) against tokens stored as bytes,
+and with a text index (field 12).
 
     .venv/bin/python build_scripts/bench_load.py [--encoding o200k_base] [--rounds 7] [--pyodide]
 
 Each round loads, with `anytok.files.tokenizer_from_bytes` (what `get_encoding` and the browser
-worker do), three forms of one bundled vocabulary, in turn:
+worker do), four forms of one bundled vocabulary, in turn, and counts "hello world" with it
+(the first count a page waits for):
 
 * "bytes": the vocabulary re-written with field 4 (`format.dumps(..., tokens_as="bytes")`,
   zlib), the layout anytok wrote before field 11;
 * "text": the shipped `.atok` file (field 11, zlib);
 * "text, uncompressed": the shipped file with its payload stored uncompressed
-  (`format.uncompressed`), the form the browser keeps in Cache Storage.
+  (`format.uncompressed`);
+* "indexed": the same with a text index (`format.uncompressed(..., index=True)`), the form
+  the browser keeps in Cache Storage: the text table is not built for a short ASCII text.
 
 It prints the median milliseconds of each and the ratios to "bytes", natively (this Python) and,
 with `--pyodide`, also under Pyodide's own CPython in Node (build_scripts/pyodide_run.mjs, the
 npm package in web/node_modules/pyodide; run build_web.py or the tests once to install it).
-See docs/FORMAT.md, field 11.
+See docs/FORMAT.md, fields 11 and 12.
 """
 
 from __future__ import annotations
@@ -41,13 +45,14 @@ def measure(encoding: str, rounds: int) -> dict[str, float]:
         "bytes": vocab_format.dumps(vocab_format.loads(shipped), compression="zlib", tokens_as="bytes"),
         "text": shipped,
         "text, uncompressed": vocab_format.uncompressed(shipped),
+        "indexed": vocab_format.uncompressed(shipped, index=True),
     }
     times: dict[str, list[float]] = {name: [] for name in forms}
     for _ in range(rounds):
         for name, data in forms.items():
             gc.collect()
             start = time.perf_counter()
-            tokenizer_from_bytes(data, encoding)
+            tokenizer_from_bytes(data, encoding).count("hello world")
             times[name].append(time.perf_counter() - start)
     return {name: 1e3 * statistics.median(values) for name, values in times.items()}
 

@@ -1254,6 +1254,7 @@ def test_demo_corrupt_vocabulary_gives_a_clear_error_and_is_not_cached(context, 
     wait_status(page, "error")
     message = page.text_content("#error")
     assert "o200k_base.atok" in message and "VocabFormatError" in message, message
+    page.wait_for_timeout(2000)  # (a copy is made once the worker has been idle 0.5 s)
     cached = page.evaluate("async () => (await caches.open('anytok-vocab-v1')).keys().then((k) => k.length)")
     assert cached == 0
     page.unroute("**/vocab/o200k_base.atok*")
@@ -1261,7 +1262,7 @@ def test_demo_corrupt_vocabulary_gives_a_clear_error_and_is_not_cached(context, 
     wait_status(page)
 
 
-def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo_url):
+def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo_url, corpora):
     # Routing (the network guard) turns the HTTP cache off, so a vocabulary not fetched on the
     # second visit came from Cache Storage.
     page = context.new_page()
@@ -1269,11 +1270,23 @@ def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo
     wait_status(page)
     fetched = lambda: sum("/vocab/o200k_base.atok" in u for u in context.guard.requests)  # noqa: E731
     assert fetched() == 1
+    # The copy is made once the worker is idle: wait until it is stored (an entry being written
+    # is listed by keys() before match() finds it).
+    assert page.evaluate("""async () => {
+        for (let i = 0; i < 600; i++) {
+            const cache = await caches.open('anytok-vocab-v1');
+            const [k] = await cache.keys();
+            if (k && (await cache.match(k))) return true;
+            await new Promise((r) => setTimeout(r, 50));
+        }
+        return false;
+    }""")
     page.reload()
     wait_status(page)
     assert fetched() == 1
     assert load(page, "o200k_base") == "cache"
-    # Kept with its payload uncompressed (flags 0): the same vocabulary, no decompression.
+    # Kept with its payload uncompressed (flags 0) and a text index (field 12): the same
+    # vocabulary, no decompression, no text table until a longer text comes.
     kept = bytes(page.evaluate("""async () => {
         const cache = await caches.open('anytok-vocab-v1');
         const [k] = await cache.keys();
@@ -1281,8 +1294,23 @@ def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo
     }"""))
     shipped = (ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes()
     assert kept[6:8] == b"\x01\x00" and shipped[6:8] == b"\x01\x01"
+    assert kept == vocab_format.uncompressed(shipped, index=True)
+    assert vocab_format.loads(kept, check_duplicates=False).index is not None
     assert vocab_format.loads(kept) == vocab_format.loads(shipped)
-    assert page.evaluate("toks.o200k_base.encode('kept: ✓ 日本')") == anytok_encoding("o200k_base").encode("kept: ✓ 日本")
+    # A fresh load from the copy: short ASCII texts (through the index), then a longer one
+    # (the table built), then text that is not ASCII: native anytok's ids (= tiktoken's).
+    enc = anytok_encoding("o200k_base")
+    texts = ["hello world", "def f(x):\n    return x ** 2  # squared", "Woodhouse, handsome, clever" * 3,
+             corpora["en"][:40000], "kept: ✓ 日本"]
+    got = page.evaluate("""async (texts) => {
+        const { AnyTok } = await import('/anytok.js');
+        const tok = await AnyTok.load({ encoding: "o200k_base" });
+        const out = [];
+        for (const t of texts) out.push([await tok.encode(t), await tok.count(t)]);
+        return { source: tok.source, out };
+    }""", texts)
+    assert got["source"] == "cache"
+    assert got["out"] == [[enc.encode(t), len(enc.encode(t))] for t in texts]
 
 
 def ten_megabytes(corpora) -> str:

@@ -483,3 +483,116 @@ def test_load_recognizes_formats(reference_dir, tmp_path):
     (tmp_path / "other.json").write_text('{"a": 1}')
     with pytest.raises(anytok.VocabSourceError, match="neither"):
         anytok.load(tmp_path / "other.json")
+
+
+# --- the text index (field 12) -----------------------------------------------------------------
+
+
+def indexed(name: str) -> bytes:
+    return vf.uncompressed((ROOT / "vocab_binaries" / f"{name}.atok").read_bytes(), index=True)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_text_index_finds_every_token_and_nothing_else(name):
+    data = indexed(name)
+    v = vf.loads(data, check_duplicates=False)
+    assert v.index is not None and v.texts is None  # the texts wait until asked for
+    ranks = tiktoken_encoding(name)._mergeable_ranks
+    texts = {}
+    for token, rank in ranks.items():
+        try:
+            texts[token.decode("utf-8")] = rank
+        except UnicodeDecodeError:
+            pass
+    assert len(texts) == v.token_count() - len(v.byte_tokens)
+    assert all(v.index.get(text) == rank for text, rank in texts.items())
+    # Not tokens: each token's text with a character more or less, and texts that only hold
+    # a token (the index compares whole tokens, followed by the separator).
+    rng = random.Random(5)
+    for text in rng.sample(sorted(texts), 3000):
+        for other in (text + "Q", "Q" + text, text[:-1], text[1:], text + " " + text):
+            assert v.index.get(other, -1) == texts.get(other, -1), other
+            assert (other in v.index) == (other in texts)
+    assert v.index.get("") is None and "" not in v.index
+    with pytest.raises(KeyError):
+        v.index["not a token at all, surely"]
+    assert v == vf.loads((ROOT / "vocab_binaries" / f"{name}.atok").read_bytes())
+    assert vf.uncompressed(data, index=True) == data  # one index is enough
+    assert vf.F_INDEX not in v.unknown_fields and vf.F_INDEX << 1 not in v.unknown_fields
+    assert vf.dumps(v, compression="zlib") == (ROOT / "vocab_binaries" / f"{name}.atok").read_bytes()
+
+
+def test_encoding_from_an_indexed_file_gives_tiktokens_ids(corpora):
+    from anytok import core
+    from anytok.files import tokenizer_from_bytes
+
+    data = indexed("o200k_base")
+    ref = tiktoken_encoding("o200k_base")
+    rng = random.Random(7)
+    texts = []
+    for _ in range(150):
+        source = corpora[rng.choice(["en", "code"])]
+        at = rng.randrange(len(source) - 200)
+        texts.append(source[at : at + rng.randrange(1, 200)])
+    # Runs of one character (merged on bytes), long words (the heap merge), no pieces at all.
+    texts += ["a" * 300, "x" * 40 + "y", "".join(rng.choice("abcdefgh") for _ in range(700)), "", " ", "\n\n"]
+    for k, text in enumerate(texts):
+        if k % 10 == 0:
+            tok = tokenizer_from_bytes(data)
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text), text
+        assert tok.count(text) == len(ref.encode_ordinary(text)), text
+        assert tok.encode(text) == ref.encode(text)
+        assert tok._str_ranks_cache is None and tok._index is not None  # all through the index
+    assert 0 < tok._index_chars <= core.INDEX_CHARS
+    # A longer text (or enough short ones) builds the table, checked as a load checks it.
+    long = corpora["en"][:30000]
+    assert tok.encode_ordinary(long) == ref.encode_ordinary(long)
+    assert tok._str_ranks_cache is not None and tok._index is None
+    assert tok._str_ranks == tokenizer_from_bytes((ROOT / "vocab_binaries" / "o200k_base.atok").read_bytes())._str_ranks
+    for text in texts[:20]:
+        assert tok.encode_ordinary(text) == ref.encode_ordinary(text)
+    # Text that is not ASCII never goes through the index.
+    fresh = tokenizer_from_bytes(data)
+    mixed = "Ünïcödé ✓ 日本語 " + corpora["zh"][:500]
+    assert fresh.encode_ordinary(mixed) == ref.encode_ordinary(mixed) and fresh._index is None
+
+
+def test_text_index_errors():
+    pat = vf._field(vf.F_PATTERN, b"x")
+    bar = ord("|")
+    texts = text_field(3, bar, [(1, b"\xff")], b"ab|c")
+    good = vf._index_field(["ab", "c"], bar, [0, 2])
+    v = vf.loads(rebuild(pat + texts + vf._field(vf.F_INDEX, good)))
+    assert v.index.get("ab") == 0 and v.index.get("c") == 2 and v.index.get("b") is None
+    bits, n = good[0], good[1]
+    arrays = good[2:]
+    cases = [
+        (vf._field(vf.F_TOKENS, vf._varint(1) + bytes([0]) + b"a") + vf._field(vf.F_INDEX, good),
+         "has a text index (field 12) but no token texts", False),
+        (vf._field(vf.F_INDEX, bytes([bits, 3]) + arrays), "indexes 3 token texts, but the file holds 2", True),
+        (vf._field(vf.F_INDEX, good[:-1]), "bytes of arrays", True),
+        (vf._field(vf.F_INDEX, good + b"\0\0\0\0"), "bytes of arrays", True),
+        (vf._field(vf.F_INDEX, bytes([bits]) + b"\x80"), "truncated varint", True),
+        # the last bucket start (n) made larger, a start past n, an offset past the text
+        (vf._field(vf.F_INDEX, good[:2] + arrays[: 4 * (1 << bits)] + (9).to_bytes(4, "little") + arrays[4 * ((1 << bits) + 1) :]),
+         "out of range", True),
+        (vf._field(vf.F_INDEX, good[:2] + (3).to_bytes(4, "little") + arrays[4:]), "out of range", True),
+        (vf._field(vf.F_INDEX, good[:-16] + (99).to_bytes(4, "little") + good[-12:]), "out of range", True),
+    ]
+    for field, message, with_texts in cases:
+        assert message in errors_of(rebuild(pat + (texts if with_texts else b"") + field)), message
+    # What only the texts can tell is told when they are decoded: by `loads` (which checks for
+    # duplicates), or when an encoding built from the file first needs its table.
+    from anytok.files import tokenizer_from_bytes
+
+    for bad, message in [(b"ab|\xff", "not valid UTF-8"), (b"ab|ab", "appears more than once"), (b"ab||cd", "")]:
+        n_texts = bad.count(b"|") + 1
+        field = text_field(n_texts + 1, bar, [(1, b"\xff")], bad)
+        data = rebuild(pat + field + vf._field(vf.F_INDEX, vf._index_field(["ab", "c", "cd"][:n_texts], bar, list(range(n_texts)))))
+        if message:
+            assert message in errors_of(data)
+            tok = tokenizer_from_bytes(data)
+            with pytest.raises(VocabFormatError, match=message):
+                tok.encode("ab" * 20000)
+        else:
+            assert "an empty token" in errors_of(data)

@@ -17,10 +17,32 @@ const VOCAB_CACHE = "anytok-vocab-v1";
 
 let runtime = null; // Promise of { py, glue }, set by "init"
 let queue = Promise.resolve();
-// After a restore: unpacks anytok's files (once), run when the worker has been idle a while.
+// Work that no answer waits for (after a restore, unpacking anytok's files; keeping a copy of
+// a downloaded vocabulary), run once the worker has had no request for IDLE_MS, in the queue.
 let filesPending = null;
+const idleTasks = [];
 let idle = null;
 const IDLE_MS = 500;
+
+function whenIdle(task) {
+  idleTasks.push(task);
+  scheduleIdle();
+}
+
+function scheduleIdle() {
+  clearTimeout(idle);
+  idle = setTimeout(() => {
+    queue = queue.then(async () => {
+      while (idleTasks.length) {
+        try {
+          await idleTasks.shift()();
+        } catch (err) {
+          console.warn("anytok:", err); // (each task reports its own failures; never stop the queue)
+        }
+      }
+    });
+  }, IDLE_MS);
+}
 
 self.onmessage = (event) => {
   const { id, op, args } = event.data;
@@ -36,19 +58,17 @@ self.onmessage = (event) => {
       self.postMessage({ id, ok: false, error: describe(err) });
     }
     if (filesPending) {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        queue = queue.then(() => {
-          const unpack = filesPending;
-          filesPending = null;
-          try {
-            unpack?.();
-          } catch (err) {
-            console.warn("anytok: could not unpack anytok's files:", err);
-          }
-        });
-      }, IDLE_MS);
+      const unpack = filesPending;
+      filesPending = null;
+      idleTasks.push(() => {
+        try {
+          unpack();
+        } catch (err) {
+          console.warn("anytok: could not unpack anytok's files:", err);
+        }
+      });
     }
+    if (idleTasks.length) scheduleIdle();
   });
 };
 
@@ -471,10 +491,11 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const data = new Uint8Array(await (await fetchOk(url, `vocabulary ${what}`)).arrayBuffer());
   const info = parse(data);
   if (cache) {
-    // Kept with its payload stored uncompressed (an .atok file still, checked as any): later
-    // visits skip the decompression, ~15 ms of their first count.  Made after this answer is
-    // sent (the next request waits for it), so that this first count does not.
-    queue = queue.then(async () => {
+    // Kept with its payload stored uncompressed and a text index added (an .atok file still,
+    // checked as any): a later visit skips the decompression and, until a longer text comes,
+    // the text table (~50-70 ms of its first count).  Made once the worker is idle (making the
+    // index takes ~0.3 s of Python), so that no answer waits for it.
+    whenIdle(async () => {
       let kept = data;
       try {
         kept = bufferOf(glue.uncompressed(data), "u8");

@@ -449,9 +449,11 @@ def constrain_call(mid: int, op: str, arg):
 
 
 def uncompressed(data):
-    """An .atok file with its payload stored uncompressed (anytok.format.uncompressed): how the
-    worker keeps a bundled vocabulary in Cache Storage.  Raises on anything else."""
-    return memoryview(vocab_format.uncompressed(_bytes(data)))
+    """An .atok file with its payload stored uncompressed and a text index added
+    (anytok.format.uncompressed(..., index=True)): how the worker keeps a bundled vocabulary in
+    Cache Storage, so that a later visit's load skips the text table until a longer text
+    comes.  Raises on anything else."""
+    return memoryview(vocab_format.uncompressed(_bytes(data), index=True))
 
 
 def to_atok(key: str):

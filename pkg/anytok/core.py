@@ -44,6 +44,10 @@ FEW = 8
 # Texts of at least this many characters are encoded and counted with the cyclic garbage
 # collector paused (see _gc_paused).
 GC_PAUSE_CHARS = 1 << 15
+# An encoding loaded from a file with a text index (format field 12) looks up to this many
+# characters of ASCII text up through the index, then builds its text table (a lookup through
+# the index costs ~50 table lookups; the table, ~40-100 ms under Pyodide).
+INDEX_CHARS = 1 << 14
 
 
 def _positions_of_none(ids: list) -> list[int]:
@@ -170,6 +174,12 @@ class Encoding:
         enc._setup(vocab.name, vocab.pat_str, vocab.special_tokens, vocab.explicit_n_vocab, max_token)
         enc._ranks_source = (vocab, ids)
         enc._regular = bool(vocab.properties & PROP_REGULAR)
+        if vocab.index is not None:
+            # A file with a text index (format field 12): no table yet.  Short ASCII texts are
+            # looked up through the index (_indexed) until a longer one asks for the table.
+            enc._index = vocab.index
+            enc._invalid_tokens = list(vocab.byte_tokens.values())
+            return enc
         if vocab.texts is None:
             table, enc._invalid_tokens, duplicate = text_table(vocab.tokens, ids)
         else:
@@ -210,6 +220,8 @@ class Encoding:
         self._irregular_segments: set[str] = set()  # see _refine
         self._invalid_tokens: list[bytes] = []
         self._str_ranks_cache: dict[str, int] | None = None
+        self._index = None  # format.TextIndex until the text table is built (see _from_vocab)
+        self._index_chars = 0  # characters looked up through it so far (INDEX_CHARS)
         self._piece_cache: dict[str, list[int]] = {}
         self._regular = False  # known: every token regular (see is_regular)
         self._lock = threading.Lock()
@@ -753,13 +765,22 @@ class Encoding:
             with self._lock:
                 table = self._str_ranks_cache
                 if table is None:
-                    if self._ranks_cache is None and self._ranks_source is not None:
+                    if self._index is not None:
+                        # Made as _from_vocab makes it without an index (and checked alike).
+                        vocab, ids = self._ranks_source
+                        table, self._invalid_tokens, duplicate = texts_table(vocab.text_list(), vocab.byte_tokens, ids)
+                        if duplicate is not None:
+                            raise VocabFormatError(f"{self.name}: token {duplicate!r} appears more than once")
+                        vocab.index = None  # (its arrays and copy of the text, ~4 MB for o200k_base)
+                    elif self._ranks_cache is None and self._ranks_source is not None:
                         vocab, ids = self._ranks_source
                         tokens = vocab.tokens
+                        table, self._invalid_tokens, _ = text_table(tokens, ids)
                     else:
                         tokens, ids = list(self._mergeable_ranks), list(self._mergeable_ranks.values())
-                    table, self._invalid_tokens, _ = text_table(tokens, ids)
+                        table, self._invalid_tokens, _ = text_table(tokens, ids)
                     self._str_ranks_cache = table
+                    self._index = None
         return table
 
     def _piece_ids(self, piece: str) -> list[int]:
@@ -772,26 +793,26 @@ class Encoding:
             self._piece_cache[piece] = ids
         return ids
 
-    def _merge_pieces(self, missed: list[str]) -> list[list[int]]:
+    def _merge_pieces(self, missed: list[str], table=None) -> list[list[int]]:
         """The BPE of each of `missed` (pieces or segments that are not single tokens).
 
         Each distinct piece is merged once per call (or found in the piece cache); the
         answers are then handed out by one C-level `map` over the piece list.
         """
-        if len(missed) <= FEW:
+        if len(missed) <= FEW and table is None:
             return list(map(self._piece_ids, missed))
         cache = self._piece_cache
         cached = cache.get
         found = {piece: cached(piece) for piece in set(missed)}
         new = [piece for piece, ids in found.items() if ids is None]
         if new:
-            found.update(zip(new, self._merge_new(new)))
+            found.update(zip(new, self._merge_new(new, table)))
             if len(cache) + len(new) > PIECE_CACHE_SIZE:
                 cache.clear()
             cache.update(zip(new, map(found.__getitem__, new)))
         return list(map(found.__getitem__, missed))
 
-    def _merge_new(self, pieces: list[str]) -> list[list[int]]:
+    def _merge_new(self, pieces: list[str], table=None) -> list[list[int]]:
         """BPE of each piece; ASCII ones on str with the text table, the others on bytes.
 
         The bytes table is fetched only if needed: it is built on first use (~50 ms natively
@@ -799,7 +820,8 @@ class Encoding:
         only runs of one character and pieces over bpe.HEAP_MAX, which want the long-piece
         encoders of backtrack.py, take the bytes path.
         """
-        table = self._str_ranks
+        if table is None:
+            table = self._str_ranks  # (else a format.TextIndex, for ASCII pieces only)
         # An ASCII piece is merged on str (one byte per character) with the text table: `list(piece)`
         # and str keys are cheaper than slicing bytes.
         get, token_of, merge_parts = table.get, table.__getitem__, bpe.merge_parts
@@ -874,9 +896,9 @@ class Encoding:
             self._regular = all(split(token) is not None for token in self._mergeable_ranks.values())
         return self._regular
 
-    def _encode_pieces(self, pieces: list[str]) -> list[int]:
-        """The ids of already split pieces, concatenated."""
-        get = self._str_ranks.get
+    def _encode_pieces(self, pieces: list[str], table=None) -> list[int]:
+        """The ids of already split pieces, concatenated (`table`: see _merge_new)."""
+        get = (self._str_ranks if table is None else table).get
         ids = list(map(get, pieces))
         if len(ids) <= FEW and None not in ids:
             return ids  # type: ignore[return-value]  (appends encode a piece or two at a time)
@@ -896,7 +918,7 @@ class Encoding:
         # once) in between the runs of single-token ids.  A loop over the misses that extends
         # the output with list slices (memcpy) beats a C-level `chain` over every id by 2x:
         # the chain hands each of the ~200k ids of a MB of English through three iterators.
-        merged = self._merge_pieces(list(map(pieces.__getitem__, misses)))
+        merged = self._merge_pieces(list(map(pieces.__getitem__, misses)), table)
         out: list[int] = []
         start = 0
         for i, part in zip(misses, merged):
@@ -917,11 +939,11 @@ class Encoding:
         table.update(zip(missed, self._merge_pieces(missed)))
         return list(chain.from_iterable(map(table.__getitem__, pieces)))
 
-    def _count_pieces(self, pieces: list[str]) -> int:
+    def _count_pieces(self, pieces: list[str], index=None) -> int:
         # Counting needs no ids for the pieces that are single tokens, only which ones are not.
         # (A comprehension with `not in`: as fast as a C-level `filterfalse` of the table's
         # `__contains__` in CPython 3.11, and ~1.7x faster under Pyodide.)
-        table = self._str_ranks
+        table = self._str_ranks if index is None else index
         missed = [piece for piece in pieces if piece not in table]
         if not missed:
             return len(pieces)
@@ -930,10 +952,21 @@ class Encoding:
         if segments is not None:
             missed = [piece for piece in segments if piece not in table]
             total += len(segments) - len(missed)
-        return total + sum(map(len, self._merge_pieces(missed)))
+        return total + sum(map(len, self._merge_pieces(missed, index)))
+
+    def _indexed(self, text: str):
+        """The text index, if `text` is to be looked up through it rather than the table: the
+        table is not built yet, the text is ASCII and short, and the texts looked up so far
+        are too (INDEX_CHARS); else None."""
+        if self._index is None or not text.isascii():
+            return None
+        self._index_chars += len(text)
+        return self._index if self._index_chars <= INDEX_CHARS else None
 
     def _encode_chunk(self, text: str) -> list[int]:
         """Ordinary text (no surrogates, no special tokens) -> ids."""
+        if self._index is not None and (index := self._indexed(text)) is not None:
+            return self._encode_pieces(self._splitter.split(text), index)
         if len(text) >= GC_PAUSE_CHARS:
             return _gc_paused(self._encode_text, text)
         return self._encode_text(text)
@@ -942,6 +975,8 @@ class Encoding:
         return self._encode_pieces(self._splitter.split(text))
 
     def _count_chunk(self, text: str) -> int:
+        if self._index is not None and (index := self._indexed(text)) is not None:
+            return self._count_pieces(self._splitter.split(text), index)
         if len(text) >= GC_PAUSE_CHARS:
             return _gc_paused(self._count_text, text)
         return self._count_text(text)

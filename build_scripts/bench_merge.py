@@ -1,6 +1,6 @@
 """Which merge for which piece length: the thresholds of bpe.py and backtrack.py.
 
-    .venv/bin/python build_scripts/bench_merge.py [--encoding o200k_base] [--runs 5]
+    .venv/bin/python build_scripts/bench_merge.py [--encoding o200k_base] [--runs 5] [--str] [--pyodide]
 
 Times, per byte, the implementations of one piece's BPE on pieces of 16 ... 16384 bytes of
 three kinds: random lowercase letters (short tokens, much merging), random hex digits, and
@@ -13,6 +13,11 @@ concatenated lowercase tokens of the vocabulary (long tokens):
 * long: `BacktrackEncoder.encode`, which picks windows or search (what pieces over
   bpe.HEAP_MAX bytes get)
 
+With `--str`: the list and heap merges of ASCII pieces as str with the text table, as
+core._merge_new does them (bpe.STR_LIST_MAX), on pieces of 16 ... 128 characters of random
+letters, symbols and digits, and words of the vocabulary; `--pyodide` runs it under Pyodide's own
+CPython in Node too (build_scripts/pyodide_run.mjs; run build_web.py or the tests once first).
+
 Each figure is the minimum over --runs rounds in which the implementations take turns on the
 same pieces (the machine's other load is noise that only ever adds).  All results are checked
 against each other.
@@ -22,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import random
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+IN_PYODIDE = sys.platform == "emscripten"
+ROOT = Path("/host") if IN_PYODIDE else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pkg"))
 
 import anytok  # noqa: E402
@@ -44,12 +51,64 @@ def pieces_of(kind: str, n: int, count: int, rng: random.Random, tokens: list[by
     return [b"".join(rng.choices(tokens, k=n))[:n] for _ in range(count)]
 
 
+STR_SIZES = [16, 24, 32, 40, 48, 64, 96, 128]
+
+
+def str_pieces(kind: str, n: int, count: int, rng: random.Random, words: list[str]) -> list[str]:
+    if kind == "letters":
+        return ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=n)) for _ in range(count)]
+    if kind == "symbols":
+        return ["".join(rng.choices("_-=+*/<>.,;:0123456789abcXYZ", k=n)) for _ in range(count)]
+    return ["".join(rng.choices(words, k=n))[:n] for _ in range(count)]
+
+
+def measure_str(enc, runs: int) -> None:
+    """The list merge against the heap merge on ASCII str pieces (the text table's keys)."""
+    table = enc._str_ranks
+    get, token_of = table.get, table.__getitem__
+    words = [t.decode() for t in enc.token_byte_values() if t.isascii() and t.isalpha() and t.islower()]
+    rng = random.Random(1)
+    impls = {
+        "list": lambda p: list(map(token_of, bpe.merge_parts(list(p), get))),
+        "heap": lambda p: bpe.heap_merge(p, table),
+    }
+    where = "Pyodide" if IN_PYODIDE else "native"
+    print(f"{enc.name}, ASCII str pieces, {where} (Python {sys.version.split()[0]}): ns per character, "
+          f"min of {runs} rounds (list merge up to bpe.STR_LIST_MAX = {bpe.STR_LIST_MAX})")
+    print(f"{'kind':8} {'chars':>6} " + " ".join(f"{k:>8}" for k in impls))
+    for kind in ("letters", "symbols", "words"):
+        for n in STR_SIZES:
+            batch = str_pieces(kind, n, max(4, 16384 // n), rng, words)
+            expected = [bpe.heap_merge(p.encode(), enc._mergeable_ranks) for p in batch]
+            best = {}
+            for _ in range(runs):
+                for name, fn in impls.items():
+                    start = time.perf_counter()
+                    out = list(map(fn, batch))
+                    best[name] = min(best.get(name, 1e9), time.perf_counter() - start)
+                    if out != expected:
+                        raise SystemExit(f"{name} disagrees with the bytes heap merge on {kind} {n}")
+            print(f"{kind:8} {n:6} " + " ".join(f"{best[k] / (n * len(batch)) * 1e9:8.0f}" for k in impls))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--encoding", default="o200k_base")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--str", action="store_true", help="ASCII str pieces: list against heap merge")
+    ap.add_argument("--pyodide", action="store_true", help="with --str: also under Pyodide in Node")
     args = ap.parse_args()
     enc = anytok.get_encoding(args.encoding)
+    if args.str:
+        measure_str(enc, args.runs)
+        if args.pyodide and not IN_PYODIDE:
+            pyodide = ROOT / "web" / "node_modules" / "pyodide"
+            if not pyodide.is_dir():
+                raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
+            subprocess.run(["node", str(ROOT / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(ROOT),
+                            str(Path(__file__).resolve()), "--str", "--encoding", args.encoding,
+                            "--runs", str(args.runs)], check=True)
+        return
     ranks, bt = enc._mergeable_ranks, enc._backtracker()
     tokens = [t for t in enc.token_byte_values() if t.isalpha() and t.islower()]
     rng = random.Random(1)

@@ -41,7 +41,8 @@ def test_merges_agree(name):
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_ascii_text_needs_no_bytes_table(name):
-    """ASCII pieces of every length up to bpe.HEAP_MAX merge on str, so encoding ASCII text never
+    """ASCII pieces of every length up to bpe.HEAP_MAX merge on str (the list merge up to
+    bpe.STR_LIST_MAX characters, the heap merge above), so encoding ASCII text never
     builds the bytes table (~50 ms and ~20 MB for o200k_base); the ids stay tiktoken's."""
     import anytok.registry
     from pathlib import Path
@@ -55,7 +56,9 @@ def test_ascii_text_needs_no_bytes_table(name):
     words += ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(17, 300)))
               for _ in range(40)]
     text = " ".join(rng.choice(words) for _ in range(400))
-    assert any(len(p) > bpe.LIST_MAX and p not in enc._str_ranks for p in enc._splitter.split(text))
+    missed = [p for p in enc._splitter.split(text) if p not in enc._str_ranks]
+    assert any(len(p) > bpe.STR_LIST_MAX for p in missed)  # the heap merge on str
+    assert any(bpe.LIST_MAX < len(p) <= bpe.STR_LIST_MAX for p in missed)  # the list merge on str
     assert enc.encode(text) == ref.encode(text)
     assert enc.count(text) == len(ref.encode(text))
     assert enc._ranks_cache is None

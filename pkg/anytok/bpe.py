@@ -34,6 +34,10 @@ from typing import Callable
 # piece) and beat the heap merge from a few KiB on.
 LIST_MAX = 16
 HEAP_MAX = 4096
+# The same for an ASCII piece merged on str with the text table (core._merge_new): there the
+# list merge beats the heap merge up to ~32 characters of symbols, ~48 of random letters and
+# ~64 of words, natively and under Pyodide alike (build_scripts/bench_merge.py --str --pyodide).
+STR_LIST_MAX = 32
 
 _NO = 1 << 62  # "not a token": larger than every rank
 

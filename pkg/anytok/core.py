@@ -832,7 +832,7 @@ class Encoding:
                 piece = piece[:-1]  # a marked segment (see _refine)
             if piece.isascii():
                 n = len(piece)
-                if n <= bpe.LIST_MAX:
+                if n <= bpe.STR_LIST_MAX:
                     out.append(list(map(token_of, merge_parts(list(piece), get))))
                     continue
                 if n <= bpe.HEAP_MAX and piece.count(piece[0]) != n:
@@ -896,8 +896,9 @@ class Encoding:
             self._regular = all(split(token) is not None for token in self._mergeable_ranks.values())
         return self._regular
 
-    def _encode_pieces(self, pieces: list[str], table=None) -> list[int]:
-        """The ids of already split pieces, concatenated (`table`: see _merge_new)."""
+    def _encode_pieces(self, pieces: list[str], table=None, ascii: bool = False) -> list[int]:
+        """The ids of already split pieces, concatenated (`table`: see _merge_new; `ascii`: the
+        pieces are known to be ASCII, so none goes to the segmenter)."""
         get = (self._str_ranks if table is None else table).get
         ids = list(map(get, pieces))
         if len(ids) <= FEW and None not in ids:
@@ -907,7 +908,7 @@ class Encoding:
             return ids  # type: ignore[return-value]
         # Pieces that need merging are first cut where no token can span (see segment.py),
         # so that mostly short, repeated segments are left to merge.
-        segments = self._refine(pieces, misses)
+        segments = None if ascii else self._refine(pieces, misses)
         if segments is not None:
             if len(segments) > FEW:
                 return self._encode_many_misses(segments)
@@ -939,7 +940,7 @@ class Encoding:
         table.update(zip(missed, self._merge_pieces(missed)))
         return list(chain.from_iterable(map(table.__getitem__, pieces)))
 
-    def _count_pieces(self, pieces: list[str], index=None) -> int:
+    def _count_pieces(self, pieces: list[str], index=None, ascii: bool = False) -> int:
         # Counting needs no ids for the pieces that are single tokens, only which ones are not.
         # (A comprehension with `not in`: as fast as a C-level `filterfalse` of the table's
         # `__contains__` in CPython 3.11, and ~1.7x faster under Pyodide.)
@@ -948,7 +949,7 @@ class Encoding:
         if not missed:
             return len(pieces)
         total = len(pieces) - len(missed)
-        segments = self._refine(missed, list(range(len(missed))))
+        segments = None if ascii else self._refine(missed, list(range(len(missed))))
         if segments is not None:
             missed = [piece for piece in segments if piece not in table]
             total += len(segments) - len(missed)
@@ -966,23 +967,24 @@ class Encoding:
     def _encode_chunk(self, text: str) -> list[int]:
         """Ordinary text (no surrogates, no special tokens) -> ids."""
         if self._index is not None and (index := self._indexed(text)) is not None:
-            return self._encode_pieces(self._splitter.split(text), index)
+            return self._encode_pieces(self._splitter.split(text), index, True)
         if len(text) >= GC_PAUSE_CHARS:
             return _gc_paused(self._encode_text, text)
         return self._encode_text(text)
 
     def _encode_text(self, text: str) -> list[int]:
-        return self._encode_pieces(self._splitter.split(text))
+        # (str.isascii is a flag test: CPython records it when it makes the str.)
+        return self._encode_pieces(self._splitter.split(text), None, text.isascii())
 
     def _count_chunk(self, text: str) -> int:
         if self._index is not None and (index := self._indexed(text)) is not None:
-            return self._count_pieces(self._splitter.split(text), index)
+            return self._count_pieces(self._splitter.split(text), index, True)
         if len(text) >= GC_PAUSE_CHARS:
             return _gc_paused(self._count_text, text)
         return self._count_text(text)
 
     def _count_text(self, text: str) -> int:
-        return self._count_pieces(self._splitter.split(text))
+        return self._count_pieces(self._splitter.split(text), None, text.isascii())
 
     def _encode_with_specials(self, text: str, allowed: AbstractSet[str]) -> list[int]:
         out: list[int] = []

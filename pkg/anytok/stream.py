@@ -121,7 +121,7 @@ def _summarize(args) -> Window:
     t_rep = min(t_end, t + REPORTED)
     tail_starts = list(accumulate(map(len, pieces[t:t_rep - 1]), initial=pos)) if t_rep > t else []
     table = enc._str_ranks
-    count_pieces = enc._count_pieces
+    ascii = text.isascii()  # (then no piece goes to the segmenter)
 
     def each(sel: list[str]) -> list[int]:
         # Tokens per piece: 1 for a piece that is a token; the others merged in one batch.
@@ -134,17 +134,17 @@ def _summarize(args) -> Window:
     head_counts = list(accumulate(each(pieces[:h]), initial=0))
     ids = None
     if with_ids:
-        ids = enc._encode_pieces(pieces[:t])
+        ids = enc._encode_pieces(pieces[:t], None, ascii)
         before_tail = len(ids)
         # Past the last reported tail start no id is ever used (the next block's take over at
         # one of them), unless the window is final.
         t_ids = t_end if final else t_rep
         if t_ids > t:
-            ids += enc._encode_pieces(pieces[t:t_ids])
+            ids += enc._encode_pieces(pieces[t:t_ids], None, ascii)
         after = len(ids) - before_tail
     else:
-        before_tail = head_counts[-1] + (count_pieces(pieces[h:t]) if t > h else 0)
-        after = count_pieces(pieces[t:t_end]) if final and t_end > t else 0
+        before_tail = head_counts[-1] + (enc._count_pieces(pieces[h:t], None, ascii) if t > h else 0)
+        after = enc._count_pieces(pieces[t:t_end], None, ascii) if final and t_end > t else 0
     tail_counts = list(accumulate(each(pieces[t:t_rep]), initial=before_tail))
     window = Window(
         head_offsets=head_starts[:h],

@@ -1,7 +1,7 @@
 """Where anytok's encode of ASCII text spends its time, stage by stage, next to tiktoken's total.
 
     .venv/bin/python build_scripts/bench_anatomy.py [--encoding o200k_base] [--corpora en,code]
-                                                    [--runs 9] [--cpu N] [--markdown]
+                                                    [--runs 9] [--cpu N] [--markdown] [--pyodide]
 
 For each corpus (ASCII text only: English prose and code are the corpora whose targets are in
 question; the segmenting of other scripts is not broken down here) it times, in one process
@@ -16,6 +16,10 @@ pinned to one core, with the cyclic GC paused as anytok pauses it for big texts:
   piece, and the BPE of the distinct pieces that are not tokens (`Encoding._merge_new`, no
   caches), with its number of merge steps.
 
+With `--pyodide` the same stages are then timed under Pyodide's own CPython in Node
+(build_scripts/pyodide_run.mjs; run build_web.py or the tests once first), with anytok's `count`
+beside its encode and no peers: the interpreter anytok runs on in the browser.
+
 Each figure is the median of --runs calls.  From them it prints the time budgets the targets
 of the issue "Speed" leave (0.5x tiktoken's speed, 3x puretiktoken's) next to the part of
 anytok's time that no Python-level merge change can remove: splitting and looking up every
@@ -27,11 +31,14 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+IN_PYODIDE = sys.platform == "emscripten"
+# (pyodide_run.mjs mounts the checkout at /host and sets no __file__)
+HERE = Path("/host/build_scripts") if IN_PYODIDE else Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "pkg"))
 
@@ -91,6 +98,8 @@ def anatomy(enc, others: dict, text: str, runs: int) -> dict[str, float | int]:
         row[name] = median_ms(lambda: fn(text), runs, reset)
     enc.encode_ordinary(text)
     row["anytok encode"] = median_ms(lambda: enc.encode_ordinary(text), runs, clear)
+    if IN_PYODIDE:
+        row["anytok count"] = median_ms(lambda: enc.count(text), runs, clear)
     row["split (findall)"] = median_ms(lambda: sp.split(text), runs)
     row["regex alone (subn)"] = median_ms(lambda: rx.subn("", text), runs)
     row["lookups"] = median_ms(lambda: list(map(table.get, pieces)), runs)
@@ -105,16 +114,20 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the last one allowed)")
     ap.add_argument("--markdown", action="store_true", help="also print the figures as a markdown table")
+    ap.add_argument("--pyodide", action="store_true", help="then the same under Pyodide in Node")
+    ap.add_argument("--corpora-dir", type=Path, default=CORPORA_DIR, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    bench.setup_environment()
-    bench.pin_cpu(args.cpu)
+    if not IN_PYODIDE:
+        bench.setup_environment()
+        bench.pin_cpu(args.cpu)
+    where = "Pyodide in Node, CPython" if IN_PYODIDE else "CPython"
     print(f"date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu_model()}; "
-          f"CPython {sys.version.split()[0]}; encoding {args.encoding}; median of {args.runs} calls")
+          f"{where} {sys.version.split()[0]}; encoding {args.encoding}; median of {args.runs} calls")
     enc = anytok.get_encoding(args.encoding)
-    others = peers(args.encoding)
+    others = {} if IN_PYODIDE else peers(args.encoding)
     rows = {}
     for key in args.corpora.split(","):
-        path = CORPORA_DIR / CORPORA.get(key, key)
+        path = args.corpora_dir / CORPORA.get(key, key)
         text = path.read_text(encoding="utf-8")
         if not text.isascii():
             print(f"\n{key}: not ASCII text; this script breaks down the ASCII path only")
@@ -141,6 +154,21 @@ def main() -> None:
     if args.markdown and rows:
         print()
         print(markdown(rows))
+    if args.pyodide and not IN_PYODIDE:
+        pyodide = HERE.parent / "web" / "node_modules" / "pyodide"
+        if not pyodide.is_dir():
+            raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
+        # Pyodide sees only the checkout (mounted at /host): the corpora go through a copy there.
+        copy = HERE.parent / ".cache" / "bench_anatomy"
+        copy.mkdir(parents=True, exist_ok=True)
+        for key in args.corpora.split(","):
+            name = CORPORA.get(key, key)
+            (copy / name).write_bytes((args.corpora_dir / name).read_bytes())
+        print()
+        subprocess.run(["node", str(HERE / "pyodide_run.mjs"), str(pyodide), str(HERE.parent),
+                        str(HERE / "bench_anatomy.py"), "--encoding", args.encoding, "--corpora", args.corpora,
+                        "--runs", str(args.runs), "--corpora-dir", "/host/.cache/bench_anatomy",
+                        *(["--markdown"] if args.markdown else [])], check=True)
 
 
 def markdown(rows: dict[str, dict]) -> str:

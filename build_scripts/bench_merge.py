@@ -54,6 +54,30 @@ def pieces_of(kind: str, n: int, count: int, rng: random.Random, tokens: list[by
 STR_SIZES = [16, 24, 32, 40, 48, 64, 96, 128]
 
 
+def report(impls: dict, kinds, sizes, make, expect, runs: int, unit: str, skip=lambda name, n: False) -> None:
+    """Prints ns per unit of each implementation on the pieces `make(kind, n)` of each kind and
+    length (but those that `skip(name, n)`): the least time over `runs` rounds in which they
+    take turns on the same pieces.  Exits if one gives other ids than `expect` of the piece
+    (None, a declined piece, is let be)."""
+    print(f"{'kind':8} {unit:>6} " + " ".join(f"{k:>8}" for k in impls))
+    for kind in kinds:
+        for n in sizes:
+            batch = make(kind, n)
+            expected = list(map(expect, batch))
+            best: dict[str, float] = {}
+            for _ in range(runs):
+                for name in impls:
+                    if skip(name, n):
+                        continue
+                    start = time.perf_counter()
+                    out = list(map(impls[name], batch))
+                    best[name] = min(best.get(name, 1e9), time.perf_counter() - start)
+                    if any(o is not None and o != e for o, e in zip(out, expected)):
+                        raise SystemExit(f"{name} disagrees with the heap merge on {kind} {n}")
+            cells = [f"{best[k] / (n * len(batch)) * 1e9:8.0f}" if k in best else f"{'–':>8}" for k in impls]
+            print(f"{kind:8} {n:6} " + " ".join(cells))
+
+
 def str_pieces(kind: str, n: int, count: int, rng: random.Random, words: list[str]) -> list[str]:
     if kind == "letters":
         return ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=n)) for _ in range(count)]
@@ -75,20 +99,9 @@ def measure_str(enc, runs: int) -> None:
     where = "Pyodide" if IN_PYODIDE else "native"
     print(f"{enc.name}, ASCII str pieces, {where} (Python {sys.version.split()[0]}): ns per character, "
           f"min of {runs} rounds (list merge up to bpe.STR_LIST_MAX = {bpe.STR_LIST_MAX})")
-    print(f"{'kind':8} {'chars':>6} " + " ".join(f"{k:>8}" for k in impls))
-    for kind in ("letters", "symbols", "words"):
-        for n in STR_SIZES:
-            batch = str_pieces(kind, n, max(4, 16384 // n), rng, words)
-            expected = [bpe.heap_merge(p.encode(), enc._mergeable_ranks) for p in batch]
-            best = {}
-            for _ in range(runs):
-                for name, fn in impls.items():
-                    start = time.perf_counter()
-                    out = list(map(fn, batch))
-                    best[name] = min(best.get(name, 1e9), time.perf_counter() - start)
-                    if out != expected:
-                        raise SystemExit(f"{name} disagrees with the bytes heap merge on {kind} {n}")
-            print(f"{kind:8} {n:6} " + " ".join(f"{best[k] / (n * len(batch)) * 1e9:8.0f}" for k in impls))
+    report(impls, ("letters", "symbols", "words"), STR_SIZES,
+           lambda kind, n: str_pieces(kind, n, max(4, 16384 // n), rng, words),
+           lambda p: bpe.heap_merge(p.encode(), enc._mergeable_ranks), runs, "chars")
 
 
 def main() -> None:
@@ -121,23 +134,10 @@ def main() -> None:
     }
     print(f"{args.encoding}: ns per byte, min of {args.runs} rounds (windows: {backtrack.WINDOW} bytes, "
           f"overlap {backtrack.OVERLAP}; list merge up to {bpe.LIST_MAX} bytes, heap up to {bpe.HEAP_MAX})")
-    print(f"{'kind':8} {'bytes':>6} " + " ".join(f"{k:>8}" for k in impls))
-    for kind in ("letters", "hex", "tokens"):
-        for n in SIZES:
-            batch = pieces_of(kind, n, max(4, 65536 // n), rng, tokens)
-            names = [k for k in impls if not (k == "list" and n > LIST_LIMIT) and not (k == "windows" and n <= backtrack.WINDOW)]
-            expected = [bpe.heap_merge(p, ranks) for p in batch]
-            best = {}
-            for _ in range(args.runs):
-                for name in names:
-                    fn = impls[name]
-                    start = time.perf_counter()
-                    out = list(map(fn, batch))
-                    best[name] = min(best.get(name, 1e9), time.perf_counter() - start)
-                    if any(o is not None and o != e for o, e in zip(out, expected)):
-                        raise SystemExit(f"{name} disagrees with the heap merge on {kind} {n}")
-            cells = [f"{best[k] / (n * len(batch)) * 1e9:8.0f}" if k in best else f"{'–':>8}" for k in impls]
-            print(f"{kind:8} {n:6} " + " ".join(cells))
+    report(impls, ("letters", "hex", "tokens"), SIZES,
+           lambda kind, n: pieces_of(kind, n, max(4, 65536 // n), rng, tokens),
+           lambda p: bpe.heap_merge(p, ranks), args.runs, "bytes",
+           skip=lambda name, n: (name == "list" and n > LIST_LIMIT) or (name == "windows" and n <= backtrack.WINDOW))
 
 
 if __name__ == "__main__":

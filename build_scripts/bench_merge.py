@@ -14,8 +14,9 @@ concatenated lowercase tokens of the vocabulary (long tokens):
   bpe.HEAP_MAX bytes get)
 
 With `--str`: the list and heap merges of ASCII pieces as str with the text table, as
-core._merge_new does them (bpe.STR_LIST_MAX), on pieces of 16 ... 128 characters of random
-letters, symbols and digits, and words of the vocabulary; `--pyodide` runs it under Pyodide's own
+core._merge_new does them (bpe.STR_LIST_MAX, bpe.STR_RUN_MAX), and the long-piece encoder on
+their bytes, on pieces of 16 ... 256 characters of random letters, symbols and digits, words
+of the vocabulary, and runs of one character; `--pyodide` runs it under Pyodide's own
 CPython in Node too (build_scripts/pyodide_run.mjs; run build_web.py or the tests once first).
 
 Each figure is the minimum over --runs rounds in which the implementations take turns on the
@@ -51,7 +52,7 @@ def pieces_of(kind: str, n: int, count: int, rng: random.Random, tokens: list[by
     return [b"".join(rng.choices(tokens, k=n))[:n] for _ in range(count)]
 
 
-STR_SIZES = [16, 24, 32, 40, 48, 64, 96, 128]
+STR_SIZES = [16, 24, 32, 40, 48, 64, 96, 128, 256]
 
 
 def report(impls: dict, kinds, sizes, make, expect, runs: int, unit: str, skip=lambda name, n: False) -> None:
@@ -83,6 +84,8 @@ def str_pieces(kind: str, n: int, count: int, rng: random.Random, words: list[st
         return ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=n)) for _ in range(count)]
     if kind == "symbols":
         return ["".join(rng.choices("_-=+*/<>.,;:0123456789abcXYZ", k=n)) for _ in range(count)]
+    if kind == "run":  # one character repeated
+        return [rng.choice("a#*_-=x") * n for _ in range(count)]
     return ["".join(rng.choices(words, k=n))[:n] for _ in range(count)]
 
 
@@ -92,14 +95,17 @@ def measure_str(enc, runs: int) -> None:
     get, token_of = table.get, table.__getitem__
     words = [t.decode() for t in enc.token_byte_values() if t.isascii() and t.isalpha() and t.islower()]
     rng = random.Random(1)
+    long_piece = enc._long_piece  # (on bytes: the bytes table is built for it)
     impls = {
         "list": lambda p: list(map(token_of, bpe.merge_parts(list(p), get))),
         "heap": lambda p: bpe.heap_merge(p, table),
+        "long": lambda p: long_piece(p.encode()),
     }
     where = "Pyodide" if IN_PYODIDE else "native"
     print(f"{enc.name}, ASCII str pieces, {where} (Python {sys.version.split()[0]}): ns per character, "
-          f"min of {runs} rounds (list merge up to bpe.STR_LIST_MAX = {bpe.STR_LIST_MAX})")
-    report(impls, ("letters", "symbols", "words"), STR_SIZES,
+          f"min of {runs} rounds (list merge up to bpe.STR_LIST_MAX = {bpe.STR_LIST_MAX}, runs of one "
+          f"character on str up to bpe.STR_RUN_MAX = {bpe.STR_RUN_MAX})")
+    report(impls, ("letters", "symbols", "words", "run"), STR_SIZES,
            lambda kind, n: str_pieces(kind, n, max(4, 16384 // n), rng, words),
            lambda p: bpe.heap_merge(p.encode(), enc._mergeable_ranks), runs, "chars")
 

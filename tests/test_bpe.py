@@ -42,7 +42,8 @@ def test_merges_agree(name):
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_ascii_text_needs_no_bytes_table(name):
     """ASCII pieces of every length up to bpe.HEAP_MAX merge on str (the list merge up to
-    bpe.STR_LIST_MAX characters, the heap merge above), so encoding ASCII text never
+    bpe.STR_LIST_MAX characters, the heap merge above; runs of one character up to
+    bpe.STR_RUN_MAX), so encoding ASCII text never
     builds the bytes table (~50 ms and ~20 MB for o200k_base); the ids stay tiktoken's."""
     import anytok.registry
     from pathlib import Path
@@ -55,10 +56,14 @@ def test_ascii_text_needs_no_bytes_table(name):
              " +" + "-" * 40 + "+" * 3, "https://example.com/a/very/long/path/to/nowhere?q=1"]
     words += ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(17, 300)))
               for _ in range(40)]
+    # Runs of one character up to bpe.STR_RUN_MAX (after a newline and before a space, so that
+    # each is a piece of its own).
+    words += ["\n" + c * n + " x" for c in "z#*" for n in (17, 40, 100, bpe.STR_RUN_MAX)]
     text = " ".join(rng.choice(words) for _ in range(400))
     missed = [p for p in enc._splitter.split(text) if p not in enc._str_ranks]
     assert any(len(p) > bpe.STR_LIST_MAX for p in missed)  # the heap merge on str
     assert any(bpe.LIST_MAX < len(p) <= bpe.STR_LIST_MAX for p in missed)  # the list merge on str
+    assert any(len(p) > bpe.LIST_MAX and p.count(p[0]) == len(p) for p in missed)  # runs
     assert enc.encode(text) == ref.encode(text)
     assert enc.count(text) == len(ref.encode(text))
     assert enc._ranks_cache is None

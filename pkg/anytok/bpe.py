@@ -38,6 +38,10 @@ HEAP_MAX = 4096
 # list merge beats the heap merge up to ~32 characters of symbols, ~48 of random letters and
 # ~64 of words, natively and under Pyodide alike (build_scripts/bench_merge.py --str --pyodide).
 STR_LIST_MAX = 32
+# A run of one ASCII character is merged on str too up to this length: the long-piece encoders'
+# shortcut for runs (backtrack.py) starts with a heap merge of ~258 bytes itself, so up to there
+# it is no faster, and it wants the bytes table (bench_merge.py --str --pyodide, kind "run").
+STR_RUN_MAX = 256
 
 _NO = 1 << 62  # "not a token": larger than every rank
 

@@ -817,8 +817,8 @@ class Encoding:
 
         The bytes table is fetched only if needed: it is built on first use (~50 ms natively
         for 200k tokens, more under Pyodide, and ~20 MB), so ASCII text never builds it --
-        only runs of one character and pieces over bpe.HEAP_MAX, which want the long-piece
-        encoders of backtrack.py, take the bytes path.
+        only runs of one character over bpe.STR_RUN_MAX and pieces over bpe.HEAP_MAX, which
+        want the long-piece encoders of backtrack.py, take the bytes path.
         """
         if table is None:
             table = self._str_ranks  # (else a format.TextIndex, for ASCII pieces only)
@@ -835,7 +835,7 @@ class Encoding:
                 if n <= bpe.STR_LIST_MAX:
                     out.append(list(map(token_of, merge_parts(list(piece), get))))
                     continue
-                if n <= bpe.HEAP_MAX and piece.count(piece[0]) != n:
+                if n <= bpe.STR_RUN_MAX or (n <= bpe.HEAP_MAX and piece.count(piece[0]) != n):
                     out.append(bpe.heap_merge(piece, table))
                     continue
             if ranks is None:

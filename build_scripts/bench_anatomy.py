@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,7 +43,7 @@ sys.path.insert(0, str(HERE.parent / "pkg"))
 
 import anytok  # noqa: E402
 import bench  # noqa: E402
-from bench_common import CORPORA, CORPORA_DIR, cpu_model  # noqa: E402
+from bench_common import CORPORA, CORPORA_DIR, corpora_for_pyodide, cpu_model, rerun_under_pyodide  # noqa: E402
 
 
 def median_ms(fn, runs: int, before=None) -> float:
@@ -155,20 +154,11 @@ def main() -> None:
         print()
         print(markdown(rows))
     if args.pyodide and not IN_PYODIDE:
-        pyodide = HERE.parent / "web" / "node_modules" / "pyodide"
-        if not pyodide.is_dir():
-            raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
-        # Pyodide sees only the checkout (mounted at /host): the corpora go through a copy there.
-        copy = HERE.parent / ".cache" / "bench_anatomy"
-        copy.mkdir(parents=True, exist_ok=True)
-        for key in args.corpora.split(","):
-            name = CORPORA.get(key, key)
-            (copy / name).write_bytes((args.corpora_dir / name).read_bytes())
+        files = [CORPORA.get(key, key) for key in args.corpora.split(",")]
+        corpora = corpora_for_pyodide(args.corpora_dir, files, "bench_anatomy")
         print()
-        subprocess.run(["node", str(HERE / "pyodide_run.mjs"), str(pyodide), str(HERE.parent),
-                        str(HERE / "bench_anatomy.py"), "--encoding", args.encoding, "--corpora", args.corpora,
-                        "--runs", str(args.runs), "--corpora-dir", "/host/.cache/bench_anatomy",
-                        *(["--markdown"] if args.markdown else [])], check=True)
+        rerun_under_pyodide(HERE / "bench_anatomy.py", "--encoding", args.encoding, "--corpora", args.corpora,
+                            "--runs", str(args.runs), "--corpora-dir", corpora, *(["--markdown"] if args.markdown else []))
 
 
 def markdown(rows: dict[str, dict]) -> str:

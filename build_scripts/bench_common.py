@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,6 +17,27 @@ CORPORA = {
     "zh": "zh_peoplesdaily_1998.txt",
     "ja": "ja_debian_reference.txt",
 }
+
+
+def rerun_under_pyodide(script: Path, *args: str) -> None:
+    """Runs the benchmark `script` again with `args` under Pyodide's own CPython in Node
+    (build_scripts/pyodide_run.mjs), the checkout mounted at /host; raises if Pyodide is not
+    installed yet or the run fails."""
+    pyodide = ROOT / "web" / "node_modules" / "pyodide"
+    if not pyodide.is_dir():
+        raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
+    subprocess.run(["node", str(ROOT / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(ROOT),
+                    str(script), *args], check=True)
+
+
+def corpora_for_pyodide(source: Path, files, name: str) -> str:
+    """Copies `files` of the folder `source` into the checkout's .cache/`name` (Pyodide sees only
+    the checkout, mounted at /host) and returns that folder's path as Pyodide sees it."""
+    copy = ROOT / ".cache" / name
+    copy.mkdir(parents=True, exist_ok=True)
+    for file in files:
+        (copy / file).write_bytes((source / file).read_bytes())
+    return f"/host/.cache/{name}"
 
 
 def cpu_model() -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -34,6 +33,9 @@ from pathlib import Path
 IN_PYODIDE = sys.platform == "emscripten"
 ROOT = Path("/host") if IN_PYODIDE else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pkg"))
+sys.path.insert(0, str(ROOT / "build_scripts"))
+
+from bench_common import rerun_under_pyodide  # noqa: E402
 
 from anytok import format as vocab_format  # noqa: E402
 from anytok.files import tokenizer_from_bytes  # noqa: E402
@@ -74,12 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.encoding}, median of {args.rounds} loads each")
     report(f"native (Python {sys.version.split()[0]})", measure(args.encoding, args.rounds))
     if args.pyodide:
-        pyodide = ROOT / "web" / "node_modules" / "pyodide"
-        if not pyodide.is_dir():
-            raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
-        subprocess.run(["node", str(ROOT / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(ROOT),
-                        str(Path(__file__).resolve()), "--encoding", args.encoding, "--rounds", str(args.rounds)],
-                       check=True)
+        rerun_under_pyodide(Path(__file__).resolve(), "--encoding", args.encoding, "--rounds", str(args.rounds))
     return 0
 
 

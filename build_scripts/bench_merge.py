@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,8 +35,10 @@ from pathlib import Path
 IN_PYODIDE = sys.platform == "emscripten"
 ROOT = Path("/host") if IN_PYODIDE else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pkg"))
+sys.path.insert(0, str(ROOT / "build_scripts"))
 
 import anytok  # noqa: E402
+from bench_common import rerun_under_pyodide  # noqa: E402
 from anytok import backtrack, bpe  # noqa: E402
 
 SIZES = [16, 64, 256, 1024, 4096, 16384]
@@ -90,7 +91,8 @@ def str_pieces(kind: str, n: int, count: int, rng: random.Random, words: list[st
 
 
 def measure_str(enc, runs: int) -> None:
-    """The list merge against the heap merge on ASCII str pieces (the text table's keys)."""
+    """The list and heap merges of ASCII str pieces (the text table's keys), and the long-piece
+    encoder on their bytes."""
     table = enc._str_ranks
     get, token_of = table.get, table.__getitem__
     words = [t.decode() for t in enc.token_byte_values() if t.isascii() and t.isalpha() and t.islower()]
@@ -121,12 +123,7 @@ def main() -> None:
     if args.str:
         measure_str(enc, args.runs)
         if args.pyodide and not IN_PYODIDE:
-            pyodide = ROOT / "web" / "node_modules" / "pyodide"
-            if not pyodide.is_dir():
-                raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
-            subprocess.run(["node", str(ROOT / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(ROOT),
-                            str(Path(__file__).resolve()), "--str", "--encoding", args.encoding,
-                            "--runs", str(args.runs)], check=True)
+            rerun_under_pyodide(Path(__file__).resolve(), "--str", "--encoding", args.encoding, "--runs", str(args.runs))
         return
     ranks, bt = enc._mergeable_ranks, enc._backtracker()
     tokens = [t for t in enc.token_byte_values() if t.isalpha() and t.islower()]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ ROOT = Path("/host") if IN_PYODIDE else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pkg"))
 sys.path.insert(0, str(ROOT / "build_scripts"))
 
-from bench_common import CORPORA, CORPORA_DIR  # noqa: E402
+from bench_common import CORPORA, CORPORA_DIR, corpora_for_pyodide, rerun_under_pyodide  # noqa: E402
 
 from anytok import _pattern_cache  # noqa: E402
 from anytok import unicode as ucd  # noqa: E402
@@ -70,17 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'Pyodide' if IN_PYODIDE else 'native'} (Python {sys.version.split()[0]}), best of {args.rounds}:")
     measure(args.corpora, args.rounds)
     if args.pyodide and not IN_PYODIDE:
-        pyodide = ROOT / "web" / "node_modules" / "pyodide"
-        if not pyodide.is_dir():
-            raise SystemExit(f"{pyodide} is missing: run build_scripts/build_web.py (or the tests) once")
-        # Pyodide sees only the checkout (mounted at /host): the corpora go through a copy there.
-        copy = ROOT / ".cache" / "bench_split"
-        copy.mkdir(parents=True, exist_ok=True)
-        for file in CORPORA.values():
-            (copy / file).write_bytes((args.corpora / file).read_bytes())
-        subprocess.run(["node", str(ROOT / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(ROOT),
-                        str(Path(__file__).resolve()), "--rounds", str(args.rounds),
-                        "--corpora", "/host/.cache/bench_split"], check=True)
+        corpora = corpora_for_pyodide(args.corpora, CORPORA.values(), "bench_split")
+        rerun_under_pyodide(Path(__file__).resolve(), "--rounds", str(args.rounds), "--corpora", corpora)
     return 0
 
 

@@ -1,0 +1,186 @@
+"""README.md and docs/*.md: every relative link and anchor resolves, and the Python examples run.
+
+Links: every `[text](target)` outside code whose target is not a URL must name a file or folder
+of the repository; a `#anchor` must be the GitHub slug of a heading of the page it points into
+(lower case, punctuation other than `-` and `_` dropped, spaces as `-`, `-1`, `-2` ... for
+repeats).
+
+Examples: every ```python block runs, in order, each page's blocks sharing one namespace, in an
+empty folder; a block preceded by `<!-- not run: REASON -->` (one that needs a model file or
+data the reader brings) is left out.  Blocks written as `>>>` sessions are run by doctest, so an
+output shown must be the output produced; other blocks are executed as they are.  The token ids
+shown for `enc.encode(...)` are checked against tiktoken too.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, tiktoken_encoding
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^(```+|~~~+)(.*)$")
+LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+NOT_RUN = re.compile(r"^<!--\s*not run:.+-->$")
+
+
+def _blocks(text: str):
+    """(info string, code, line number, the non-blank line before the block) of each fenced block."""
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start, fence, info = i, m.group(1), m.group(2).strip()
+        i += 1
+        body = []
+        while i < len(lines) and not lines[i].startswith(fence):
+            body.append(lines[i])
+            i += 1
+        before = next((lines[j].strip() for j in range(start - 1, -1, -1) if lines[j].strip()), "")
+        yield info, "\n".join(body) + "\n", start + 1, before
+        i += 1
+
+
+def _prose(text: str) -> list[tuple[int, str]]:
+    """(line number, line) outside fenced code, with inline code spans blanked."""
+    out, fence = [], None
+    for n, line in enumerate(text.split("\n"), 1):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            continue
+        if fence is not None:
+            if line.startswith(fence):
+                fence = None
+            continue
+        out.append((n, re.sub(r"(`+)(.+?)\1", lambda s: " " * len(s.group(0)), line)))
+    return out
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading's text."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip())
+    text = re.sub(r"[^\w\- ]", "", text.lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    fence = None
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            continue
+        if fence is not None:
+            if line.startswith(fence):
+                fence = None
+            continue
+        h = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if h:
+            s = slug(h.group(1))
+            n = seen.get(s, 0)
+            seen[s] = n + 1
+            out.add(s if n == 0 else f"{s}-{n}")
+    return out
+
+
+def _links(path: Path):
+    for n, line in _prose(path.read_text(encoding="utf-8")):
+        for m in LINK.finditer(line):
+            yield n, m.group(2)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_and_anchors_resolve(page: Path):
+    problems = []
+    for n, target in _links(page):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto: ...
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (page.parent / file_part).resolve() if file_part else page
+        if not dest.exists():
+            problems.append(f"{page.name}:{n}: {target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            problems.append(f"{page.name}:{n}: {target}: no heading with anchor #{anchor} in {dest.name}")
+        elif ROOT not in dest.parents and dest != ROOT:
+            problems.append(f"{page.name}:{n}: {target}: outside the repository")
+    assert not problems, "\n".join(problems)
+
+
+def test_slug_is_githubs():
+    # Headings of this repository's pages and the anchors GitHub gives them.
+    assert slug("Token masks (`build_scripts/bench_constrain.py`)") == "token-masks-build_scriptsbench_constrainpy"
+    assert slug("A whole `anytok count FILE` (`build_scripts/bench_start.py`)") == \
+        "a-whole-anytok-count-file-build_scriptsbench_startpy"
+    assert slug("Constrained generation (`anytok.constrain`)") == "constrained-generation-anytokconstrain"
+    assert slug("`count`: files, folders, repositories, stdin") == "count-files-folders-repositories-stdin"
+
+
+def test_every_page_reachable_from_readme():
+    """Each docs page is linked from README.md or from a page README links to."""
+    reached, todo = set(), [ROOT / "README.md"]
+    while todo:
+        page = todo.pop()
+        if page in reached:
+            continue
+        reached.add(page)
+        for _, target in _links(page):
+            file_part = target.partition("#")[0]
+            if file_part.endswith(".md") and not re.match(r"^[a-z]+:", file_part):
+                dest = (page.parent / file_part).resolve()
+                if dest.exists():
+                    todo.append(dest)
+    missing = [p.name for p in PAGES if p.resolve() not in {r.resolve() for r in reached}]
+    assert not missing, f"not linked from README (directly or through a docs page): {missing}"
+
+
+def _python_blocks(page: Path):
+    for info, code, line, before in _blocks(page.read_text(encoding="utf-8")):
+        if info.split()[:1] == ["python"] and not NOT_RUN.match(before):
+            yield code, line
+
+
+def _check_encode_ids(test: doctest.DocTest, page: Path) -> None:
+    """`>>> enc.encode(...)` examples of o200k_base: the ids shown are tiktoken's."""
+    ref = tiktoken_encoding("o200k_base")
+    if getattr(test.globs.get("enc"), "name", None) != "o200k_base":
+        return
+    for ex in test.examples:
+        if ex.source.startswith("enc.encode(") and ex.want.strip():
+            shown = eval(ex.want)
+            got = eval("ref." + ex.source.strip()[len("enc."):], {"ref": ref})
+            assert shown == got, f"{page.name}: {ex.source.strip()} shows {shown}, tiktoken gives {got}"
+
+
+PY_PAGES = [p for p in PAGES if any(True for _ in _python_blocks(p))]
+
+
+@pytest.mark.parametrize("page", PY_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_python_examples_run(page: Path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    globs: dict = {"__name__": "__docs__"}
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    failures = []
+    for code, line in _python_blocks(page):
+        name = f"{page.name}:{line}"
+        if ">>>" in code:
+            test = parser.get_doctest(code, globs, name, str(page), line)
+            out: list[str] = []
+            result = runner.run(test, out=out.append, clear_globs=False)
+            globs.update(test.globs)  # DocTest works on a copy: the next block continues from here
+            if result.failed:
+                failures.append("".join(out))
+            _check_encode_ids(test, page)
+        else:
+            exec(compile(code, name, "exec"), globs)
+    assert not failures, "\n".join(failures)

@@ -62,6 +62,32 @@ def test_readme_first_command_counts_readme():
     assert int(out) == len(tiktoken_encoding("o200k_base").encode_ordinary(readme.read_text(encoding="utf-8")))
 
 
+def test_version_and_program_name():
+    import anytok
+    code, out, _ = cli("--version")
+    assert (code, out.strip()) == (0, f"anytok {anytok.__version__}")
+    code, out, _ = cli("count", "--help")
+    assert code == 0 and out.startswith("usage: python -m anytok count")
+    # The installed console script (`anytok = "anytok.cli:run"`) calls itself anytok.
+    script = "import sys; from anytok.cli import run; sys.argv[0] = '/usr/local/bin/anytok'; run()"
+    r = subprocess.run([sys.executable, "-c", script, "count", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("usage: anytok count")
+    r = subprocess.run([sys.executable, "-c", script, "count", "--bogus"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("usage: anytok ")
+
+
+def test_every_argument_has_help():
+    import argparse
+
+    from anytok.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"{name} {a.option_strings[0] if a.option_strings else a.dest}"
+               for name, p in sub.choices.items() for a in p._actions
+               if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert not missing
+
+
 def test_encode_decode():
     code, out, _ = cli("encode", "--text", "hello world", "-e", "r50k_base")
     assert (code, out.strip()) == (0, "31373 995")

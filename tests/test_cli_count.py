@@ -159,6 +159,7 @@ def test_max_tokens_and_unreadable_files(tmp_path):
     code, out, err = cli("count", f, "--max-tokens", n - 1, "--json", text=True)
     doc = json.loads(out)
     assert code == 3 and doc["over_budget"] is True and doc["max_tokens"] == n - 1
+    assert f"{n} tokens (o200k_base) exceed --max-tokens {n - 1}" in err  # stderr says so with --json too
     # A missing file is reported, the rest still counted, and the status says so.
     code, out, err = cli("count", tmp_path / "missing.txt", f, "--json", text=True)
     doc = json.loads(out)

@@ -73,6 +73,34 @@ def test_usage_errors(files, args, message):
     assert r.returncode == 2 and message in r.stderr
 
 
+@pytest.mark.parametrize("style, specials, least", [("tiktoken", [], 256), ("hf", [], 256),
+                                                    ("hf", ["<s>", "</s>"], 258)])
+def test_vocab_size_below_the_alphabet_is_refused(files, tmp_path, style, specials, least):
+    """Not silently the 256 bytes (BpeTrainer's answer): the flag the user typed, and the least it takes."""
+    out = tmp_path / "x.atok"
+    extra = [a for s in specials for a in ("--special", s)]
+    r = run(str(files[0]), "--vocab-size", "100", "--style", style, *extra, "-o", str(out))
+    assert r.returncode == 2 and f"--vocab-size 100" in r.stderr and f"at least {least}" in r.stderr
+    assert not out.exists()
+
+
+def test_tiktoken_file_counted_again(files, tmp_path):
+    """A .tiktoken file holds ranks only: `count --vocab` asks for the pattern in CLI words, and
+    `--pat-str cl100k_base` (the name train's --pattern took) counts as tiktoken does with those ranks."""
+    import tiktoken
+
+    out = tmp_path / "mine.tiktoken"
+    r = run(*map(str, files), "--vocab-size", "600", "--style", "tiktoken", "--pattern", "cl100k_base", "-o", str(out))
+    assert r.returncode == 0 and "--pat-str cl100k_base" in r.stderr
+    count = [sys.executable, "-m", "anytok", "count", str(files[0]), "--vocab", str(out)]
+    r = subprocess.run(count, capture_output=True, text=True)
+    assert r.returncode == 1 and "--pat-str" in r.stderr and "pat_str=" not in r.stderr
+    r = subprocess.run(count + ["--pat-str", "cl100k_base"], capture_output=True, text=True)
+    ref = tiktoken.Encoding("mine", pat_str=CL100K, mergeable_ranks=anytok.load_tiktoken_bpe(str(out)),
+                            special_tokens={})
+    assert r.returncode == 0 and int(r.stdout) == len(ref.encode_ordinary(files[0].read_text(encoding="utf-8")))
+
+
 def test_missing_file_and_bad_utf8(tmp_path):
     r = run(str(tmp_path / "nope.txt"), "--vocab-size", "300", "--style", "hf", "-o", str(tmp_path / "x.json"))
     assert r.returncode == 1 and "error" in r.stderr

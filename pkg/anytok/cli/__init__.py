@@ -29,14 +29,28 @@ def _read_text(path: str) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
+def resolve_pat_str(pat: str | None) -> str | None:
+    """--pat-str o200k_base means that encoding's split pattern (as train's --pattern); else a regex."""
+    return get_encoding(pat)._pat_str if pat in list_encoding_names() else pat
+
+
 def _load_any(path: str, args: argparse.Namespace):
     """Any tokenizer file anytok.load() reads; a .tiktoken file takes its pattern and special
     tokens from --like / --pat-str / --specials."""
     like = get_encoding(args.like) if getattr(args, "like", None) else None
     pat = getattr(args, "pat_str", None) or (like._pat_str if like else None)
+    pat = resolve_pat_str(pat)
     specials = getattr(args, "specials", None)
     specials = json.loads(specials) if specials else (dict(like._special_tokens) if like else None)
-    return load(path, pat_str=pat, special_tokens=specials, name=getattr(args, "name", None))
+    try:
+        return load(path, pat_str=pat, special_tokens=specials, name=getattr(args, "name", None))
+    except ValueError as e:
+        if pat is None and str(e).endswith("pass pat_str="):
+            # The Python API's words; on the command line the same choice is made with flags.
+            raise ValueError(str(e)[: -len("pass pat_str=")] + "pass --pat-str with the split pattern it "
+                             "was made with (a bundled encoding's name, e.g. --pat-str o200k_base, or a regex), or "
+                             "--like ENCODING for a bundled encoding's pattern and special tokens") from None
+        raise
 
 
 def _encoding(args: argparse.Namespace):
@@ -75,7 +89,8 @@ def _add_encoding_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
         g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
                        "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
     p.add_argument("--like", help="for a .tiktoken --vocab: the bundled encoding whose pattern and specials it uses")
-    p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern")
+    p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern (a regex, or a bundled encoding's "
+                   "name for that encoding's pattern)")
 
 
 def _add_special_arg(p: argparse.ArgumentParser, default: str = "text") -> None:
@@ -237,7 +252,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     if binaries and not args.quiet and not args.json:
         print(f"anytok: skipped {binaries} binary or non-UTF-8 file{'s' if binaries > 1 else ''} (-v lists them)",
               file=sys.stderr)
-    if over and not args.json:
+    if over:  # on stderr with --json too: stdout holds the document, a CI log shows why it failed
         for label, n in over:
             print(f"anytok: {n} tokens ({label}) exceed --max-tokens {args.max_tokens}", file=sys.stderr)
     return status
@@ -393,8 +408,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m anytok", description="Exact tiktoken-compatible tokenizer in pure Python.")
+def _prog() -> str:
+    """How the user called us: `python -m anytok` runs __main__.py, the installed script is `anytok`."""
+    return "python -m anytok" if os.path.basename(sys.argv[0] or "") == "__main__.py" else "anytok"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    ap = argparse.ArgumentParser(prog=_prog(), description="Exact tiktoken-compatible tokenizer in pure Python.")
+    ap.add_argument("--version", action="version", version=f"anytok {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser(
@@ -424,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")
-    p.add_argument("file", nargs="?", default="-")
+    p.add_argument("file", nargs="?", default="-", help="the file to encode ('-' or nothing: stdin)")
     p.add_argument("-t", "--text", help="encode this text instead of a file")
     _add_encoding_args(p)
     _add_special_arg(p)
@@ -433,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_encode)
 
     p = sub.add_parser("decode", help="print the text of token ids (arguments or stdin)")
-    p.add_argument("ids", nargs="*")
+    p.add_argument("ids", nargs="*", metavar="ID",
+                   help="token ids (nothing: read them from stdin, as a JSON list or separated by whitespace)")
     _add_encoding_args(p)
     p.set_defaults(func=cmd_decode)
 
@@ -442,10 +466,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("convert", help="convert any tokenizer file (tokenizer.json, .model, tekken, .tiktoken, "
                        "GPT-2 folder, .atok) to an anytok .atok file")
-    p.add_argument("src")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("src", help="the tokenizer file or folder to convert (any format `anytok.load` reads)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.atok", help="the .atok file to write")
     p.add_argument("--like", help="take the split pattern and special tokens of this bundled encoding")
-    p.add_argument("--pat-str", help="the split pattern")
+    p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern (a regex or a bundled encoding's name)")
     p.add_argument("--specials", help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
     p.add_argument("--name", help="encoding name to store")
     p.add_argument("--compression", choices=("lzma", "zlib", "none"), default="zlib",
@@ -453,10 +477,10 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("inspect", help="describe a tokenizer file (.atok or any format convert reads)")
-    p.add_argument("file")
+    p.add_argument("file", help="the tokenizer file or folder to describe")
     p.add_argument("--like", help="for a .tiktoken file: the bundled encoding whose pattern and specials it uses")
-    p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern (a regex or a bundled encoding's name)")
+    p.add_argument("--json", action="store_true", help="print the description as one JSON document")
     p.set_defaults(func=cmd_inspect)
 
     from .train import add_parser as add_train_parser
@@ -467,7 +491,11 @@ def main(argv: list[str] | None = None) -> int:
 
     add_tokenize_parser(sub)
 
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `| head`
@@ -476,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         print(f"error: {msg}", file=sys.stderr)
-        if isinstance(e, ValueError) and "special token" in str(e):
+        if isinstance(e, ValueError) and "disallowed special token" in str(e):
             print("hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
         return 1
 

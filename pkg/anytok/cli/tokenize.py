@@ -111,6 +111,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     from .. import datasets
     from ..model import encoding_name_for_model
     from .walk import Walker
+    from . import resolve_pat_str
 
     if args.scheduler and args.engine == "local":
         print("error: --scheduler goes with --engine dask or ray", file=sys.stderr)
@@ -129,7 +130,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     try:
         summary = datasets.tokenize(
             args.inputs, args.output, args.format, encoding=None if args.vocab else encoding, vocab=args.vocab,
-            like=args.like, pat_str=args.pat_str, field=args.field, jobs=args.jobs, engine=args.engine,
+            like=args.like, pat_str=resolve_pat_str(args.pat_str), field=args.field, jobs=args.jobs, engine=args.engine,
             scheduler=args.scheduler,
             shard_tokens=args.shard_tokens if args.shard_tokens is not None else datasets.DEFAULT_SHARD_TOKENS,
             dtype=args.dtype, eot=... if args.eot is None else args.eot, eot_position=args.eot_position,

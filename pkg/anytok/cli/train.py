@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="tokens in all (hf: special tokens + 256 characters + merges; tiktoken: 256 bytes + merges)")
-    p.add_argument("--style", choices=("hf", "tiktoken"), required=True)
+    p.add_argument("--style", choices=("hf", "tiktoken"), required=True,
+                   help="hf: as tokenizers' BpeTrainer (a tokenizer.json); tiktoken: as rustbpe (ranks)")
     p.add_argument("--pattern", default="o200k_base",
                    help="split pattern: a bundled encoding's name (o200k_base, cl100k_base, ...) or a regex "
                    "(default: o200k_base)")
@@ -76,6 +77,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     if suffix == ".tiktoken" and args.style != "tiktoken":
         print("error: a .tiktoken file is written for --style tiktoken; use .json or .atok", file=sys.stderr)
         return 2
+    least = 256 + (len(set(args.special)) if args.style == "hf" else 0)
+    if args.vocab_size < least:
+        # tokenizers' BpeTrainer would quietly give the alphabet and the specials; a user who typed
+        # a number wants to hear that it cannot be met.
+        extra = f" and the {least - 256} special token{'s' * (least > 257)}" if least > 256 else ""
+        print(f"error: --vocab-size {args.vocab_size} is below the 256 byte tokens{extra} every vocabulary "
+              f"holds: give at least {least}", file=sys.stderr)
+        return 2
     progress = _Progress(live=not args.quiet and sys.stderr.isatty())
     t0 = time.perf_counter()
     try:
@@ -88,4 +97,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"{args.output}: {tok.n_vocab:,} tokens ({len(tok.merges):,} merges), style {tok.style}, "
               f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        if suffix == ".tiktoken":
+            # A .tiktoken file holds ranks only: say how to use it again.
+            pat = args.pattern if _is_bundled(args.pattern) else "REGEX"
+            print(f"note: a .tiktoken file holds no split pattern or special tokens; use it as "
+                  f"`--vocab {args.output} --pat-str {pat}`, or write .atok, which keeps both", file=sys.stderr)
     return 0
+
+
+def _is_bundled(name: str) -> bool:
+    from ..registry import list_encoding_names
+
+    return name in list_encoding_names()

@@ -10,12 +10,19 @@ empty folder; a block preceded by `<!-- not run: REASON -->` (one that needs a m
 data the reader brings) is left out.  Blocks written as `>>>` sessions are run by doctest, so an
 output shown must be the output produced; other blocks are executed as they are.  The token ids
 shown for `enc.encode(...)` are checked against tiktoken too.
+
+Shell sessions: a ```console block preceded by `<!-- run: ... -->` is run line by line (`$ `
+commands, by bash, in an empty folder, `anytok` being this checkout's), and each command's
+standard output must be the lines shown under it (`...` matches anything).
 """
 
 from __future__ import annotations
 
 import doctest
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +33,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(```+|~~~+)(.*)$")
 LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 NOT_RUN = re.compile(r"^<!--\s*not run:.+-->$")
+RUN = re.compile(r"^<!--\s*run:.+-->$")
 
 
 def _blocks(text: str):
@@ -183,4 +191,41 @@ def test_python_examples_run(page: Path, tmp_path, monkeypatch):
             _check_encode_ids(test, page)
         else:
             exec(compile(code, name, "exec"), globs)
+    assert not failures, "\n".join(failures)
+
+
+def _sessions(page: Path):
+    for info, code, line, before in _blocks(page.read_text(encoding="utf-8")):
+        if info == "console" and RUN.match(before):
+            steps = []
+            for row in code.rstrip("\n").split("\n"):
+                if row.startswith("$ "):
+                    steps.append((row[2:], []))
+                else:
+                    assert steps, f"{page.name}:{line}: output before the first command"
+                    steps[-1][1].append(row)
+            yield line, steps
+
+
+CONSOLE_PAGES = [p for p in PAGES if any(True for _ in _sessions(p))]
+
+
+@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_console_examples_run(page: Path, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "anytok"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m anytok "$@"\n')
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    checker = doctest.OutputChecker()
+    failures = []
+    for line, steps in _sessions(page):
+        work = tmp_path / f"session{line}"
+        work.mkdir()
+        for command, shown in steps:
+            r = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True)
+            want = "\n".join(shown) + "\n" if shown else ""
+            if not checker.check_output(want, r.stdout, doctest.ELLIPSIS):
+                failures.append(f"{page.name}:{line}: $ {command}\nshown:\n{want}got:\n{r.stdout}{r.stderr}")
     assert not failures, "\n".join(failures)

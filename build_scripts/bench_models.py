@@ -55,7 +55,7 @@ What it does, in one process (`--cpu N` pins it to core N), single-threaded
   pre-tokenizer is ByteLevel), and >= 0.3x sentencepiece on SentencePiece `.model` files.
 
 Output: Markdown (a header with date, machine, versions and the exact command line, then the
-tables) on stdout, ready to paste into README.md; progress goes to stderr.  Run it on a quiet
+tables) on stdout, ready to paste into docs/benchmarks.md; progress goes to stderr.  Run it on a quiet
 machine: it measures wall-clock time.
 """
 

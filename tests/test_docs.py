@@ -229,3 +229,71 @@ def test_console_examples_run(page: Path, tmp_path):
             if not checker.check_output(want, r.stdout, doctest.ELLIPSIS):
                 failures.append(f"{page.name}:{line}: $ {command}\nshown:\n{want}got:\n{r.stdout}{r.stderr}")
     assert not failures, "\n".join(failures)
+
+
+def _examples(page: Path) -> list[doctest.Example]:
+    parser = doctest.DocTestParser()
+    return [ex for code, _ in _python_blocks(page) if ">>>" in code for ex in parser.get_examples(code)]
+
+
+@pytest.mark.parametrize("page", [p for p in PY_PAGES if any("anytok.train(texts=" in ex.source and
+                                                             'style="tiktoken"' in ex.source for ex in _examples(p))],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_training_examples_give_rustbpes_ids(page: Path):
+    """A shown `anytok.train(texts=..., style="tiktoken")` result is rustbpe's: its ranks, as tiktoken
+    encodes with them, give the ids shown for `.to_encoding().encode(...)`."""
+    import ast
+
+    import tiktoken
+
+    from test_train import O200K, rustbpe_tokens
+
+    examples = _examples(page)
+    checked = 0
+    for i, ex in enumerate(examples):
+        if "anytok.train(texts=" not in ex.source or 'style="tiktoken"' not in ex.source:
+            continue
+        call = ast.parse(ex.source.split("=", 1)[1].strip()).body[0].value
+        kw = {k.arg: eval(ast.unparse(k.value), {}) for k in call.keywords}  # e.g. ["..." * 20]
+        assert kw.get("pattern", "o200k_base") == "o200k_base" and set(kw) <= {"texts", "vocab_size", "style", "pattern"}
+        tokens, _ = rustbpe_tokens(kw["texts"], kw["vocab_size"], O200K)
+        ref = tiktoken.Encoding("ref", pat_str=O200K, mergeable_ranks={b: r for r, b in enumerate(tokens)},
+                                special_tokens={})
+        for later in examples[i + 1:]:
+            m = re.match(r"^tok\.to_encoding\(\)\.encode\((.*)\)$", later.source.strip())
+            if m and later.want.strip():
+                assert ast.literal_eval(later.want) == ref.encode_ordinary(ast.literal_eval(m.group(1)))
+                checked += 1
+                break
+    assert checked
+
+
+def test_readme_constrained_generation_is_llguidances():
+    """README's constrained-generation loop (the highest allowed id each step, until the output is
+    accepting) replayed on llguidance 1.9.1's masks gives the text README shows."""
+    import ast
+
+    from llguidance import LLMatcher
+    from llguidance.tiktoken import lltokenizer_from_encoding
+
+    import anytok
+
+    examples = _examples(ROOT / "README.md")
+    build = next(ex for ex in examples if "constrain.regex(" in ex.source)
+    loop = next(ex for ex in examples if ex.source.startswith("for step in range("))
+    shown = next(ex for ex in examples[examples.index(loop):] if ex.source.strip() == "enc.decode(out)")
+    assert "allowed[-1]" in loop.source and "m.is_accepting()" in loop.source, "README's loop changed: update this test"
+    pattern = ast.literal_eval(re.search(r"constrain\.regex\((r?\"[^\"]*\")\)", build.source).group(1))
+    cap = int(re.match(r"for step in range\((\d+)\)", loop.source).group(1))
+    enc = anytok.get_encoding("o200k_base")
+    ref = LLMatcher(lltokenizer_from_encoding(enc), LLMatcher.grammar_from_regex(pattern), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    out = []
+    for _ in range(cap):
+        mask = ref.compute_bitmask()
+        token = max(i for i in range(enc.n_vocab) if mask[i >> 3] >> (i & 7) & 1)
+        assert ref.consume_token(token)
+        out.append(token)
+        if ref.is_accepting():
+            break
+    assert repr(enc.decode(out)) == shown.want.strip()

@@ -99,6 +99,16 @@ def test_tiktoken_file_counted_again(files, tmp_path):
     ref = tiktoken.Encoding("mine", pat_str=CL100K, mergeable_ranks=anytok.load_tiktoken_bpe(str(out)),
                             special_tokens={})
     assert r.returncode == 0 and int(r.stdout) == len(ref.encode_ordinary(files[0].read_text(encoding="utf-8")))
+    # tokenize takes the same --pat-str NAME.
+    import numpy as np
+
+    shards = tmp_path / "shards"
+    r = subprocess.run([sys.executable, "-m", "anytok", "tokenize", str(files[0]), "-o", str(shards), "--format", "npy",
+                        "--vocab", str(out), "--pat-str", "cl100k_base", "--eot", "none", "-j", "1", "-q"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = np.concatenate([np.load(f) for f in sorted(shards.glob("shard_*.npy"))]).tolist()
+    assert got == ref.encode_ordinary(files[0].read_text(encoding="utf-8"))
 
 
 def test_missing_file_and_bad_utf8(tmp_path):

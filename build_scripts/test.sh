@@ -132,7 +132,8 @@ PYEOF
             elif [[ $arg != -* ]]; then echo "NOT RUN on Python $key: $arg (needs$need, not installed)"; not_run=$((not_run + 1)); fi
         done
         if [ ${#selected[@]} -gt 0 ]; then
-            "$venv/bin/python" -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" -p no:cacheprovider -q "${selected[@]}"
+            # ANYTOK_FULL=1: the one code-point sweep selected above runs over every code point.
+            ANYTOK_FULL=1 "$venv/bin/python" -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" -p no:cacheprovider -q "${selected[@]}"
         fi
         echo "======== Python $key: passed$([ $not_run = 0 ] || echo ", $not_run NOT RUN (above)"), $((SECONDS - t0)) s ========"
     done

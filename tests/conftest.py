@@ -21,6 +21,21 @@ ALL_ENCODINGS = ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "
 # One encoding per distinct split pattern, for the heaviest sweeps.
 PATTERN_ENCODINGS = ["r50k_base", "cl100k_base", "o200k_base"]
 
+# The default run sweeps a share of the heaviest reference sweeps; ANYTOK_FULL=1 runs all of them
+# (docs/testing.md).  Code-point sweeps: each of a tokenizer's k contexts takes every k-th block of
+# 128 code points, so that together they still cover every code point once.
+FULL = os.environ.get("ANYTOK_FULL", "0") not in ("", "0")
+
+
+def code_point_share(items, part: int, parts: int, key=None):
+    """`items` (code points, or characters with `key=ord`) whose block of 128 code points falls to
+    context `part` of `parts` — all of them when ANYTOK_FULL=1 or there is one part."""
+    if FULL or parts <= 1:
+        return list(items)
+    key = key or (lambda x: x)
+    return [x for x in items if (key(x) >> 7) % parts == part % parts]
+
+
 # Make tiktoken find every file it would download in a local, sha-verified cache.
 os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache())
 

@@ -3,7 +3,9 @@
 Each context is applied to every code point and the results are concatenated into long texts
 (many contexts per encode call); a mismatch is narrowed down to the code point that causes it.
 Run for one encoding per distinct split pattern (r50k/p50k/gpt2 share one, as do o200k and
-o200k_harmony).
+o200k_harmony).  The default run gives each of a pattern's contexts its share of the code points
+(every code point is still swept once per pattern and vocabulary); ANYTOK_FULL=1 sweeps every code
+point in every context.
 
 Two vocabularies are used with each pattern:
 
@@ -23,7 +25,7 @@ import pytest
 import tiktoken
 
 import anytok
-from conftest import PATTERN_ENCODINGS, anytok_encoding, tiktoken_encoding
+from conftest import PATTERN_ENCODINGS, anytok_encoding, code_point_share, tiktoken_encoding
 
 SCALARS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 CHUNK = 1 << 15
@@ -65,9 +67,11 @@ def narrow(a, t, cps, ctx):
     return cps[0]
 
 
-def sweep(a, t, label, ctx):
-    for start in range(0, len(SCALARS), CHUNK):
-        cps = SCALARS[start : start + CHUNK]
+def sweep(a, t, label, ctx, part=0, parts=1):
+    """Every code point in context `ctx` (in the default run, the share of context `part` of `parts`)."""
+    scalars = code_point_share(SCALARS, part, parts)
+    for start in range(0, len(scalars), CHUNK):
+        cps = scalars[start : start + CHUNK]
         text = "".join(ctx.format(chr(c), chr(c)) for c in cps)
         if a.encode_ordinary(text) != t.encode_ordinary(text):
             cp = narrow(a, t, cps, ctx)
@@ -81,14 +85,18 @@ def sweep(a, t, label, ctx):
 @pytest.mark.parametrize("context", REAL_VOCAB_CONTEXTS)
 @pytest.mark.parametrize("name", PATTERN_ENCODINGS)
 def test_every_code_point(name, context):
-    sweep(anytok_encoding(name), tiktoken_encoding(name), f"{name}, context {context!r}", CONTEXTS[context])
+    part = REAL_VOCAB_CONTEXTS.index(context) + PATTERN_ENCODINGS.index(name)
+    sweep(anytok_encoding(name), tiktoken_encoding(name), f"{name}, context {context!r}", CONTEXTS[context],
+          part, len(REAL_VOCAB_CONTEXTS))
 
 
 @pytest.mark.parametrize("context", list(CONTEXTS))
 @pytest.mark.parametrize("name", PATTERN_ENCODINGS)
 def test_every_code_point_revealing_vocab(name, context):
     a, t = revealing_pair(name)
-    sweep(a, t, f"{name} pattern with the revealing vocabulary, context {context!r}", CONTEXTS[context])
+    part = list(CONTEXTS).index(context) + PATTERN_ENCODINGS.index(name)
+    sweep(a, t, f"{name} pattern with the revealing vocabulary, context {context!r}", CONTEXTS[context],
+          part, len(CONTEXTS))
 
 
 def test_revealing_vocab_detects_a_wrong_split():

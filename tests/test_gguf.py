@@ -1,0 +1,377 @@
+"""GGUF tokenizers (anytok.gguf, anytok.convert.gguf) against llama.cpp and `tokenizers`.
+
+References:
+* llama.cpp's own tokenizer tests: `ggml-vocab-*.gguf` with `.inp` texts and `.out` ids
+  written by its tests/test-tokenizer-0 (add_special=false, parse_special=false), from the
+  llama-cpp-python 0.3.36 sdist (build_scripts/fetch_llama_cpp.py, sha256-verified);
+* `tokenizers` on the same model's tokenizer.json where the fixtures have one (vocabularies
+  compared first);
+* PyPI `gguf` 0.19.0 (llama.cpp's own Python package) as an independent GGUF writer.
+
+Default run: every `.inp`/`.out` pair in full, 30 corpus slices per corpus against
+`tokenizers`, a seeded sample of header corruptions.  `ANYTOK_FULL=1` runs 400 corpus slices
+per corpus and corrupts every byte of the fuzz file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import struct
+import time
+from pathlib import Path
+
+import pytest
+
+import anytok
+from anytok import VocabFormatError
+from anytok.convert.gguf import read_gguf_header
+from anytok.gguf import load_gguf
+from anytok.pipeline import UnsupportedTokenizerError
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / ".cache" / "llama_cpp" / "models"
+HF_MODELS = ROOT / ".cache" / "models"
+CORPORA = Path(os.environ.get("ANYTOK_SHARED", ROOT.parent / "shared")) / "corpora"
+FULL = os.environ.get("ANYTOK_FULL") == "1"
+SEP = "\n__ggml_vocab_test__\n"
+
+ALL_GGUF = sorted(p.name for p in MODELS.glob("ggml-vocab-*.gguf"))
+WITH_OUT = sorted(p.name[: -len(".out")] for p in MODELS.glob("ggml-vocab-*.gguf.out"))
+# The GGUFs anytok cannot run exactly, and the words its error must name.
+UNSUPPORTED = {"ggml-vocab-nomic-bert-moe.gguf": ("t5", "UGM")}
+
+
+def test_fixtures_present():
+    # fetched by build_scripts/fetch_llama_cpp.py (called from build_scripts/test.sh)
+    assert len(ALL_GGUF) == 19, ALL_GGUF
+    assert len(WITH_OUT) == 15, WITH_OUT
+
+
+_LOADED: dict[str, object] = {}
+
+
+def gguf_tok(name: str):
+    tok = _LOADED.get(name)
+    if tok is None:
+        tok = _LOADED[name] = anytok.load(MODELS / name)
+    return tok
+
+
+def read_cases(name: str) -> list[tuple[str, list[int]]]:
+    inp = (MODELS / (name + ".inp")).read_text(encoding="utf-8")
+    texts = inp.split(SEP)
+    if inp.endswith(SEP):
+        texts.pop()  # the file ends with a separator: no text after it
+    lines = (MODELS / (name + ".out")).read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == ""
+    lines.pop()
+    assert len(texts) == len(lines), (len(texts), len(lines))
+    return [(t, [int(x) for x in line.split()]) for t, line in zip(texts, lines)]
+
+
+@pytest.mark.parametrize("name", WITH_OUT)
+def test_llama_cpp_expected_ids(name):
+    tok = gguf_tok(name)
+    cases = read_cases(name)
+    assert len(cases) >= 40
+    bad = [(text, want, tok.encode(text)) for text, want in cases if tok.encode(text) != want]
+    assert not bad, bad[:3]
+
+
+@pytest.mark.parametrize("name", ALL_GGUF)
+def test_every_gguf_loads_or_names_what_it_lacks(name):
+    if name in UNSUPPORTED:
+        with pytest.raises(UnsupportedTokenizerError) as e:
+            load_gguf(MODELS / name)
+        for word in UNSUPPORTED[name]:
+            assert word in str(e.value)
+        return
+    tok = gguf_tok(name)
+    ids = tok.encode("Hello world, 123 héllo\n\tçava?")
+    assert ids and all(0 <= i < tok.n_vocab for i in ids)
+    assert tok.count("Hello world") == len(tok.encode("Hello world"))
+
+
+# ------------------------------------------------------------------------------------------
+# Against `tokenizers` on the same model's tokenizer.json
+# ------------------------------------------------------------------------------------------
+
+
+def corpus_samples(n: int, size: int = 300) -> list[str]:
+    out = []
+    for name in ("en_emma", "code_cpython_stdlib", "zh_peoplesdaily_1998", "ja_debian_reference"):
+        text = (CORPORA / f"{name}.txt").read_text(encoding="utf-8")
+        rnd = random.Random(name)
+        out += [text[s:s + size] for s in (rnd.randrange(len(text) - size) for _ in range(n))]
+    return out
+
+
+def _wpm_hf_form(token: str) -> str:
+    # llama.cpp's converter writes WordPiece's "##x" as "x" and a word start "x" as "▁x"
+    if token.startswith("##"):
+        return token[2:]
+    if token.startswith("[") and token.endswith("]"):
+        return token
+    return "\u2581" + token
+
+
+# (GGUF, tokenizer.json, how many leading ids hold the same tokens, token form, whether the
+# tokenizer.json's post-processor adds what llama.cpp adds: the fixture's llama3 file has no
+# post-processor, while llama.cpp adds BOS for `llama-bpe`)
+HF_PAIRS = [
+    ("ggml-vocab-llama-bpe.gguf", "llama3", 128256, None, False),
+    ("ggml-vocab-qwen2.gguf", "qwen3", 151643, None, True),  # the BPE part; added tokens differ
+    # (not qwen35: Qwen 3.5 keeps combining marks with letters, Qwen 3's tokenizer.json does not)
+    ("ggml-vocab-bert-bge.gguf", "minilm", 30522, _wpm_hf_form, True),
+]
+
+
+@pytest.mark.parametrize("gguf_name,hf_name,n_same,form,same_specials", HF_PAIRS)
+def test_against_tokenizers(gguf_name, hf_name, n_same, form, same_specials):
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(HF_MODELS / f"{hf_name}.tokenizer.json"))
+    hf.no_truncation()
+    hf.no_padding()
+    tok = gguf_tok(gguf_name)
+    inv = {i: t for t, i in hf.get_vocab(with_added_tokens=True).items()}
+    hf_tokens = [inv.get(i) for i in range(n_same)]
+    if form is not None:
+        hf_tokens = [form(t) for t in hf_tokens]
+    assert tok.vocab.tokens[:n_same] == hf_tokens, "not the same vocabulary"
+    texts = [t for t, _ in read_cases(gguf_name)] if (MODELS / (gguf_name + ".out")).exists() else []
+    texts += corpus_samples(400 if FULL else 30)
+    bad = [t for t in texts if tok.encode(t) != hf.encode(t, add_special_tokens=False).ids]
+    assert not bad, bad[:3]
+    # what llama.cpp adds for the file is what the tokenizer.json's post-processor adds
+    for t in ("Hello world", " a b c") if same_specials else ():
+        assert tok.encode(t, add_special_tokens=True) == hf.encode(t, add_special_tokens=True).ids
+
+
+# ------------------------------------------------------------------------------------------
+# Decoding, saving, the usual surface
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-gpt-2.gguf", "ggml-vocab-qwen2.gguf",
+                                  "ggml-vocab-gemma-4.gguf"])
+def test_decode_round_trip_bpe(name):
+    # llama.cpp's test-tokenizer-1-bpe: detokenizing the ids gives the text back (these
+    # vocabularies do not clean spaces, or the texts have none to clean)
+    tok = gguf_tok(name)
+    for text in [t for t, _ in read_cases(name)] + corpus_samples(5):
+        ids = tok.encode(text)
+        got = tok.decode(ids)
+        if tok.vocab.clean_spaces and any(p in text for p in (" ?", " !", " .", " ,", " '")):
+            continue
+        assert got == text, (text, got)
+
+
+def test_decode_spm_drops_the_added_space():
+    tok = gguf_tok("ggml-vocab-llama-spm.gguf")
+    for text in ("Hello world", "  two spaces", "çà et là\n\tfin"):
+        assert tok.decode(tok.encode(text)) == text
+
+
+def test_add_special_tokens_spm_and_gemma4():
+    # SPM: BOS only; the fixtures' .out ids come after it unchanged
+    spm = gguf_tok("ggml-vocab-llama-spm.gguf")
+    for text, want in read_cases("ggml-vocab-llama-spm.gguf")[:10]:
+        assert spm.encode(text, add_special_tokens=True) == [spm.vocab.special["bos"]] + want
+    g4 = gguf_tok("ggml-vocab-gemma-4.gguf")
+    text, want = read_cases("ggml-vocab-gemma-4.gguf")[11]
+    assert g4.encode(text, add_special_tokens=True) == [g4.vocab.special["bos"]] + want
+
+
+def test_usual_surface():
+    tok = gguf_tok("ggml-vocab-llama-bpe.gguf")
+    texts = ["Hello world", "a" * 50, "naïve café 日本語"]
+    assert tok.encode_batch(texts) == [tok.encode(t) for t in texts]
+    n = tok.count(texts[2])
+    assert tok.count_till_limit(texts[2], n) == n
+    assert tok.count_till_limit(texts[2], n - 1) is None
+    app = tok.appender()
+    for piece in ("Hello", " wor", "ld", "!"):
+        app.append(piece)
+    assert app.count == tok.count("Hello world!")
+    assert tok.decode(tok.encode("<|begin_of_text|>x")) == "<|begin_of_text|>x"  # plain text, parse_special=false
+    assert tok.encode("<|begin_of_text|>")[0] != 128000
+    assert tok.decode([128000, 9906], skip_special_tokens=True) == "Hello"
+    assert tok.decode([128000, 9906]) == "<|begin_of_text|>Hello"
+    info = tok.info()
+    assert info["type"] == "BPE" and info["pre"] == "llama-bpe" and info["n_vocab"] == 128256
+    assert info["special_tokens"]["bos"] == {"id": 128000, "text": "<|begin_of_text|>"}
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-phi-3.gguf", "ggml-vocab-bert-bge.gguf", "ggml-vocab-gpt-2.gguf"])
+def test_atok_round_trip(tmp_path, name):
+    tok = gguf_tok(name)
+    path = tmp_path / "x.atok"
+    anytok.save(tok, path)
+    back = anytok.load(path)
+    for text, want in read_cases(name):
+        assert back.encode(text) == want
+    assert back.encode("Hi", add_special_tokens=True) == tok.encode("Hi", add_special_tokens=True)
+
+
+def test_tokenizer_json_export_matches_tokenizers(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    import json
+
+    name = "ggml-vocab-starcoder.gguf"
+    tok = gguf_tok(name)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(tok.to_tokenizer_json()), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    for text, want in read_cases(name):
+        assert hf.encode(text, add_special_tokens=False).ids == want
+    assert anytok.load(path).encode("def f(x):\n    return x") == tok.encode("def f(x):\n    return x")
+
+
+def test_user_defined_tokens_are_cut_out_with_parse_special_false():
+    # MPT's vocabulary (GPT-NeoX's) has user-defined tokens ("  " runs): llama.cpp cuts them out
+    # even with parse_special=false, and its .out ids show it
+    tok = gguf_tok("ggml-vocab-mpt.gguf")
+    assert tok._cut, "expected user-defined tokens"
+    for text, want in read_cases("ggml-vocab-mpt.gguf"):
+        assert tok.encode(text) == want
+
+
+# ------------------------------------------------------------------------------------------
+# The header reader: against PyPI gguf's writer, and corrupted headers
+# ------------------------------------------------------------------------------------------
+
+
+def _write_gguf(path, endian: str = "little", tensor_mb: int = 0):
+    gguf = pytest.importorskip("gguf")
+    import numpy as np
+
+    w = gguf.GGUFWriter(path, "llama", endianess=gguf.GGUFEndian.BIG if endian == "big" else gguf.GGUFEndian.LITTLE)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "a", "b", "\u2581a", "ab",
+                                                                                  "\u2581ab", "é", "日本"]
+    types = [2, 3, 3] + [6] * 256 + [1] * 8
+    scores = [0.0, 0.0, 0.0] + [0.0] * 256 + [-1.0, -2.0, -3.0, -1.5, -1.25, -0.5, -4.0, -5.0]
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_add_bos_token(True)
+    w.add_chat_template("{{ messages }}")
+    w.add_array("test.nested", [[1, 2], [3]])
+    w.add_float64("test.f64", 1.25)
+    if tensor_mb:
+        w.add_tensor("weights", np.ones(tensor_mb << 18, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return tokens, scores, types
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_reader_against_gguf_writer(tmp_path, endian):
+    path = tmp_path / "tiny.gguf"
+    tokens, scores, types = _write_gguf(path, endian, tensor_mb=4)
+    h = read_gguf_header(path)
+    assert h.byteorder == ("<" if endian == "little" else ">")
+    assert h.tensor_count == 1
+    assert h.kv["tokenizer.ggml.tokens"] == tokens
+    assert list(h.kv["tokenizer.ggml.scores"]) == scores
+    assert list(h.kv["tokenizer.ggml.token_type"]) == types
+    assert h.kv["tokenizer.ggml.bos_token_id"] == 1 and h.kv["tokenizer.ggml.add_bos_token"] is True
+    assert [list(a) for a in h.kv["test.nested"]] == [[1, 2], [3]] and h.kv["test.f64"] == 1.25
+    assert h.types["tokenizer.ggml.tokens"] == "array[string]"
+    # the same from bytes and from a file object; only the header is read from a file
+    data = path.read_bytes()
+    assert read_gguf_header(data).kv == h.kv
+
+    class Counting(io.BytesIO):
+        n = 0
+
+        def read(self, size=-1):
+            b = super().read(size)
+            Counting.n += len(b)
+            return b
+
+    f = Counting(data)
+    assert read_gguf_header(f).kv == h.kv
+    assert len(data) > 4 << 20 and Counting.n <= (1 << 20), Counting.n
+    tok = anytok.load(path)
+    assert tok.encode("ab ab", add_special_tokens=True)[0] == 1
+
+
+def _tiny_bytes(tmp_path) -> bytes:
+    path = tmp_path / "fuzz.gguf"
+    _write_gguf(path)
+    return path.read_bytes()
+
+
+def _must_fail_fast(data: bytes):
+    t = time.perf_counter()
+    with pytest.raises(VocabFormatError):
+        read_gguf_header(data)
+    assert time.perf_counter() - t < 1.0
+
+
+def test_truncated_headers(tmp_path):
+    data = _tiny_bytes(tmp_path)
+    h = read_gguf_header(data)
+    cuts = range(h.kv_end) if FULL else sorted(set(random.Random(0).sample(range(h.kv_end), 400)) | {0, 3, 4, 23})
+    for n in cuts:
+        _must_fail_fast(data[:n])
+
+
+def test_huge_lengths(tmp_path):
+    data = bytearray(_tiny_bytes(tmp_path))
+    # the first key's length, the key-value count, the tensor count
+    for offset in (24, 16, 8):
+        for value in (2**63 - 1, 2**40, 2**64 - 1):
+            bad = bytearray(data)
+            struct.pack_into("<Q", bad, offset, value)
+            _must_fail_fast(bytes(bad))
+    # the token list's element count, found after its key
+    at = data.index(b"tokenizer.ggml.tokens") + len(b"tokenizer.ggml.tokens") + 4 + 4
+    for value in (2**62, 2**33, 10**9):
+        bad = bytearray(data)
+        struct.pack_into("<Q", bad, at, value)
+        _must_fail_fast(bytes(bad))
+    # the first token's length
+    for value in (2**63, 2**31):
+        bad = bytearray(data)
+        struct.pack_into("<Q", bad, at + 8, value)
+        _must_fail_fast(bytes(bad))
+    assert read_gguf_header(bytes(data)).kv["tokenizer.ggml.tokens"][0] == "<unk>"
+
+
+def test_bit_flips(tmp_path):
+    data = _tiny_bytes(tmp_path)
+    end = read_gguf_header(data).kv_end
+    rnd = random.Random(35)
+    positions = range(end) if FULL else [rnd.randrange(end) for _ in range(300)]
+    for pos in positions:
+        bad = bytearray(data)
+        bad[pos] ^= 1 << rnd.randrange(8)
+        t = time.perf_counter()
+        try:
+            h = read_gguf_header(bytes(bad))
+        except VocabFormatError:
+            pass
+        else:
+            # a header that still parses: loading it works or says why not, never anything else
+            try:
+                tok = load_gguf(bytes(bad))
+                tok.encode("ab a")
+            except (VocabFormatError, UnsupportedTokenizerError):
+                pass
+            assert isinstance(h.kv, dict)
+        assert time.perf_counter() - t < 1.0
+
+
+def test_not_gguf():
+    with pytest.raises(VocabFormatError, match="not b'GGUF'"):
+        read_gguf_header(b"GGML" + bytes(100))
+    with pytest.raises(VocabFormatError, match="version 1"):
+        read_gguf_header(b"GGUF" + struct.pack("<IQQ", 1, 0, 0))

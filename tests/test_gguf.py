@@ -375,3 +375,39 @@ def test_not_gguf():
         read_gguf_header(b"GGML" + bytes(100))
     with pytest.raises(VocabFormatError, match="version 1"):
         read_gguf_header(b"GGUF" + struct.pack("<IQQ", 1, 0, 0))
+
+
+# ------------------------------------------------------------------------------------------
+# CLI
+# ------------------------------------------------------------------------------------------
+
+
+def test_cli_inspect_convert_count(tmp_path, capsys):
+    import json
+
+    from anytok.cli import main
+
+    src = MODELS / "ggml-vocab-phi-3.gguf"
+    assert main(["inspect", str(src), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["model"] == "llama" and info["type"] == "SPM" and info["n_vocab"] == 32064
+    assert info["chat_template"] is True and info["special_tokens"]["<s>"] == 1
+    atok = tmp_path / "phi3.atok"
+    assert main(["convert", str(src), "-o", str(atok)]) == 0
+    capsys.readouterr()
+    text_file = tmp_path / "t.txt"
+    cases = read_cases("ggml-vocab-phi-3.gguf")
+    text = "\n".join(t for t, _ in cases[10:20])
+    text_file.write_text(text, encoding="utf-8")
+    assert main(["count", "--vocab", str(src), "--vocab", str(atok), str(text_file)]) == 0
+    out = capsys.readouterr().out
+    n = len(gguf_tok("ggml-vocab-phi-3.gguf").encode(text))
+    assert out.split("\n")[1].split()[:2] == [str(n), str(n)], out
+    # an SPM GGUF has no tokenizer.json form: a clear error
+    assert main(["convert", str(src), "-o", str(tmp_path / "t.json"), "--to", "tokenizer.json"]) == 2
+    assert "only BPE" in capsys.readouterr().err
+    bpe = MODELS / "ggml-vocab-gpt-2.gguf"
+    assert main(["convert", str(bpe), "-o", str(tmp_path / "gpt2.json"), "--to", "tokenizer.json"]) == 0
+    back = anytok.load(tmp_path / "gpt2.json")
+    for t, want in read_cases("ggml-vocab-gpt-2.gguf"):
+        assert back.encode(t) == want

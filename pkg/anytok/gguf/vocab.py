@@ -339,9 +339,9 @@ class LlamaVocab:
                 continue
             found = [t2i[t] for t in texts if t in t2i]
             if found:
-                # llama.cpp walks an unordered map and keeps the first it meets; every match is
-                # made a control token.
-                sp[name] = min(found)
+                # llama.cpp keeps the first it meets in an unordered map (an order C++ leaves
+                # open; here the list's order); every match is made a control token.
+                sp[name] = found[0]
                 for i in found:
                     attrs[i] |= CONTROL
         # Control tokens whose text says "unused" are unused.

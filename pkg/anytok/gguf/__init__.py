@@ -9,7 +9,8 @@ Data flows:
                                                  attributes, special ids, add-BOS/EOS flags)
       -> gguf.tokenizer.GGUFTokenizer           (partition on user-defined tokens, then the
                                                  model's engine: BPE through anytok.pipeline,
-                                                 SPM / WPM as llama.cpp does them)
+                                                 SPM / WPM / UGM as llama.cpp does them, UGM
+                                                 with anytok.sentencepiece's charsmap)
 
 ```
 >>> tok = anytok.load("Meta-Llama-3-8B-Instruct.Q4_K_M.gguf")

@@ -15,7 +15,9 @@
      `<0xXX>` tokens for what no token covers;
    * WPM (`bert`): llama.cpp's BERT cleanup and split, then greedy longest-match WordPiece over
      "▁" + word;
-3. `add_special_tokens=True` adds BOS / EOS (SEP for WPM) as llama.cpp does for the file.
+   * UGM (`t5`): the precompiled charsmap (anytok.sentencepiece's CharsMap), llama.cpp's
+     whitespace handling, then the best-scoring segmentation, summed in double as llama.cpp;
+3. `add_special_tokens=True` adds BOS / EOS (CLS / SEP for WPM) as llama.cpp does for the file.
 
 `decode(ids)` is `llama_detokenize(ids, remove_special=false, unparse_special=true)`;
 `skip_special_tokens=True` makes control tokens empty (unparse_special=false).
@@ -223,6 +225,122 @@ class _WPMEngine:
                 out.append(self.unk)
 
 
+class _UGMEngine:
+    """llama.cpp's UGM (T5-style unigram): the charsmap's longest-prefix rewriting with
+    user-defined tokens kept as they are, spaces as "▁" (merged when remove_extra_whitespaces,
+    one in front when add_space_prefix), then the best-scoring segmentation (Viterbi over the
+    normal, user-defined and unused tokens; unknown characters cost min score - 10 and
+    consecutive unknowns give one unknown token)."""
+
+    def __init__(self, v: LlamaVocab):
+        import struct
+
+        from ..sentencepiece.normalizer import CharsMap
+
+        raw = v.header.kv.get("tokenizer.ggml.precompiled_charsmap")
+        self.charsmap = CharsMap(bytes(raw)) if raw is not None and len(raw) else None
+        attrs = v.attrs
+        self.matcher: dict[str, tuple[int, float]] = {}
+        min_score = float("inf")
+        for i, (t, a) in enumerate(zip(v.tokens, attrs)):
+            if a & V.NORMAL:
+                min_score = min(min_score, v.scores[i])
+            if a & (V.NORMAL | V.USER_DEFINED | V.UNUSED):
+                self.matcher[t] = (i, 0.0 if a & V.USER_DEFINED else v.scores[i])
+        # float arithmetic, as llama.cpp computes it
+        self.unk_score = struct.unpack("f", struct.pack("f", min_score - 10.0))[0] if self.matcher else -10.0
+        self.unk = v.special["unk"]
+        self.max_len = max((len(t) for t in self.matcher), default=1)
+        self.user = sorted({v.tokens[i].encode("utf-8") for i, a in enumerate(attrs) if a & V.USER_DEFINED},
+                           key=len, reverse=True)
+        self.prepend = v.add_space_prefix
+        self.merge = v.remove_extra_whitespaces
+        self.space = b"\xe2\x96\x81" if v.escape_whitespaces else b" "
+
+    def normalize(self, text: str) -> str:
+        data = text.encode("utf-8")
+        n = len(data)
+        cm = self.charsmap
+        user = self.user
+        out = bytearray()
+        space = self.space
+        prepended = non_ws = False
+        i = 0
+        while i < n:
+            piece = None
+            for u in user:
+                if data.startswith(u, i):
+                    piece, used = u, len(u)
+                    break
+            if piece is None and cm is not None:
+                used, piece = cm.match(data, i)
+            if piece is None:
+                b = data[i]
+                used = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+                piece = data[i:i + used]
+            for c in piece:
+                if c != 0x20:
+                    if not non_ws:
+                        non_ws = True
+                        if (self.prepend and not prepended) or self.merge:
+                            out += space
+                            prepended = True
+                    out.append(c)
+                else:
+                    non_ws = False
+                    if not self.merge:
+                        out += space
+            i += used
+        return out.decode("utf-8", "surrogateescape")
+
+    def encode(self, text: str, out: list[int]) -> None:
+        norm = self.normalize(text)
+        n = len(norm)
+        if not n:
+            return
+        get = self.matcher.get
+        maxlen = self.max_len
+        unk = self.unk
+        unk_score = self.unk_score
+        best = [-float("inf")] * (n + 1)
+        back_tok = [unk] * (n + 1)
+        back_pos = [0] * (n + 1)
+        best[0] = 0.0
+        for i in range(n):
+            cur = best[i]
+            single = False
+            for j in range(i + 1, min(n, i + maxlen) + 1):
+                hit = get(norm[i:j])
+                if hit is not None:
+                    if j == i + 1:
+                        single = True
+                    s = cur + hit[1]
+                    if s > best[j]:
+                        best[j] = s
+                        back_tok[j] = hit[0]
+                        back_pos[j] = i
+            if not single:
+                s = cur + unk_score
+                if s > best[i + 1]:
+                    best[i + 1] = s
+                    back_tok[i + 1] = unk
+                    back_pos[i + 1] = i
+        ids = []
+        prev_unknown = False
+        at = n
+        while True:
+            t = back_tok[at]
+            is_unknown = t == unk
+            if not (prev_unknown and is_unknown):
+                ids.append(t)
+            at = back_pos[at]
+            if at == 0:
+                break
+            prev_unknown = is_unknown
+        ids.reverse()
+        out += ids
+
+
 class GGUFTokenizer(IncrementalMixin):
     """The tokenizer of a GGUF file (see the module docstring for what each method matches)."""
 
@@ -236,6 +354,8 @@ class GGUFTokenizer(IncrementalMixin):
             self._engine = _SPMEngine(vocab)
         elif vocab.kind == "WPM":
             self._engine = _WPMEngine(vocab)
+        elif vocab.kind == "UGM":
+            self._engine = _UGMEngine(vocab)
         else:
             raise UnsupportedTokenizerError(
                 f"{vocab.what}: tokenizer.ggml.model {vocab.model!r} ({vocab.kind}) is not supported by anytok yet")

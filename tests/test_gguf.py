@@ -467,3 +467,66 @@ def test_cli_inspect_convert_count(tmp_path, capsys):
     back = anytok.load(tmp_path / "gpt2.json")
     for t, want in read_cases("ggml-vocab-gpt-2.gguf"):
         assert back.encode(t) == want
+
+
+# ------------------------------------------------------------------------------------------
+# Hypothesis texts against tokenizers (BPE, WPM) and against the .atok anytok writes (SPM, UGM)
+# ------------------------------------------------------------------------------------------
+
+try:
+    from hypothesis import HealthCheck, given, settings, strategies as st
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    given = None
+
+if given is not None:
+    _TEXT = st.text(st.characters(max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=60) | \
+        st.lists(st.sampled_from(["Hello", " world", "  ", "\n", "\t", "'s", "123", "4567", "é", "日本", "🦙",
+                                  "!!", " ?", "\u00a0", "\u3000", "x\u0301", "<|endoftext|>", "<s>"]),
+                 max_size=12).map("".join)
+    _SETTINGS = settings(max_examples=400 if FULL else 60, deadline=None, derandomize=True,
+                         suppress_health_check=[HealthCheck.too_slow])
+
+    @pytest.fixture(scope="module")
+    def hf_llama3():
+        tokenizers = pytest.importorskip("tokenizers")
+        return tokenizers.Tokenizer.from_file(str(HF_MODELS / "llama3.tokenizer.json"))
+
+    @pytest.fixture(scope="module")
+    def hf_minilm():
+        tokenizers = pytest.importorskip("tokenizers")
+        hf = tokenizers.Tokenizer.from_file(str(HF_MODELS / "minilm.tokenizer.json"))
+        hf.no_truncation()
+        hf.no_padding()
+        return hf
+
+    @_SETTINGS
+    @given(text=_TEXT)
+    def test_hypothesis_llama3_bpe(hf_llama3, text):
+        tok = gguf_tok("ggml-vocab-llama-bpe.gguf")
+        want = hf_llama3.encode(text, add_special_tokens=False).ids
+        if "<|" in text and want != tok.encode(text):  # parse_special=false: HF splits its added tokens out
+            return
+        assert tok.encode(text) == want
+
+    @_SETTINGS
+    @given(text=_TEXT)
+    def test_hypothesis_bert_wpm(hf_minilm, text):
+        tok = gguf_tok("ggml-vocab-bert-bge.gguf")
+        assert tok.encode(text) == hf_minilm.encode(text, add_special_tokens=False).ids
+
+    @pytest.fixture(scope="module")
+    def atok_copies(tmp_path_factory):
+        out = {}
+        for name in ("ggml-vocab-llama-spm.gguf", "ggml-vocab-nomic-bert-moe.gguf", "ggml-vocab-gemma-4.gguf"):
+            path = tmp_path_factory.mktemp("atok") / (name + ".atok")
+            anytok.save(gguf_tok(name), path)
+            out[name] = anytok.load(path)
+        return out
+
+    @_SETTINGS
+    @given(text=_TEXT)
+    def test_hypothesis_atok_round_trip(atok_copies, text):
+        for name, back in atok_copies.items():
+            tok = gguf_tok(name)
+            assert back.encode(text) == tok.encode(text)
+            assert back.decode(tok.encode(text)) == tok.decode(tok.encode(text))

@@ -255,21 +255,28 @@ def _read_strings(r: _Reader, n: int, bo: str, what: str) -> list[str]:
     unpack = struct.Struct(bo + "Q").unpack_from
     out: list[str] = []
     append = out.append
+    buf = r.buf
+    blen = len(buf)
+    pos = r.pos
     for k in range(n):
-        r.need(8, what)
-        buf = r.buf
-        pos = r.pos
+        if pos + 8 > blen:
+            r.pos = pos
+            r.need(8, what)
+            buf = r.buf
+            blen = len(buf)
         (m,) = unpack(buf, pos)
         pos += 8
         end = pos + m
-        if end > len(buf):
+        if end > blen:
             r.pos = pos
             r.need(m, f"{what} element {k}")
             buf = r.buf
+            blen = len(buf)
         try:
             append(buf[pos:end].decode("utf-8"))
         except UnicodeDecodeError as e:
             r.pos = pos
             r.fail(f"{what} element {k} is not UTF-8 ({e.reason} at byte {e.start})")
-        r.pos = end
+        pos = end
+    r.pos = pos
     return out

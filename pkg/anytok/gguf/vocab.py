@@ -201,6 +201,13 @@ _UNSUPPORTED_MODELS = {
 }
 
 
+def split_merge(m: str) -> tuple[str, str]:
+    """A `tokenizer.ggml.merges` entry as llama.cpp splits it (at the first space after the
+    first character; ("", "") when there is none)."""
+    cut = m.find(" ", 1)
+    return (m[:cut], m[cut + 1:]) if cut >= 0 else ("", "")
+
+
 class LlamaVocab:
     """A GGUF tokenizer as llama.cpp loads it: tokens, scores, attributes, merges, special
     ids, flags, and the model (`kind`: SPM, BPE, WPM, UGM) and pre-tokenizer type."""
@@ -259,7 +266,7 @@ class LlamaVocab:
         self.ignore_merges = False
         self.add_bos = self.add_eos = self.add_sep = False
         self.lowercase = True
-        self.merges: list[tuple[str, str]] = []
+        self.merges_raw: list[str] = []
         sp = dict(bos=None, eos=None, eot=None, eom=None, unk=None, sep=None, pad=None, mask=None,
                   fim_pre=None, fim_suf=None, fim_mid=None, fim_pad=None, fim_rep=None, fim_sep=None)
         if self.kind == "SPM":
@@ -275,11 +282,7 @@ class LlamaVocab:
             merges = get("tokenizer.ggml.merges", list)
             if merges is None or header.types.get("tokenizer.ggml.merges") != "array[string]":
                 raise VocabFormatError(f"{what}: a BPE vocabulary without tokenizer.ggml.merges (an array of strings)")
-            out = []
-            for m in merges:
-                cut = m.find(" ", 1)
-                out.append((m[:cut], m[cut + 1:]) if cut >= 0 else ("", ""))
-            self.merges = out
+            self.merges_raw = merges  # "left right" strings, split at the first space after the first character
             if model == "gemma4":
                 pre = "gemma4"
             self.escape_whitespaces = False

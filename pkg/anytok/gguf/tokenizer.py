@@ -468,8 +468,7 @@ class GGUFTokenizer(IncrementalMixin):
         return len(self.encode(text, add_special_tokens=add_special_tokens))
 
     def count_till_limit(self, text: str, limit: int) -> int | None:
-        """`count(text)` if it is at most `limit`, else None (fragments are counted in order and
-        counting stops once the limit is passed)."""
+        """`count(text)` if it is at most `limit`, else None (the whole text is encoded)."""
         n = self.count(text)
         return n if n <= limit else None
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import anytok
 from anytok import VocabFormatError
@@ -131,7 +132,7 @@ HF_PAIRS = [
 
 @pytest.mark.parametrize("gguf_name,hf_name,n_same,form,same_specials", HF_PAIRS)
 def test_against_tokenizers(gguf_name, hf_name, n_same, form, same_specials):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     hf = tokenizers.Tokenizer.from_file(str(HF_MODELS / f"{hf_name}.tokenizer.json"))
     hf.no_truncation()
     hf.no_padding()
@@ -155,7 +156,7 @@ def test_ugm_against_sentencepiece():
     # same pieces, scores, types and charsmap.  sentencepiece sums scores in float32 and
     # llama.cpp (and anytok) in double, so exact ties between two segmentations may be broken
     # differently: then both must hold the same pieces with the same total.
-    spm = pytest.importorskip("sentencepiece")
+    import sentencepiece as spm
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     tok = gguf_tok("ggml-vocab-nomic-bert-moe.gguf")
@@ -252,7 +253,7 @@ def test_atok_round_trip(tmp_path, name):
 
 
 def test_tokenizer_json_export_matches_tokenizers(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     import json
 
     name = "ggml-vocab-starcoder.gguf"
@@ -280,7 +281,7 @@ def test_user_defined_tokens_are_cut_out_with_parse_special_false():
 
 
 def _write_gguf(path, endian: str = "little", tensor_mb: int = 0):
-    gguf = pytest.importorskip("gguf")
+    import gguf
     import numpy as np
 
     w = gguf.GGUFWriter(path, "llama", endianess=gguf.GGUFEndian.BIG if endian == "big" else gguf.GGUFEndian.LITTLE)
@@ -475,60 +476,62 @@ def test_cli_inspect_convert_count(tmp_path, capsys):
 # Hypothesis texts against tokenizers (BPE, WPM) and against the .atok anytok writes (SPM, UGM)
 # ------------------------------------------------------------------------------------------
 
-try:
-    from hypothesis import HealthCheck, given, settings, strategies as st
-except ImportError:  # pragma: no cover - hypothesis is in the test extra
-    given = None
+_TEXT = st.text(st.characters(max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=60) | \
+    st.lists(st.sampled_from(["Hello", " world", "  ", "\n", "\t", "'s", "123", "4567", "é", "日本", "🦙",
+                              "!!", " ?", "\u00a0", "\u3000", "x\u0301", "<|endoftext|>", "<s>"]),
+             max_size=12).map("".join)
+_SETTINGS = settings(max_examples=400 if FULL else 60, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.too_slow])
 
-if given is not None:
-    _TEXT = st.text(st.characters(max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=60) | \
-        st.lists(st.sampled_from(["Hello", " world", "  ", "\n", "\t", "'s", "123", "4567", "é", "日本", "🦙",
-                                  "!!", " ?", "\u00a0", "\u3000", "x\u0301", "<|endoftext|>", "<s>"]),
-                 max_size=12).map("".join)
-    _SETTINGS = settings(max_examples=400 if FULL else 60, deadline=None, derandomize=True,
-                         suppress_health_check=[HealthCheck.too_slow])
 
-    @pytest.fixture(scope="module")
-    def hf_llama3():
-        tokenizers = pytest.importorskip("tokenizers")
-        return tokenizers.Tokenizer.from_file(str(HF_MODELS / "llama3.tokenizer.json"))
+@pytest.fixture(scope="module")
+def hf_llama3():
+    import tokenizers
+    return tokenizers.Tokenizer.from_file(str(HF_MODELS / "llama3.tokenizer.json"))
 
-    @pytest.fixture(scope="module")
-    def hf_minilm():
-        tokenizers = pytest.importorskip("tokenizers")
-        hf = tokenizers.Tokenizer.from_file(str(HF_MODELS / "minilm.tokenizer.json"))
-        hf.no_truncation()
-        hf.no_padding()
-        return hf
 
-    @_SETTINGS
-    @given(text=_TEXT)
-    def test_hypothesis_llama3_bpe(hf_llama3, text):
-        tok = gguf_tok("ggml-vocab-llama-bpe.gguf")
-        want = hf_llama3.encode(text, add_special_tokens=False).ids
-        if "<|" in text and want != tok.encode(text):  # parse_special=false: HF splits its added tokens out
-            return
-        assert tok.encode(text) == want
+@pytest.fixture(scope="module")
+def hf_minilm():
+    import tokenizers
+    hf = tokenizers.Tokenizer.from_file(str(HF_MODELS / "minilm.tokenizer.json"))
+    hf.no_truncation()
+    hf.no_padding()
+    return hf
 
-    @_SETTINGS
-    @given(text=_TEXT)
-    def test_hypothesis_bert_wpm(hf_minilm, text):
-        tok = gguf_tok("ggml-vocab-bert-bge.gguf")
-        assert tok.encode(text) == hf_minilm.encode(text, add_special_tokens=False).ids
 
-    @pytest.fixture(scope="module")
-    def atok_copies(tmp_path_factory):
-        out = {}
-        for name in ("ggml-vocab-llama-spm.gguf", "ggml-vocab-nomic-bert-moe.gguf", "ggml-vocab-gemma-4.gguf"):
-            path = tmp_path_factory.mktemp("atok") / (name + ".atok")
-            anytok.save(gguf_tok(name), path)
-            out[name] = anytok.load(path)
-        return out
+@_SETTINGS
+@given(text=_TEXT)
+def test_hypothesis_llama3_bpe(hf_llama3, text):
+    tok = gguf_tok("ggml-vocab-llama-bpe.gguf")
+    # (HF always cuts its added tokens out of text; llama.cpp with parse_special=false does not)
+    assume("<|" not in text)
+    assert tok.encode(text) == hf_llama3.encode(text, add_special_tokens=False).ids
 
-    @_SETTINGS
-    @given(text=_TEXT)
-    def test_hypothesis_atok_round_trip(atok_copies, text):
-        for name, back in atok_copies.items():
-            tok = gguf_tok(name)
-            assert back.encode(text) == tok.encode(text)
-            assert back.decode(tok.encode(text)) == tok.decode(tok.encode(text))
+
+@_SETTINGS
+@given(text=_TEXT)
+def test_hypothesis_bert_wpm(hf_minilm, text):
+    # U+0085 is both a control (Cc) and White_Space: HF's BertNormalizer drops it (controls
+    # first), llama.cpp's WPM splits words at it (white space first)
+    assume("\x85" not in text)
+    tok = gguf_tok("ggml-vocab-bert-bge.gguf")
+    assert tok.encode(text) == hf_minilm.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def atok_copies(tmp_path_factory):
+    out = {}
+    for name in ("ggml-vocab-llama-spm.gguf", "ggml-vocab-nomic-bert-moe.gguf", "ggml-vocab-gemma-4.gguf"):
+        path = tmp_path_factory.mktemp("atok") / (name + ".atok")
+        anytok.save(gguf_tok(name), path)
+        out[name] = anytok.load(path)
+    return out
+
+
+@_SETTINGS
+@given(text=_TEXT)
+def test_hypothesis_atok_round_trip(atok_copies, text):
+    for name, back in atok_copies.items():
+        tok = gguf_tok(name)
+        assert back.encode(text) == tok.encode(text)
+        assert back.decode(tok.encode(text)) == tok.decode(tok.encode(text))

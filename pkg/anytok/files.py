@@ -185,7 +185,7 @@ def load(
     Returns an `Encoding` for tiktoken-style vocabularies (`.atok`, `.tiktoken` with
     `pat_str`, tekken JSON, GPT-2 files) and a tokenizer object with the same core API
     (`encode`, `decode`, `count`, ...) for Hugging Face `tokenizer.json` and SentencePiece
-    `.model` files.  Raises `VocabFormatError` / `VocabSourceError` for a damaged file and
+    `.model` files, and for GGUF model files (llama.cpp's ids; only the header is read).  Raises `VocabFormatError` / `VocabSourceError` for a damaged file and
     `UnsupportedTokenizerError` for a configuration anytok cannot reproduce exactly.
 
     ```

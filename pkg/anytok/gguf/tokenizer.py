@@ -578,8 +578,9 @@ class GGUFTokenizer(IncrementalMixin):
     # ------------------------------------------------------------------------------------------
     def to_tokenizer_json(self) -> dict:
         """A Hugging Face tokenizer.json for a BPE GGUF (its control, user-defined and unknown
-        tokens as added tokens).  `tokenizers` gives llama.cpp's ids on it for text without
-        added tokens; llama.cpp cuts out user-defined tokens longest first, HF leftmost first."""
+        tokens as added tokens).  `tokenizers` gives llama.cpp's ids on it for text that spells
+        none of them: HF cuts every added token out of text (llama.cpp with parse_special=false
+        only user-defined ones), leftmost first where llama.cpp goes longest first."""
         if self.kind != "BPE":
             raise UnsupportedTokenizerError(f"{self.name}: only BPE GGUF tokenizers convert to tokenizer.json "
                                             f"(this one is {self.kind})")

@@ -535,3 +535,22 @@ def test_hypothesis_atok_round_trip(atok_copies, text):
         tok = gguf_tok(name)
         assert back.encode(text) == tok.encode(text)
         assert back.decode(tok.encode(text)) == tok.decode(tok.encode(text))
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-llama-bpe.gguf", "ggml-vocab-gpt-2.gguf"])
+def test_to_encoding(name):
+    tok = gguf_tok(name)
+    enc = tok.to_encoding()
+    for text, want in read_cases(name):
+        assert enc.encode_ordinary(text) == want
+    for text in corpus_samples(5):
+        assert enc.encode_ordinary(text) == tok.encode(text)
+    controls = {t for t, a in zip(tok.vocab.tokens, tok.vocab.attrs) if a & 8}  # CONTROL
+    assert controls and controls <= set(enc._special_tokens)
+
+
+def test_to_encoding_names_what_it_lacks():
+    with pytest.raises(UnsupportedTokenizerError, match="user-defined"):
+        gguf_tok("ggml-vocab-mpt.gguf").to_encoding()
+    with pytest.raises(UnsupportedTokenizerError, match="SPM"):
+        gguf_tok("ggml-vocab-llama-spm.gguf").to_encoding()

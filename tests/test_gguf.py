@@ -186,6 +186,39 @@ def test_ugm_against_sentencepiece():
     assert exact >= 0.85 * len(texts)
 
 
+def _spm_reference(name: str):
+    """`sentencepiece` on a BPE ModelProto of the GGUF's pieces, scores and types, set up as
+    llama.cpp's SPM runs: no normalization, a dummy prefix, no whitespace pre-split, bytes as
+    <0xXX> pieces."""
+    import sentencepiece as spm
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    v = gguf_tok(name).vocab
+    m = pb.ModelProto()
+    for text, score, kind in zip(v.tokens, v.scores, v.header.kv["tokenizer.ggml.token_type"]):
+        p = m.pieces.add()
+        p.piece, p.score, p.type = text, score, kind
+    m.trainer_spec.model_type = pb.TrainerSpec.BPE
+    m.trainer_spec.byte_fallback = True
+    m.trainer_spec.split_by_whitespace = False
+    m.trainer_spec.unk_id, m.trainer_spec.bos_id, m.trainer_spec.eos_id = v.special["unk"], v.special["bos"], 2
+    m.trainer_spec.pad_id = -1
+    m.normalizer_spec.name = "identity"
+    m.normalizer_spec.add_dummy_prefix = True
+    m.normalizer_spec.remove_extra_whitespaces = False
+    m.normalizer_spec.escape_whitespaces = True
+    return spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+
+
+def test_spm_against_sentencepiece():
+    # Llama's SPM vocabulary (which llama.cpp's .out also covers) on corpus text
+    name = "ggml-vocab-llama-spm.gguf"
+    sp = _spm_reference(name)
+    tok = gguf_tok(name)
+    bad = [t for t in corpus_samples(200 if FULL else 25) if tok.encode(t) != sp.encode(t)]
+    assert not bad, bad[:3]
+
+
 # ------------------------------------------------------------------------------------------
 # Decoding, saving, the usual surface
 # ------------------------------------------------------------------------------------------
@@ -516,6 +549,18 @@ def test_hypothesis_bert_wpm(hf_minilm, text):
     assume("\x85" not in text)
     tok = gguf_tok("ggml-vocab-bert-bge.gguf")
     assert tok.encode(text) == hf_minilm.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def sp_llama():
+    return _spm_reference("ggml-vocab-llama-spm.gguf")
+
+
+@_SETTINGS
+@given(text=_TEXT)
+def test_hypothesis_llama_spm(sp_llama, text):
+    tok = gguf_tok("ggml-vocab-llama-spm.gguf")
+    assert tok.encode(text) == sp_llama.encode(text)
 
 
 @pytest.fixture(scope="module")

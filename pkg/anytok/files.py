@@ -2,7 +2,8 @@
 
 `load()` recognizes an anytok `.atok` file, a tiktoken `.tiktoken` file (given its pattern),
 a Hugging Face `tokenizer.json`, a SentencePiece `.model`, a Mistral tekken JSON, and GPT-2's
-`encoder.json` + `vocab.bpe` (a folder holding them).  The converters for each format live in
+`encoder.json` + `vocab.bpe` (a folder holding them), and the tokenizer in a GGUF model file
+(only its header is read).  The converters for each format live in
 `anytok/convert/`, one module per format, imported only when needed.
 """
 
@@ -99,6 +100,12 @@ def _config_kinds() -> dict[str, Any]:
         kinds[HF] = Tokenizer.from_config
     except ImportError:
         pass
+    try:
+        from .gguf.tokenizer import CONFIG_FORMAT as GGUF, GGUFTokenizer
+
+        kinds[GGUF] = GGUFTokenizer.from_config
+    except ImportError:
+        pass
     return kinds
 
 
@@ -138,6 +145,20 @@ def save(tok, path: str | os.PathLike[str], *, compression: str = "zlib", source
         f.write(data)
 
 
+def _is_gguf(source) -> bool:
+    from .convert.gguf import MAGIC
+
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source[:4]) == MAGIC
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as f:
+                return f.read(4) == MAGIC
+        except OSError:
+            return False
+    return False
+
+
 def _sniff(data: bytes) -> str:
     if data.startswith(vocab_format.MAGIC):
         return "atok"
@@ -164,7 +185,7 @@ def load(
     Returns an `Encoding` for tiktoken-style vocabularies (`.atok`, `.tiktoken` with
     `pat_str`, tekken JSON, GPT-2 files) and a tokenizer object with the same core API
     (`encode`, `decode`, `count`, ...) for Hugging Face `tokenizer.json` and SentencePiece
-    `.model` files.  Raises `VocabFormatError` / `VocabSourceError` for a damaged file and
+    `.model` files, and for GGUF model files (llama.cpp's ids; only the header is read).  Raises `VocabFormatError` / `VocabSourceError` for a damaged file and
     `UnsupportedTokenizerError` for a configuration anytok cannot reproduce exactly.
 
     ```
@@ -174,6 +195,10 @@ def load(
     """
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         return _load_folder(os.fspath(source), name)
+    if _is_gguf(source):  # a model file: read its header only, never the whole file
+        from .gguf import load_gguf
+
+        return load_gguf(source, name=name)
     data = read_source(source)
     what = str(source) if isinstance(source, (str, os.PathLike)) else "tokenizer data"
     if name is None and isinstance(source, (str, os.PathLike)):

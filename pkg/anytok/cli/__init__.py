@@ -305,6 +305,20 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise
     if args.name:
         tok.name = args.name
+    if args.to == "tokenizer.json":
+        to_json = getattr(tok, "to_tokenizer_json", None)
+        if to_json is None:
+            print(f"error: {src.name} cannot be written as a tokenizer.json", file=sys.stderr)
+            return 2
+        try:
+            cfg = to_json()
+        except ValueError as e:  # UnsupportedTokenizerError: says why
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        text = json.dumps(cfg, ensure_ascii=False, indent=2)
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}: {len(text.encode()):,} bytes ({size_in:,} bytes in)")
+        return 0
     out = tokenizer_to_bytes(tok, compression=args.compression, source=f"converted from {src.name}")
     Path(args.output).write_bytes(out)
     print(f"wrote {args.output}: {len(out):,} bytes ({size_in:,} bytes in)")
@@ -325,7 +339,11 @@ def _describe(tok) -> dict:
     """What `inspect` shows of a loaded tokenizer that is not tiktoken-style."""
     cfg = tok.to_config()
     info: dict = {"kind": cfg.get("format"), "name": getattr(tok, "name", None), "n_vocab": tok.n_vocab}
-    if cfg.get("format") == "anytok.sentencepiece":
+    if cfg.get("format") == "anytok.gguf":  # the tokenizer of a GGUF file (anytok.gguf)
+        gi = tok.info()
+        info.update({k: v for k, v in gi.items() if k != "special_tokens"})
+        info["special_tokens"] = {v["text"]: v["id"] for v in gi["special_tokens"].values()}
+    elif cfg.get("format") == "anytok.sentencepiece":
         norm = cfg.get("normalizer") or {}
         info.update({
             "model": f"SentencePiece {cfg.get('model_type')}",
@@ -356,7 +374,15 @@ def _describe(tok) -> dict:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     path = Path(args.file)
-    data = b"" if path.is_dir() else path.read_bytes()
+    if path.is_file():
+        with open(path, "rb") as f:
+            is_gguf = f.read(4) == b"GGUF"
+    else:
+        is_gguf = False
+    if is_gguf:  # a model file: its header only, never the whole file
+        data = b""
+    else:
+        data = b"" if path.is_dir() else path.read_bytes()
     if data.startswith(vocab_format.MAGIC):
         vocab = vocab_format.loads(data, args.file)
     else:
@@ -382,7 +408,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         }
     else:
         tok = _load_any(args.file, args)
-        head = {"file": args.file, "file_size": len(data) if data else None}
+        head = {"file": args.file, "file_size": len(data) if data else (path.stat().st_size if is_gguf else None)}
         if vocab is not None:
             head.update(format_version=vocab_format.FORMAT_VERSION, compression=vocab_format.describe_compression(data),
                         source=vocab.source)
@@ -465,15 +491,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("convert", help="convert any tokenizer file (tokenizer.json, .model, tekken, .tiktoken, "
-                       "GPT-2 folder, .atok) to an anytok .atok file")
+                       "GPT-2 folder, GGUF model file, .atok) to an anytok .atok file")
     p.add_argument("src", help="the tokenizer file or folder to convert (any format `anytok.load` reads)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.atok", help="the .atok file to write")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (.atok, or tokenizer.json with --to)")
     p.add_argument("--like", help="take the split pattern and special tokens of this bundled encoding")
     p.add_argument("--pat-str", help="for a .tiktoken file: its split pattern (a regex or a bundled encoding's name)")
     p.add_argument("--specials", help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
     p.add_argument("--name", help="encoding name to store")
     p.add_argument("--compression", choices=("lzma", "zlib", "none"), default="zlib",
                    help="zlib (default: loads fastest), lzma (smallest) or none")
+    p.add_argument("--to", choices=("atok", "tokenizer.json"), default="atok",
+                   help="output format: an anytok .atok file (default), or a Hugging Face tokenizer.json "
+                        "(from a tokenizer.json or a BPE GGUF)")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("inspect", help="describe a tokenizer file (.atok or any format convert reads)")

@@ -1,0 +1,59 @@
+"""The tokenizer inside a GGUF model file (llama.cpp, Ollama, LM Studio), as llama.cpp runs it.
+
+Data flows:
+
+    file / bytes / seekable file
+      -> anytok.convert.gguf.read_gguf_header   (the key-values only, never the tensors)
+      -> gguf.vocab.LlamaVocab                  (what llama.cpp's loader makes of tokenizer.*:
+                                                 model type, pre-tokenizer type, token
+                                                 attributes, special ids, add-BOS/EOS flags)
+      -> gguf.tokenizer.GGUFTokenizer           (partition on user-defined tokens, then the
+                                                 model's engine: BPE through anytok.pipeline,
+                                                 SPM / WPM / UGM as llama.cpp does them, UGM
+                                                 with anytok.sentencepiece's charsmap)
+
+```
+>>> tok = anytok.load("Meta-Llama-3-8B-Instruct.Q4_K_M.gguf")
+>>> tok.encode("Hello world")                 # llama.cpp: add_special=false, parse_special=false
+[9906, 1917]
+>>> tok.encode("Hello world", add_special_tokens=True)
+[128000, 9906, 1917]
+```
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..pipeline import UnsupportedTokenizerError
+
+__all__ = ["load_gguf", "GGUFTokenizer", "UnsupportedTokenizerError"]
+
+
+def load_gguf(source, *, name: str | None = None):
+    """The tokenizer of a GGUF file given as a path, bytes or a seekable binary file.
+
+    Reads only the header.  `VocabFormatError` for a damaged header,
+    `UnsupportedTokenizerError` (naming what) for a tokenizer anytok cannot run exactly.
+    """
+    from ..convert.gguf import read_gguf_header
+    from ..registry import gc_paused
+    from .tokenizer import GGUFTokenizer
+    from .vocab import LlamaVocab
+
+    what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    with gc_paused():
+        header = read_gguf_header(source, what=what)
+        if name is None:
+            if what is not None:
+                name = os.path.basename(what).rsplit(".", 1)[0] or None
+            name = name or str(header.kv.get("general.name") or "gguf")
+        return GGUFTokenizer(LlamaVocab(header, what or name), name=name)
+
+
+def __getattr__(name: str):
+    if name == "GGUFTokenizer":
+        from .tokenizer import GGUFTokenizer
+
+        return GGUFTokenizer
+    raise AttributeError(name)

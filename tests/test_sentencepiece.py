@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "build_scripts"))
 
 import sentencepiece as spm  # noqa: E402
 
-from conftest import code_point_share  # noqa: E402
+from conftest import FULL, code_point_share  # noqa: E402
 from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402
 
 from anytok.convert.sentencepiece_model import load_sentencepiece_model  # noqa: E402
@@ -464,7 +464,8 @@ def test_precompiled_hf_semantics(charsmap, corpora):
     special = "\u0301\u200d\u094d\u0915\u1100\u1161\u11a8\uac00\U0001f1ef\U0001f44d\U0001f3fd\u0600\r\n\u0903\u0e33\uff9e²"
     rng = random.Random(3)
     # every code point in every context for one charsmap; a sample for the others
-    step = 1 if charsmap == charsmap_of(MODEL_BYTES["test_model.model"]) else 7
+    # (the default run: every third of those; ANYTOK_FULL=1: all)
+    step = (1 if charsmap == charsmap_of(MODEL_BYTES["test_model.model"]) else 7) * (1 if FULL else 3)
     for k in range(0, len(CODE_POINTS), 8192):
         chars = CODE_POINTS[k : k + 8192 : step]
         texts += ["".join(chars), "x".join(c + "\u0301" for c in chars), "\r\n".join(chars),

@@ -9,11 +9,15 @@ line printed is always `anytok demo: <url>`, so a test harness can read it.
 Caching: see `cache_control` (the same rules suit any server).  Python 3.11's `http.server` guesses no type for `.mjs` and `.wasm`; browsers refuse to run
 either without the right one, so the types are set here explicitly.
 
-Compression: files of the types in `COMPRESSIBLE` (wasm, JavaScript, JSON, Python source, HTML,
-CSS, ...) are sent gzipped, with `Content-Encoding: gzip` and `Vary: Accept-Encoding`, to a client
-that accepts gzip, as production servers do (nginx's `gzip_types`, a CDN's automatic compression);
-the gzipped bytes are kept in memory per file version.  Zip archives (the stdlib, the wheel) and
-`.atok` vocabularies are compressed already and sent as they are.  `--no-gzip` turns it off.
+Compression, as production servers do it (nginx's `brotli_static` / `gzip_types`, a CDN's
+automatic compression), with `Vary: Accept-Encoding`: a file with a `<name>.br` next to it
+(build_web.py makes them for the big files of the first visit: Pyodide's wasm and asm.mjs, the
+stored zip of the start's standard library) is sent as that brotli stream to a client that
+accepts br (`Content-Encoding: br`); it and the files of the types in `COMPRESSIBLE` (wasm,
+JavaScript, JSON, Python source, ...) are otherwise sent gzipped, compressed here and kept in
+memory per file version, to a client that accepts gzip.  Other zip archives (the wheel, the lazy
+parts) and `.atok` vocabularies are compressed already and sent as they are.  `--no-gzip` sends
+everything uncompressed.
 docs/browser-serving.md says what any server should send.
 """
 
@@ -53,8 +57,8 @@ TYPES = {
 }
 
 
-# Sent gzipped to a client that accepts it.  (.atok, .zip and .whl are compressed already: gzip
-# would gain nothing there.)
+# Sent gzipped to a client that accepts it (and any file with a .br next to it).  (.atok, .zip
+# and .whl are compressed already: gzip would gain nothing there.)
 COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".map", ".ts", ".py", ".txt", ".wasm", ".svg", ".pyc"}
 GZIP_LEVEL = 6  # what servers compressing on the fly use; -9 gains <1 % on the wasm for twice the time
 _gzipped: dict[tuple[str, int, int], bytes] = {}
@@ -101,11 +105,18 @@ class DemoHandler(http.server.SimpleHTTPRequestHandler):
 
     def send_head(self):
         path = self.translate_path(self.path)
-        ext = os.path.splitext(path)[1].lower()
-        if ext not in COMPRESSIBLE or not os.path.isfile(path):
+        if not os.path.isfile(path):
             return super().send_head()
-        accepts = self.headers.get("Accept-Encoding", "")
-        if not self.compress or "gzip" not in {a.split(";")[0].strip().lower() for a in accepts.split(",")}:
+        br = path + ".br"
+        has_br = os.path.isfile(br) and os.stat(br).st_mtime_ns >= os.stat(path).st_mtime_ns
+        if not self.compress or not (has_br or os.path.splitext(path)[1].lower() in COMPRESSIBLE):
+            return super().send_head()
+        accepts = {a.split(";")[0].strip().lower() for a in self.headers.get("Accept-Encoding", "").split(",")}
+        if has_br and "br" in accepts:
+            encoding = "br"
+        elif "gzip" in accepts:
+            encoding = "gzip"
+        else:
             return super().send_head()
         st = os.stat(path)
         since = self.headers.get("If-Modified-Since")
@@ -119,19 +130,19 @@ class DemoHandler(http.server.SimpleHTTPRequestHandler):
                 self.send_header("Vary", "Accept-Encoding")
                 self.end_headers()
                 return None
-        body = gzipped(path, st)
+        if encoding == "br":
+            with open(br, "rb") as f:
+                body = f.read()
+        else:
+            body = gzipped(path, st)
         self.send_response(http.HTTPStatus.OK)
         self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Encoding", encoding)
         self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Last-Modified", self.date_time_string(int(st.st_mtime)))
         self.end_headers()
         return io.BytesIO(body)
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - the base class's name
-        if not self.quiet:
-            super().log_message(format, *args)
 
 
 def make_server(port: int, host: str = "127.0.0.1", quiet: bool = False, compress: bool = True) -> http.server.ThreadingHTTPServer:

@@ -915,9 +915,17 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
 
     with zipfile.ZipFile(build_web.NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
         stock = set(zf.namelist())
-    name, data = build_web.compiled_stdlib()
-    compiled = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    compiled = {n for n, _ in build_web.compiled_stdlib()}
     assert compiled == {n[:-3] + ".pyc" if n.endswith(".py") else n for n in stock}
+    # The start's part and the part fetched on first use hold it all, each file once, and the
+    # rest's module list names every module of the rest.
+    (_, start), (_, rest), rest_modules = build_web.split_stdlib()
+    start_names = zipfile.ZipFile(io.BytesIO(start)).namelist()
+    rest_names = zipfile.ZipFile(io.BytesIO(rest)).namelist()
+    assert sorted(start_names + rest_names) == sorted(compiled)
+    assert {"json", "re", "encodings.utf_8"} <= {build_web._module_of(n) for n in start_names}
+    assert {"argparse", "encodings.cp1252", "unittest"} <= set(rest_modules)
+    assert set(rest_modules) == {build_web._module_of(n) for n in rest_names} - {None}
     _, wheel = build_web.slim_wheel()
     names = set(zipfile.ZipFile(io.BytesIO(wheel)).namelist())
     sources = {n for n in names if n.endswith(".py")}
@@ -926,6 +934,67 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
     for src in sources:
         folder, _, file = src.rpartition("/")
         assert f"{folder}/__pycache__/{file[:-3]}.cpython-314.pyc" in pycs, src
+    # The start's wheel and the rest's zip: together the whole package, each file once.
+    (_, start_wheel), (_, rest_zip), anytok_rest = build_web.anytok_parts()
+    start_files = {n for n in zipfile.ZipFile(io.BytesIO(start_wheel)).namelist() if ".dist-info/" not in n}
+    rest_files = set(zipfile.ZipFile(io.BytesIO(rest_zip)).namelist())
+    assert not start_files & rest_files and start_files | rest_files == sources | pycs
+    assert {"anytok", "anytok.core", "anytok.format"} <= {build_web._module_of(n) for n in start_files}
+    assert {"anytok.constrain", "anytok.cli", "anytok.sentencepiece"} <= set(anytok_rest)
+
+
+def test_server_compresses_as_production_servers_do(demo_url):
+    # brotli where build_web.py made a .br (the big files of the first visit), gzip for text
+    # types otherwise, nothing for what is compressed already; the bytes are the file's.
+    import gzip
+    import subprocess
+
+    manifest = json.loads(urllib.request.urlopen(demo_url + "anytok-assets.json").read())
+    dist = ROOT / "web" / "dist"
+
+    def get(path: str, accept: str):
+        req = urllib.request.Request(demo_url + path, headers={"Accept-Encoding": accept})
+        with urllib.request.urlopen(req) as r:
+            return r.headers.get("Content-Encoding"), r.headers.get("Vary"), r.read()
+
+    for path, accept, encoding in [
+        ("pyodide/pyodide.asm.wasm", "gzip, deflate, br", "br"),
+        (manifest["stdlibURL"], "br", "br"),
+        ("pyodide/pyodide.asm.wasm", "gzip", "gzip"),
+        ("anytok.js", "gzip, br", "gzip"),
+        ("anytok.js", "identity", None),
+        (manifest["wheelURL"], "gzip, br", None),
+        (manifest["encodings"]["o200k_base"]["url"], "gzip, br", None),
+    ]:
+        got, vary, body = get(path, accept)
+        assert got == encoding, (path, accept)
+        if encoding == "br":  # decoded by Node's zlib, as independent of the server as it gets
+            body = subprocess.run(["node", "-e", "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(0)))"],
+                                  input=body, capture_output=True, check=True).stdout
+        elif encoding == "gzip":
+            body = gzip.decompress(body)
+        if encoding:
+            assert vary == "Accept-Encoding"
+        assert body == (dist / path.split("?")[0]).read_bytes(), path
+
+
+def test_first_count_fetches_the_start_only_and_the_rest_when_first_used(context, demo_url):
+    # A first count fetches neither the rest of the standard library or of anytok nor Pyodide's
+    # lock file; the first constrain fetches anytok's rest and the standard library's (once each)
+    # and gives native masks.
+    page = context.new_page()
+    page.goto(demo_url + "anytok-assets.json")
+    load(page, "o200k_base")
+    enc = anytok_encoding("o200k_base")
+    assert page.evaluate("() => window.toks.o200k_base.count('hello world, 世界')") == len(enc.encode("hello world, 世界"))
+    fetched = list(context.guard.requests)
+    assert not [u for u in fetched if "-rest-" in u or "pyodide-lock.json" in u], fetched
+    check_page_constrain_walk(page, "o200k_base", enc, "regex", "(yes|no), [0-9]{1,3}!")
+    check_page_constrain_walk(page, "o200k_base", enc, "jsonSchema", CONSTRAIN_SCHEMA)
+    # (json_schema imports decimal and urllib.parse, which are in the standard library's rest.)
+    for part in ("/anytok-rest-", "/python_stdlib-rest-"):
+        assert len([u for u in context.guard.requests if part in u]) == 1, (part, context.guard.requests)
+    assert not [u for u in context.guard.requests if "pyodide-lock.json" in u]
 
 
 def test_network_guard_sees_requests_made_by_workers(browser, demo_url):

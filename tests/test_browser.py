@@ -1480,7 +1480,10 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     finished = demo["tokens"][-1] == enc.eot_token
     assert enc.eot_token not in demo["tokens"][:-1]  # nothing after the end of sequence
     expected = enc.decode([t for t in demo["tokens"] if t != enc.eot_token]) + ("⟨end⟩" if finished else "")
-    assert page.inner_text("#constrain-output") == "".join(demo["texts"]) == expected
+    shown_text = page.inner_text("#constrain-output")
+    raw = page.eval_on_selector_all("#constrain-output span", "ss => ss.map((s) => s.dataset.text).join('')")
+    assert raw == "".join(demo["texts"]) == expected
+    assert shown_text == expected.replace(" ", "·")  # whitespace made visible
     stats = page.inner_text("#constrain-stats")
     assert f"step {len(demo['tokens'])} · {len(m.allowed()):,} tokens allowed" in stats
     assert ("finished" if finished else "complete" if m.is_accepting() else "allowed ·") in stats
@@ -1497,6 +1500,54 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     assert page.evaluate("window.anytokConstrainDemo.tok.name") == "cl100k_base"
     assert page.evaluate("window.anytokConstrainDemo.allowed") == constrain.regex(pattern).matcher(cl100k).allowed()
     assert view.get_attribute("data-state") == "ready" and errors == []
+
+
+def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(context, demo_url):
+    # The default JSON Schema allows whitespace between any two JSON tokens: 20 random steps
+    # write at least 20 non-whitespace characters (whitespace-only tokens are taken only when
+    # nothing else is allowed), each step allowed by native anytok.constrain; the list shows the
+    # whitespace-only tokens last; the output shows whitespace, compactly.
+    import re
+
+    from anytok import constrain
+
+    page = context.new_page()
+    page.goto(demo_url + "?view=constrain")
+    page.select_option("#constrain-kind", "jsonSchema")
+    schema = page.input_value("#constrain-spec")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    enc = anytok_encoding("o200k_base")
+
+    def listed_in_order():
+        ids = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => +b.title.split(' ')[1])")
+        blank = [not enc.decode([i]).strip() and i != enc.eot_token for i in ids]
+        assert blank == sorted(blank), "a whitespace-only token is listed before a token that makes progress"
+        return ids, blank
+
+    native = constrain.json_schema(schema).matcher(enc)
+    reordered = 0  # steps where id order would have listed whitespace-only tokens before others
+    for _ in range(20):
+        ids, blank = listed_in_order()
+        by_id = [not enc.decode([i]).strip() for i in native.allowed()[:len(ids)] if i != enc.eot_token]
+        reordered += by_id != sorted(by_id)
+        if page.evaluate("window.anytokConstrainDemo.allowed.length") == 0:
+            break
+        page.click("#constrain-random")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+        assert native.consume(page.evaluate("window.anytokConstrainDemo.tokens.at(-1)"))
+    assert reordered > 0
+    tokens = page.evaluate("window.anytokConstrainDemo.tokens")
+    m = constrain.json_schema(schema).matcher(enc)
+    for t in tokens:
+        assert m.consume(t), tokens
+    text = enc.decode([t for t in tokens if t != enc.eot_token])
+    assert len(re.sub(r"\s", "", text)) >= 20, text
+    listed_in_order()
+    shown_text = page.inner_text("#constrain-output")
+    assert not re.search(r"\s", shown_text.replace("⟨end⟩", "")), shown_text
+    # The shown form: spaces as "·", newlines as "↵", runs of more than three as "·×N".
+    assert page.evaluate("window.anytokConstrainShown('a  \\n\\n      b\\t')") == "a··↵↵·×6b→"
 
 
 def test_demo_screenshot(demo, tmp_path):

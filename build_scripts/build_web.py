@@ -109,6 +109,15 @@ re._parser reprlib selectors shutil signal site socket ssl stat string struct su
 tempfile textwrap threading token tokenize traceback types typing warnings weakref zipfile
 zipfile._path zipfile._path.glob zipimport
 """.split())
+# Left out of the standard library altogether (the worker runs anytok, not a Python session):
+# the REPL, debuggers, documentation and test tools, GUI toolkits, installers and network
+# clients and servers that cannot run in a browser; ~0.9 MB of the npm package.  Importing one in
+# the worker is a plain ModuleNotFoundError.
+STDLIB_LEFT_OUT = set("""
+_pyrepl unittest pdb bdb pydoc pydoc_data doctest idlelib tkinter turtle turtledemo ensurepip venv
+lib2to3 xmlrpc wsgiref mailbox imaplib smtplib ftplib poplib nntplib telnetlib curses dbm this
+antigravity webbrowser tabnanny pyclbr zipapp __hello__ __phello__
+""".split())
 # anytok's modules imported by `import anytok`, the glue and a first count (the same list).
 ANYTOK_START = set("""
 anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert
@@ -264,13 +273,15 @@ def _module_of(arc: str) -> str | None:
 
 
 def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
-    """The compiled stdlib in two zips, each (file name, bytes) named by its sha256: the start's
+    """The compiled stdlib (less STDLIB_LEFT_OUT) in two zips, each (file name, bytes) named by its sha256: the start's
     (STDLIB_START's modules, stored uncompressed: the server compresses it as one stream, which
     also compresses across files), given to Pyodide as its standard library; and the rest
     (deflated), fetched by the worker only when Python first imports one of its modules (whose
     names are the third item)."""
     start, rest = [], []
     for arc, data in compiled_stdlib():
+        if arc.split("/")[0].removesuffix(".pyc") in STDLIB_LEFT_OUT:
+            continue
         (start if _module_of(arc) in STDLIB_START else rest).append((arc, data))
     start_zip, rest_zip = _zip(start, stored=True), _zip(rest)
     modules = sorted({m for m in map(_module_of, (a for a, _ in rest)) if m})

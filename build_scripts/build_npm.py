@@ -34,6 +34,12 @@ OUT = build_web.WEB / "dist-npm"
 STAGE = OUT / "package"
 # web/dist/ files that belong to the demo page, not to the library.
 DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "bench"}
+# Not packed, to keep the tarball small: the .br streams serve_demo.py sends (a server compresses
+# on its own, or runs build_web.py: docs/browser-serving.md), and Pyodide's stock standard
+# library (python_stdlib.zip, only for `stdlibURL: null`; the package has the compiled one).
+def _left_out(rel: str) -> bool:
+    return rel.endswith(".br") or rel == "pyodide/python_stdlib.zip"
+
 
 COPY_ASSETS = """#!/usr/bin/env node
 // anytok-assets OUTDIR: copy anytok's browser assets (worker, Python glue, wheel, vocabularies,
@@ -72,6 +78,9 @@ await tok.count("hello world");   // 2
 With a bundler (esbuild, Vite, webpack), copy the assets next to the bundle once per build:
 `npx anytok-assets OUTDIR` (or serve them anywhere and pass `AnyTok.load({ baseURL })`).
 Types: `anytok.d.ts`.  Source, docs and the Python package: the anytok repository's README.
+A first visit downloads ~5.4 MB when the server sends brotli, ~7 MB with gzip: see the
+repository's docs/browser-serving.md for what to send.  (`stdlibURL: null`, Pyodide's stock
+standard library, is not in this package.)
 """
 
 
@@ -87,7 +96,8 @@ def build(quiet: bool = False) -> Path:
         if path.name in DEMO_ONLY or path.name.startswith("bench"):  # benchmark pages (bench*/)
             continue
         if path.is_dir():
-            shutil.copytree(path, STAGE / path.name)
+            shutil.copytree(path, STAGE / path.name,
+                            ignore=lambda folder, names: [n for n in names if _left_out(f"{Path(folder).name}/{n}")])
         else:
             shutil.copy2(path, STAGE / path.name)
         files.append(path.name)

@@ -8,9 +8,15 @@ Output, all served as static files (see serve_demo.py):
   index.html, demo.js, demo.css, train_demo.js,       the demo page (train_demo.js: its Train view,
   constrain_demo.js                                    constrain_demo.js: its Constrain view)
   pyodide/                                            Pyodide's core files, from npm `pyodide`
-  pyodide/python_stdlib-pyc-<hash>.zip                Pyodide's standard library, compiled to .pyc
-  wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the package without vocabularies,
-                                                      with its .pyc
+  pyodide/python_stdlib-start-<hash>.zip              the part of Pyodide's standard library that the
+                                                      start and a first count import, compiled to .pyc
+                                                      (stored: the server compresses it)
+  pyodide/python_stdlib-rest-<hash>.zip               the rest of it, fetched when first imported
+  pyodide/*.br                                        brotli streams of the big files (serve_demo.py)
+  wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the modules of the package that a
+                                                      first count imports, with their .pyc
+  wheels/anytok-rest-<hash>.zip                       the package's other modules, fetched when first
+                                                      imported
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
   anytok-assets.json                                  what the shim needs to find all of the above
 
@@ -22,7 +28,10 @@ stdlib to `loadPyodide` through its public `stdLibURL` option.  The compiled fil
 .cache/pyc/, keyed by the sha256 of their inputs, so only a changed input runs Node again.
 
 The slim wheel keeps the vocabularies out of the download that every page pays for: a page
-fetches only the `.atok` files of the encodings it uses.  The wheel is written here, directly,
+fetches only the `.atok` files of the encodings it uses.  Likewise the first visit fetches only the
+modules a first count imports (STDLIB_START, ANYTOK_START); the rest comes in two zips that the
+worker fetches when Python first imports a module of theirs (docs/browser-serving.md has the
+figures and what a server should send).  The wheel is written here, directly,
 rather than by a build backend: it is pure Python, and a byte-for-byte reproducible zip makes
 "is it stale?" a simple comparison.
 
@@ -67,6 +76,59 @@ PYODIDE_FILES = [
     "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
     "pyodide.js", "pyodide.d.ts", "ffi.d.ts", "package.json",
 ]
+# The first visit's download (build_scripts/bench_first_visit.py measures it) carries only what
+# Pyodide's start, anytok's import and a first count need; the rest of the standard library and
+# of anytok is fetched by the worker when Python first imports a module of it (worker_glue.py's
+# _LazyParts).  A module missing here still works (the first import of it fetches its part: see
+# that benchmark's list of requests); a module here that is not needed costs only bytes.
+# STDLIB_START: the standard library's modules imported by Pyodide's own start (asyncio for its
+# event loop, zipfile & co. for unpackArchive, ...), by anytok's import and the glue's, and by a
+# load and a count of o200k_base, as listed by sys.modules in the worker after that count.
+STDLIB_START = set("""
+__future__ _collections_abc _colorize _frozen_importlib _frozen_importlib_external _opcode_metadata
+_py_warnings _pyodide _pyodide._base _pyodide._core_docs _pyodide._future_helper
+_pyodide._importhook _pyodide.docs_argspec _pyodide.docstring _pyodide.jsbind _sitebuiltins _ssl
+_sysconfigdata__emscripten_wasm32-emscripten _weakrefset abc annotationlib ast asyncio
+asyncio.base_events asyncio.base_futures asyncio.base_subprocess asyncio.base_tasks
+asyncio.constants asyncio.coroutines asyncio.events asyncio.exceptions asyncio.format_helpers
+asyncio.futures asyncio.graph asyncio.locks asyncio.log asyncio.mixins asyncio.protocols
+asyncio.queues asyncio.runners asyncio.selector_events asyncio.sslproto asyncio.staggered
+asyncio.streams asyncio.subprocess asyncio.taskgroups asyncio.tasks asyncio.threads asyncio.timeouts
+asyncio.transports asyncio.trsock asyncio.unix_events base64 bisect bz2 codecs codeop collections
+collections.abc compression compression._common compression._common._streams compression.zstd
+compression.zstd._zstdfile concurrent concurrent.futures concurrent.futures._base contextlib
+contextvars copy copyreg dataclasses dis email encodings encodings.aliases encodings.cp437
+encodings.utf_8 enum fnmatch functools genericpath glob heapq importlib importlib._abc
+importlib._bootstrap importlib._bootstrap_external importlib.abc importlib.machinery
+importlib.metadata importlib.metadata._collections importlib.metadata._functools
+importlib.metadata._itertools importlib.metadata._meta importlib.util inspect io json json.decoder
+json.encoder json.scanner keyword linecache locale logging lzma ntpath opcode operator os os.path
+pathlib pathlib._os posixpath pyodide pyodide._package_loader pyodide._state pyodide.code
+pyodide.common pyodide.ffi pyodide.webloop random re re._casefix re._compiler re._constants
+re._parser reprlib selectors shutil signal site socket ssl stat string struct subprocess sysconfig
+tempfile textwrap threading token tokenize traceback types typing warnings weakref zipfile
+zipfile._path zipfile._path.glob zipimport
+""".split())
+# Left out of the standard library altogether (the worker runs anytok, not a Python session):
+# the REPL, debuggers, documentation and test tools, GUI toolkits, installers and network
+# clients and servers that cannot run in a browser; ~0.9 MB of the npm package.  Importing one in
+# the worker is a plain ModuleNotFoundError.
+STDLIB_LEFT_OUT = set("""
+_pyrepl unittest pdb bdb pydoc pydoc_data doctest idlelib tkinter turtle turtledemo ensurepip venv
+lib2to3 xmlrpc wsgiref mailbox imaplib smtplib ftplib poplib nntplib telnetlib curses dbm this
+antigravity webbrowser tabnanny pyclbr zipapp __hello__ __phello__
+""".split())
+# anytok's modules imported by `import anytok`, the glue and a first count (the same list).
+ANYTOK_START = set("""
+anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert
+anytok.convert.gpt2 anytok.convert.tiktoken_bpe anytok.core anytok.files anytok.format anytok.model
+anytok.pretokenize anytok.registry anytok.segment anytok.train anytok.unicode anytok.vocab_text
+""".split())
+# Sent compressed by serve_demo.py as a brotli stream made here (Node's zlib, quality 11, cached
+# in .cache/br/), next to the file as `<name>.br`: the big files of the first visit.  (gzip, made
+# by the server, for the other text files and for clients without brotli.)
+BROTLI = ("pyodide.asm.wasm", "pyodide.asm.mjs", "python_stdlib-start-")
+BR_CACHE = ROOT / ".cache" / "br"
 NPM_STAMP = NODE_MODULES / ".anytok-lock-sha256"
 PYC_CACHE = ROOT / ".cache" / "pyc"
 PYODIDE_RUN = ROOT / "build_scripts" / "pyodide_run.mjs"
@@ -174,27 +236,64 @@ def pyodide_compile(mode: str, sources: list[tuple[str, bytes]]) -> list[tuple[s
     return out
 
 
-def _zip(files: list[tuple[str, bytes]]) -> bytes:
-    """A reproducible zip of `files` (fixed times and modes; a name ending in "/" is a folder)."""
+def _zip(files: list[tuple[str, bytes]], stored: bool = False) -> bytes:
+    """A reproducible zip of `files` (fixed times and modes; a name ending in "/" is a folder),
+    deflated unless `stored`."""
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(buf, "w", method) as zf:
         for arc, data in files:
             info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
             info.external_attr = (0o40755 << 16) | 0x10 if arc.endswith("/") else 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = method
             zf.writestr(info, data)
     return buf.getvalue()
 
 
-def compiled_stdlib() -> tuple[str, bytes]:
-    """(file name, bytes) of Pyodide's stdlib zip with every module as .pyc instead of .py (the
-    other files kept), named by its sha256 so that it can be cached for good."""
+def compiled_stdlib() -> list[tuple[str, bytes]]:
+    """Pyodide's stdlib zip's members with every module as .pyc instead of .py (the other files
+    kept)."""
     with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
         members = [(info.filename, zf.read(info)) for info in zf.infolist()]
     sources = [(n, d) for n, d in members if n.endswith(".py")]
     pyc = dict(pyodide_compile("stdlib", sources))
-    data = _zip([(n[:-3] + ".pyc", pyc[n[:-3] + ".pyc"]) if n.endswith(".py") else (n, d) for n, d in members])
-    return f"python_stdlib-pyc-{_sha256(data)[:16]}.zip", data
+    return [(n[:-3] + ".pyc", pyc[n[:-3] + ".pyc"]) if n.endswith(".py") else (n, d) for n, d in members]
+
+
+def _module_of(arc: str) -> str | None:
+    """The module an archive member is the code of ("a/b/__init__.pyc" -> "a.b"), or None."""
+    for suffix in ("/__init__.pyc", "/__init__.py", ".pyc", ".py"):
+        if arc.endswith(suffix) and "__pycache__" not in arc:
+            return arc[: -len(suffix)].replace("/", ".")
+    if "/__pycache__/" in arc and arc.endswith(".pyc"):
+        folder, name = arc.split("/__pycache__/")
+        stem = name.split(".")[0]
+        return folder.replace("/", ".") + ("" if stem == "__init__" else "." + stem)
+    return None
+
+
+def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
+    """The compiled stdlib (less STDLIB_LEFT_OUT) in two zips, each (file name, bytes) named by its sha256: the start's
+    (STDLIB_START's modules, stored uncompressed: the server compresses it as one stream, which
+    also compresses across files), given to Pyodide as its standard library; and the rest
+    (deflated; as .py sources, compiled when imported: rarely, and 1 MB less in the npm package),
+    fetched by the worker only when Python first imports one of its modules (whose names are the
+    third item)."""
+    with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
+        stock = {info.filename: zf.read(info) for info in zf.infolist()}
+    start, rest = [], []
+    for arc, data in compiled_stdlib():
+        if arc.split("/")[0].removesuffix(".pyc") in STDLIB_LEFT_OUT:
+            continue
+        if _module_of(arc) in STDLIB_START:
+            start.append((arc, data))
+        else:  # as source: 40 % smaller than .pyc, and compiled only if ever imported
+            source = arc[:-4] + ".py" if arc.endswith(".pyc") else arc
+            rest.append((source, stock[source]))
+    start_zip, rest_zip = _zip(start, stored=True), _zip(rest)
+    modules = sorted({m for m in map(_module_of, (a for a, _ in rest)) if m})
+    return ((f"python_stdlib-start-{_sha256(start_zip)[:16]}.zip", start_zip),
+            (f"python_stdlib-rest-{_sha256(rest_zip)[:16]}.zip", rest_zip), modules)
 
 
 # --- the slim wheel -------------------------------------------------------------------------
@@ -204,9 +303,10 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def slim_wheel(compiled: bool = True) -> tuple[str, bytes]:
+def slim_wheel(compiled: bool = True, modules: set[str] | None = None) -> tuple[str, bytes]:
     """(file name, bytes) of a py3-none-any wheel of pkg/anytok without vocab_binaries/, with the
-    modules' .pyc for Pyodide's CPython in `__pycache__/` (unless not `compiled`)."""
+    modules' .pyc for Pyodide's CPython in `__pycache__/` (unless not `compiled`); only the
+    `modules` named, if given (see anytok_parts)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     name, version = project["name"], project["version"]
     dist_info = f"{name}-{version}.dist-info"
@@ -218,6 +318,8 @@ def slim_wheel(compiled: bool = True) -> tuple[str, bytes]:
         files.append(("anytok/" + path.relative_to(PACKAGE_DIR).as_posix(), path.read_bytes()))
     if compiled:
         files += pyodide_compile("package", files)
+    if modules is not None:
+        files = [(arc, data) for arc, data in files if _module_of(arc) in modules]
 
     metadata = [
         "Metadata-Version: 2.1",
@@ -244,6 +346,48 @@ def slim_wheel(compiled: bool = True) -> tuple[str, bytes]:
     files.append((f"{dist_info}/RECORD", record.encode()))
 
     return f"{name}-{version}-py3-none-any.whl", _zip(files)
+
+
+def anytok_parts() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
+    """anytok in two parts: the wheel of ANYTOK_START's modules, unpacked by the worker at its
+    start, and a zip of the other modules (their .py and __pycache__/ .pyc, laid out as in the
+    wheel), fetched and unpacked next to them when Python first imports one of them (whose names
+    are the third item).  Each (file name, bytes); the zip is named by its sha256."""
+    wheel_name, wheel = slim_wheel(modules=ANYTOK_START)
+    with zipfile.ZipFile(io.BytesIO(slim_wheel()[1])) as zf:
+        rest = [(n, zf.read(n)) for n in zf.namelist()
+                if _module_of(n) is not None and _module_of(n) not in ANYTOK_START and ".dist-info/" not in n]
+    rest_zip = _zip(rest)
+    modules = sorted({_module_of(n) for n, _ in rest})
+    return (wheel_name, wheel), (f"anytok-rest-{_sha256(rest_zip)[:16]}.zip", rest_zip), modules
+
+
+def brotli(data: bytes) -> bytes:
+    """`data` compressed with brotli (quality 11, Node's zlib), cached in .cache/br/ by sha256."""
+    cached = BR_CACHE / f"{_sha256(data)[:32]}.br"
+    if not cached.exists():
+        node = shutil.which("node")
+        if node is None:
+            raise SystemExit("build_web: node is needed to compress with brotli")
+        _log(f"build_web: brotli of {len(data):,} bytes (~4 s per MB, once) ...")
+        BR_CACHE.mkdir(parents=True, exist_ok=True)
+        script = (
+            "const z = require('zlib'), fs = require('fs');"
+            "const d = fs.readFileSync(0);"
+            "const c = z.brotliCompressSync(d, { params: { [z.constants.BROTLI_PARAM_QUALITY]: 11,"
+            " [z.constants.BROTLI_PARAM_LGWIN]: 24, [z.constants.BROTLI_PARAM_SIZE_HINT]: d.length } });"
+            "fs.writeFileSync(process.argv[1], c);"
+        )
+        tmp = cached.with_name(cached.name + f".{os.getpid()}.tmp")
+        subprocess.run([node, "-e", script, str(tmp)], input=data, check=True)
+        os.replace(tmp, cached)
+    return cached.read_bytes()
+
+
+def _write_brotli(path: Path) -> None:
+    """`<path>.br` next to `path` (serve_demo.py sends it to clients that accept brotli)."""
+    _write_if_changed(path.with_name(path.name + ".br"), brotli(path.read_bytes()))
+    os.utime(path.with_name(path.name + ".br"), ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns))
 
 
 # --- the whole build ------------------------------------------------------------------------
@@ -276,13 +420,19 @@ def _build() -> Path:
     pyodide_src = NODE_MODULES / "pyodide"
     for name in PYODIDE_FILES:
         _copy_if_changed(pyodide_src / name, DIST / "pyodide" / name)
-    stdlib_name, stdlib = compiled_stdlib()
+    (stdlib_name, stdlib), (stdlib_rest_name, stdlib_rest), stdlib_rest_modules = split_stdlib()
     _write_if_changed(DIST / "pyodide" / stdlib_name, stdlib)
-    _prune(DIST / "pyodide", set(PYODIDE_FILES) | {stdlib_name})
+    _write_if_changed(DIST / "pyodide" / stdlib_rest_name, stdlib_rest)
+    for name in [*PYODIDE_FILES, stdlib_name]:
+        if name.startswith(BROTLI):
+            _write_brotli(DIST / "pyodide" / name)
+    _prune(DIST / "pyodide", set(PYODIDE_FILES) | {stdlib_name, stdlib_rest_name}
+           | {n + ".br" for n in [*PYODIDE_FILES, stdlib_name] if n.startswith(BROTLI)})
 
-    wheel_name, wheel = slim_wheel()
+    (wheel_name, wheel), (rest_name, rest), rest_modules = anytok_parts()
     _write_if_changed(DIST / "wheels" / wheel_name, wheel)
-    _prune(DIST / "wheels", {wheel_name})
+    _write_if_changed(DIST / "wheels" / rest_name, rest)
+    _prune(DIST / "wheels", {wheel_name, rest_name})
 
     # The glue's .pyc: checked against its source when imported (a page may give its own glue).
     (_, glue_pyc), = pyodide_compile("checked", [("anytok_web_glue.py", (WEB / "worker_glue.py").read_bytes())])
@@ -305,7 +455,16 @@ def _build() -> Path:
         "pyodideURL": "pyodide/",
         "stdlibURL": f"pyodide/{stdlib_name}",
         "wheelURL": f"wheels/{wheel_name}?v={_sha256(wheel)[:16]}",
+        # What Pyodide would read from its pyodide-lock.json (~120 kB), less the packages of its
+        # repository, which a page of anytok never loads: given as `lockFileContents`, it saves
+        # that download.
+        "pyodideLock": {"info": json.loads((pyodide_src / "pyodide-lock.json").read_text())["info"], "packages": {}},
         "wheelSha256": _sha256(wheel),
+        # Fetched by the worker when Python first imports one of `modules` (worker_glue.py).
+        "lazyParts": [
+            {"url": f"pyodide/{stdlib_rest_name}", "root": "stdlib", "modules": stdlib_rest_modules},
+            {"url": f"wheels/{rest_name}", "root": "anytok", "modules": rest_modules},
+        ],
         "glueURL": f"worker_glue.py?v={_sha256((WEB / 'worker_glue.py').read_bytes())[:16]}",
         "gluePycURL": glue_pyc_name,
         "glueSha256": _sha256((WEB / "worker_glue.py").read_bytes()),

@@ -915,9 +915,19 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
 
     with zipfile.ZipFile(build_web.NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
         stock = set(zf.namelist())
-    name, data = build_web.compiled_stdlib()
-    compiled = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+    compiled = {n for n, _ in build_web.compiled_stdlib()}
     assert compiled == {n[:-3] + ".pyc" if n.endswith(".py") else n for n in stock}
+    # The start's part (.pyc) and the part fetched on first use (.py) hold it all, each module
+    # once, and the rest's module list names every module of the rest.
+    (_, start), (_, rest), rest_modules = build_web.split_stdlib()
+    start_names = zipfile.ZipFile(io.BytesIO(start)).namelist()
+    rest_names = zipfile.ZipFile(io.BytesIO(rest)).namelist()
+    kept = {n for n in compiled if n.split("/")[0].removesuffix(".pyc") not in build_web.STDLIB_LEFT_OUT}
+    assert "unittest/__init__.pyc" in compiled - kept and "pdb.pyc" in compiled - kept
+    assert sorted(start_names + [n[:-3] + ".pyc" if n.endswith(".py") else n for n in rest_names]) == sorted(kept)
+    assert {"json", "re", "encodings.utf_8"} <= {build_web._module_of(n) for n in start_names}
+    assert {"argparse", "encodings.cp1252", "decimal"} <= set(rest_modules)
+    assert set(rest_modules) == {build_web._module_of(n) for n in rest_names} - {None}
     _, wheel = build_web.slim_wheel()
     names = set(zipfile.ZipFile(io.BytesIO(wheel)).namelist())
     sources = {n for n in names if n.endswith(".py")}
@@ -926,6 +936,67 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
     for src in sources:
         folder, _, file = src.rpartition("/")
         assert f"{folder}/__pycache__/{file[:-3]}.cpython-314.pyc" in pycs, src
+    # The start's wheel and the rest's zip: together the whole package, each file once.
+    (_, start_wheel), (_, rest_zip), anytok_rest = build_web.anytok_parts()
+    start_files = {n for n in zipfile.ZipFile(io.BytesIO(start_wheel)).namelist() if ".dist-info/" not in n}
+    rest_files = set(zipfile.ZipFile(io.BytesIO(rest_zip)).namelist())
+    assert not start_files & rest_files and start_files | rest_files == sources | pycs
+    assert {"anytok", "anytok.core", "anytok.format"} <= {build_web._module_of(n) for n in start_files}
+    assert {"anytok.constrain", "anytok.cli", "anytok.sentencepiece"} <= set(anytok_rest)
+
+
+def test_server_compresses_as_production_servers_do(demo_url):
+    # brotli where build_web.py made a .br (the big files of the first visit), gzip for text
+    # types otherwise, nothing for what is compressed already; the bytes are the file's.
+    import gzip
+    import subprocess
+
+    manifest = json.loads(urllib.request.urlopen(demo_url + "anytok-assets.json").read())
+    dist = ROOT / "web" / "dist"
+
+    def get(path: str, accept: str):
+        req = urllib.request.Request(demo_url + path, headers={"Accept-Encoding": accept})
+        with urllib.request.urlopen(req) as r:
+            return r.headers.get("Content-Encoding"), r.headers.get("Vary"), r.read()
+
+    for path, accept, encoding in [
+        ("pyodide/pyodide.asm.wasm", "gzip, deflate, br", "br"),
+        (manifest["stdlibURL"], "br", "br"),
+        ("pyodide/pyodide.asm.wasm", "gzip", "gzip"),
+        ("anytok.js", "gzip, br", "gzip"),
+        ("anytok.js", "identity", None),
+        (manifest["wheelURL"], "gzip, br", None),
+        (manifest["encodings"]["o200k_base"]["url"], "gzip, br", None),
+    ]:
+        got, vary, body = get(path, accept)
+        assert got == encoding, (path, accept)
+        if encoding == "br":  # decoded by Node's zlib, as independent of the server as it gets
+            body = subprocess.run(["node", "-e", "process.stdout.write(require('zlib').brotliDecompressSync(require('fs').readFileSync(0)))"],
+                                  input=body, capture_output=True, check=True).stdout
+        elif encoding == "gzip":
+            body = gzip.decompress(body)
+        if encoding:
+            assert vary == "Accept-Encoding"
+        assert body == (dist / path.split("?")[0]).read_bytes(), path
+
+
+def test_first_count_fetches_the_start_only_and_the_rest_when_first_used(context, demo_url):
+    # A first count fetches neither the rest of the standard library or of anytok nor Pyodide's
+    # lock file; the first constrain fetches anytok's rest and the standard library's (once each)
+    # and gives native masks.
+    page = context.new_page()
+    page.goto(demo_url + "anytok-assets.json")
+    load(page, "o200k_base")
+    enc = anytok_encoding("o200k_base")
+    assert page.evaluate("() => window.toks.o200k_base.count('hello world, 世界')") == len(enc.encode("hello world, 世界"))
+    fetched = list(context.guard.requests)
+    assert not [u for u in fetched if "-rest-" in u or "pyodide-lock.json" in u], fetched
+    check_page_constrain_walk(page, "o200k_base", enc, "regex", "(yes|no), [0-9]{1,3}!")
+    check_page_constrain_walk(page, "o200k_base", enc, "jsonSchema", CONSTRAIN_SCHEMA)
+    # (json_schema imports decimal and urllib.parse, which are in the standard library's rest.)
+    for part in ("/anytok-rest-", "/python_stdlib-rest-"):
+        assert len([u for u in context.guard.requests if part in u]) == 1, (part, context.guard.requests)
+    assert not [u for u in context.guard.requests if "pyodide-lock.json" in u]
 
 
 def test_network_guard_sees_requests_made_by_workers(browser, demo_url):
@@ -1411,7 +1482,10 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     finished = demo["tokens"][-1] == enc.eot_token
     assert enc.eot_token not in demo["tokens"][:-1]  # nothing after the end of sequence
     expected = enc.decode([t for t in demo["tokens"] if t != enc.eot_token]) + ("⟨end⟩" if finished else "")
-    assert page.inner_text("#constrain-output") == "".join(demo["texts"]) == expected
+    shown_text = page.inner_text("#constrain-output")
+    raw = page.eval_on_selector_all("#constrain-output span", "ss => ss.map((s) => s.dataset.text).join('')")
+    assert raw == "".join(demo["texts"]) == expected
+    assert shown_text == expected.replace(" ", "·")  # whitespace made visible
     stats = page.inner_text("#constrain-stats")
     assert f"step {len(demo['tokens'])} · {len(m.allowed()):,} tokens allowed" in stats
     assert ("finished" if finished else "complete" if m.is_accepting() else "allowed ·") in stats
@@ -1428,6 +1502,54 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     assert page.evaluate("window.anytokConstrainDemo.tok.name") == "cl100k_base"
     assert page.evaluate("window.anytokConstrainDemo.allowed") == constrain.regex(pattern).matcher(cl100k).allowed()
     assert view.get_attribute("data-state") == "ready" and errors == []
+
+
+def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(context, demo_url):
+    # The default JSON Schema allows whitespace between any two JSON tokens: 20 random steps
+    # write at least 20 non-whitespace characters (whitespace-only tokens are taken only when
+    # nothing else is allowed), each step allowed by native anytok.constrain; the list shows the
+    # whitespace-only tokens last; the output shows whitespace, compactly.
+    import re
+
+    from anytok import constrain
+
+    page = context.new_page()
+    page.goto(demo_url + "?view=constrain")
+    page.select_option("#constrain-kind", "jsonSchema")
+    schema = page.input_value("#constrain-spec")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    enc = anytok_encoding("o200k_base")
+
+    def listed_in_order():
+        ids = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => +b.title.split(' ')[1])")
+        blank = [not enc.decode([i]).strip() and i != enc.eot_token for i in ids]
+        assert blank == sorted(blank), "a whitespace-only token is listed before a token that makes progress"
+        return ids, blank
+
+    native = constrain.json_schema(schema).matcher(enc)
+    reordered = 0  # steps where id order would have listed whitespace-only tokens before others
+    for _ in range(20):
+        ids, blank = listed_in_order()
+        by_id = [not enc.decode([i]).strip() for i in native.allowed()[:len(ids)] if i != enc.eot_token]
+        reordered += by_id != sorted(by_id)
+        if page.evaluate("window.anytokConstrainDemo.allowed.length") == 0:
+            break
+        page.click("#constrain-random")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+        assert native.consume(page.evaluate("window.anytokConstrainDemo.tokens.at(-1)"))
+    assert reordered > 0
+    tokens = page.evaluate("window.anytokConstrainDemo.tokens")
+    m = constrain.json_schema(schema).matcher(enc)
+    for t in tokens:
+        assert m.consume(t), tokens
+    text = enc.decode([t for t in tokens if t != enc.eot_token])
+    assert len(re.sub(r"\s", "", text)) >= 20, text
+    listed_in_order()
+    shown_text = page.inner_text("#constrain-output")
+    assert not re.search(r"\s", shown_text.replace("⟨end⟩", "")), shown_text
+    # The shown form: spaces as "·", newlines as "↵", runs of more than three as "·×N".
+    assert page.evaluate("window.anytokConstrainShown('a  \\n\\n      b\\t')") == "a··↵↵·×6b→"
 
 
 def test_demo_screenshot(demo, tmp_path):

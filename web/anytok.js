@@ -74,7 +74,8 @@ class Runtime {
     const early = spareErrors.get(this.worker); // a spare that failed before it was taken
     if (early) this.worker.onerror(early);
     this.ready = this.call("init", { pyodideURL: urls.pyodideURL, stdlibURL: urls.stdlibURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL,
-                                     gluePycURL: urls.gluePycURL, snapshot: urls.snapshot });
+                                     gluePycURL: urls.gluePycURL, snapshot: urls.snapshot, lazyParts: urls.lazyParts,
+                                     pyodideLock: urls.pyodideLock });
     // A worker whose start failed is dropped, so that a later load starts afresh.
     this.ready.catch((err) => this.terminate(err));
   }
@@ -211,6 +212,12 @@ function resolveURLs(options, manifest, manifestURL) {
     gluePycURL: options.glueURL == null && manifest.gluePycURL ? at(undefined, manifest.gluePycURL) : null,
     // Not a URL, but part of what makes a worker: whether it starts from a memory snapshot.
     snapshot: options.snapshot !== false,
+    // The rest of the standard library and of anytok, fetched when Python first imports a module
+    // of theirs (the manifest lists them; a manifest without them: the first download holds all).
+    lazyParts: (manifest.lazyParts ?? []).map((part) => ({ ...part, url: at(undefined, part.url) })),
+    // Pyodide's lock file without its packages (none is ever loaded), for the manifest's own
+    // Pyodide only: another one reads its own pyodide-lock.json.
+    pyodideLock: options.pyodideURL == null ? manifest.pyodideLock ?? null : null,
   };
 }
 

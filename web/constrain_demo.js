@@ -1,6 +1,7 @@
 // The demo page's Constrain view: type a regex, a JSON Schema or a Lark grammar, then step
-// through a generation by clicking allowed tokens (or "Random allowed token"), seeing how many
-// tokens the mask allows and the time each step took.  Only the public shim: tok.constrain.
+// through a generation by clicking allowed tokens (or "Random allowed token", which prefers
+// tokens that are not whitespace only, as the list shows them first), seeing how many tokens the
+// mask allows and the time each step took.  Only the public shim: tok.constrain.
 
 import { AnyTok } from "./anytok.js";
 
@@ -49,8 +50,57 @@ function errorText(err) {
   return err?.pythonType ? `${err.pythonType}: ${err.message}` : err?.message ?? String(err);
 }
 
+// Whitespace made visible, compactly: a space is "·", a newline "↵", a tab "→", another space
+// character "␣"; a run of more than three of the same is written once with its length ("·×12").
+const MARKS = { " ": "·", "\n": "↵", "\t": "→" };
 function shown(text) {
-  return text.replace(/ /g, "␣").replace(/\n/g, "↵").replace(/\t/g, "⇥") || "∅";
+  if (!text) return "∅";
+  return text.replace(/(\s)\1{3,}|\s/g, (run, repeated) => {
+    const mark = MARKS[run[0]] ?? "␣";
+    return repeated ? `${mark}×${run.length}` : mark;
+  });
+}
+window.anytokConstrainShown = shown; // (for the tests)
+
+// A token makes progress when its text is not whitespace only (the end of sequence does too):
+// the random choice and the list prefer those, so that a walk through a JSON Schema writes the
+// object instead of the indentation the schema also allows.
+const tokenTexts = new Map(); // id -> its text, for the current tokenizer
+async function textOf(id) {
+  let text = tokenTexts.get(id);
+  if (text === undefined) {
+    text = await demo.tok.decode([id]);
+    tokenTexts.set(id, text);
+  }
+  return text;
+}
+const progresses = (text) => demo.special.has(text) || /\S/.test(text);
+
+// Up to `limit` allowed tokens for the list: those that make progress, in id order, then the
+// whitespace-only ones; and whether any token makes progress.
+async function listed(allowed, limit) {
+  const ahead = [];
+  const behind = [];
+  const CHUNK = 2048;
+  for (let at = 0; at < allowed.length && ahead.length < limit; at += CHUNK) {
+    const ids = allowed.slice(at, at + CHUNK);
+    const texts = await Promise.all(Array.from(ids, textOf));
+    ids.forEach((id, i) => (progresses(texts[i]) ? ahead : behind).push(id));
+  }
+  return { ids: [...ahead, ...behind].slice(0, limit), progress: ahead.length > 0 };
+}
+
+// A random allowed token, uniform among those that make progress (whitespace-only tokens only
+// when nothing else is allowed).
+async function randomToken(allowed) {
+  const pick = (ids) => ids[Math.floor(Math.random() * ids.length)];
+  for (let i = 0; i < 64; i++) { // most masks: a few draws find one
+    const id = pick(allowed);
+    if (progresses(await textOf(id))) return id;
+  }
+  const texts = await Promise.all(Array.from(allowed, textOf));
+  const ahead = Array.from(allowed).filter((_, i) => progresses(texts[i]));
+  return pick(ahead.length ? ahead : allowed);
 }
 
 async function refresh() {
@@ -76,12 +126,14 @@ async function refresh() {
   out.replaceChildren(...demo.texts.map((text, i) => {
     const span = document.createElement("span");
     span.className = `t c${i % 6}`;
-    span.textContent = text;
-    span.title = `id ${demo.tokens[i]}`;
+    span.textContent = demo.finished && i === demo.texts.length - 1 ? text : shown(text);
+    span.dataset.text = text;
+    span.title = `id ${demo.tokens[i]}: ${JSON.stringify(text)}`;
     return span;
   }));
-  const texts = await Promise.all(demo.allowed.slice(0, SHOWN).map((id) => demo.tok.decode([id])));
-  $("constrain-allowed").replaceChildren(...demo.allowed.slice(0, SHOWN).map((id, i) => {
+  const { ids: first } = await listed(demo.allowed, SHOWN);
+  const texts = await Promise.all(first.map(textOf));
+  $("constrain-allowed").replaceChildren(...first.map((id, i) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "quiet";
@@ -102,7 +154,9 @@ async function begin() {
       demo.toks.set(name, loading);
       loading.catch(() => demo.toks.delete(name));
     }
-    demo.tok = await demo.toks.get(name);
+    const tok = await demo.toks.get(name);
+    if (tok !== demo.tok) tokenTexts.clear();
+    demo.tok = tok;
     demo.special = new Set(demo.tok.specialTokens);
     await demo.matcher?.free();
     const kind = $("constrain-kind").value;
@@ -155,7 +209,7 @@ function start() {
   $("constrain-restart").addEventListener("click", begin);
   $("constrain-undo").addEventListener("click", undo);
   $("constrain-random").addEventListener("click", () => {
-    if (demo.allowed.length) step(demo.allowed[Math.floor(Math.random() * demo.allowed.length)]);
+    if (demo.allowed.length && demo.state === "ready") randomToken(demo.allowed).then(step);
   });
   setState("idle", "");
   // Every bundled encoding (o200k_base, already in the list, stays selected).

@@ -277,7 +277,24 @@ function contentNamed(url) {
   return /-[0-9a-f]{16}\.[A-Za-z]+$/.test(u.pathname) || /^[0-9a-f]{16,64}$/.test(u.searchParams.get("v") ?? "");
 }
 
-async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true }) {
+// Parts of the standard library and of anytok that the first download leaves out (build_web.py's
+// lazyParts): Python asks for one (worker_glue._LazyParts) when it first imports a module of it,
+// and the import waits for it, so it is fetched synchronously (allowed in a worker); the HTTP
+// cache keeps it for later visits (its URL names its content).
+self.anytokFetchPart = (url) => {
+  const request = new XMLHttpRequest();
+  request.open("GET", url, false);
+  request.responseType = "arraybuffer";
+  try {
+    request.send();
+  } catch (err) {
+    throw new Error(`could not fetch ${url}: ${err.message}`);
+  }
+  if (request.status !== 200) throw new Error(`could not fetch ${url}: HTTP ${request.status}`);
+  return new Uint8Array(request.response);
+};
+
+async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true, lazyParts = [], pyodideLock = null }) {
   const start = performance.now();
   const stdlib = stdlibURL ? fetchOk(stdlibURL, "Python's standard library").then((r) => r.arrayBuffer()) : null;
   const files = Promise.all([
@@ -322,6 +339,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
 
   const startPython = async (extra) => {
     const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line), ...extra };
+    if (pyodideLock) options.lockFileContents = pyodideLock; // (no pyodide-lock.json to fetch)
     let blob = null;
     if (stdlib) options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
     try {
@@ -407,6 +425,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     }
     glue = py.pyimport("anytok_web_glue");
   }
+  glue.lazy_parts(JSON.stringify(lazyParts));
   // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
   // wasm and the stdlib (overlapping the rest), the snapshot's read and check (overlapping
   // Pyodide's own start), Pyodide's whole boot, anytok's install and import.

@@ -157,6 +157,66 @@ def install_files() -> None:
     js.anytokInstallFiles()
 
 
+# --- parts fetched when first imported ------------------------------------------------------
+#
+# The first visit downloads only what a first count needs (build_web.py's STDLIB_START and
+# ANYTOK_START); the rest of the standard library and of anytok are zips (the "lazy parts" of
+# anytok-assets.json), fetched by the worker (`anytokFetchPart`, a synchronous request: an
+# import cannot wait) and unpacked when Python first imports one of their modules.  The finder
+# is last on sys.meta_path, so it is asked only about modules nothing else found, and it acts
+# only for the modules a part lists: an optional import that is not there (`regex`) still fails
+# at once, with nothing fetched.
+
+
+class _LazyParts:
+    def __init__(self, parts: list[dict]) -> None:
+        self.parts = [{**p, "modules": frozenset(p["modules"]), "dir": None} for p in parts]
+
+    def find_spec(self, name, path=None, target=None):
+        for part in self.parts:
+            if name in part["modules"]:
+                if part["dir"] is None:
+                    part["dir"] = _unpack_part(part)
+                from importlib.machinery import PathFinder
+
+                parent = name.rpartition(".")[0]
+                where = part["dir"] + ("/" + parent.replace(".", "/") if parent else "")
+                return PathFinder.find_spec(name, [where])
+        return None
+
+
+def _unpack_part(part: dict) -> str:
+    """Fetches a part and unpacks it; the folder its top-level modules are in."""
+    import importlib
+    import io
+    import os
+    import sys
+    import zipfile
+
+    import js
+
+    if part["root"] == "anytok":
+        folder = os.path.dirname(anytok.__path__[0])  # next to anytok's own files
+    else:
+        folder = "/lib/anytok-lazy/" + part["root"]
+    data = js.anytokFetchPart(part["url"]).to_bytes()
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        zf.extractall(folder)
+    if folder not in sys.path and part["root"] != "anytok":
+        sys.path.append(folder)
+    importlib.invalidate_caches()
+    return folder
+
+
+def lazy_parts(parts_json: str) -> None:
+    """Called by the worker at every start (and after a restore): puts the finder of the parts
+    anytok-assets.json lists last on sys.meta_path, in place of any earlier one."""
+    import sys
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _LazyParts)]
+    sys.meta_path.append(_LazyParts(json.loads(parts_json)))
+
+
 def _compiled() -> dict:
     """Whether the standard library and anytok run from the .pyc build_web.py compiled.
 

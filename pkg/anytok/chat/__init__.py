@@ -1,0 +1,83 @@
+"""Chat: count and encode conversations as the model sees them.
+
+Three kinds of conversation, one flow each; all end in the ids of an anytok encoding, so the same
+code runs natively and under Pyodide:
+
+* OpenAI chat (`openai.py`): messages (dicts with role / content / name) -> ChatML ids per message
+  (`<|im_start|>` name-or-role separator content `<|im_end|>`) -> the reply prime -> ids, as
+  gpt-tokenizer 4.0.0's `encodeChat`.  A Chat Completions request (messages, functions / tools,
+  function_call / tool_choice) -> per-field ordinary token counts + OpenAI's fixed overheads + the
+  function definitions rendered as a TypeScript-like namespace -> one count, as its
+  `countChatCompletionTokens`.
+* Harmony (`harmony.py`, gpt-oss on o200k_harmony): a conversation in openai-harmony's JSON form ->
+  per message a header (role, recipient, channel, content type) and its content (the system and
+  developer contents rendered into text with their sections) -> ids, as openai-harmony 0.0.8's
+  `render_conversation[_for_completion]`; completion ids -> messages, as its
+  `parse_messages_from_completion_tokens`.
+* Hugging Face chat templates (`template.py`): messages + tools / documents / template kwargs ->
+  the tokenizer_config.json's Jinja template, rendered by jinja2's sandbox with the globals and
+  filters transformers gives it -> prompt text -> the tokenizer's ids (special tokens as written,
+  no added BOS), as transformers 5.23.0's `apply_chat_template`.  jinja2 is the optional extra
+  `anytok[chat]`, imported only when a template is rendered.
+
+Budgets (`count`, `count_till_limit`, `fits`, `message_counts`) work on the per-message ids.
+
+```
+>>> from anytok import chat
+>>> chat.count([{"role": "user", "content": "Hello!"}], model="gpt-4o")
+9
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import openai as _openai
+from .openai import count_request, format_functions
+
+
+def encode(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
+           allowed_special: Any = ()) -> list[int]:
+    """The ids of an OpenAI chat, as gpt-tokenizer's `encodeChat(messages)` for `model`.
+
+    `prime` is the role the reply is primed with ("" for none); special-token text in contents
+    raises `ValueError` unless `allowed_special` names it (or is "all")."""
+    return [i for part in _openai.message_ids(messages, model, prime=prime,
+                                              allowed_special=allowed_special) for i in part]
+
+
+def message_counts(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
+                   allowed_special: Any = ()) -> list[int]:
+    """What each message adds, then the reply prime's tokens as the last item; they sum to `count`."""
+    return [len(part) for part in _openai.message_ids(messages, model, prime=prime,
+                                                      allowed_special=allowed_special)]
+
+
+def count(messages: Any, model: str = "gpt-4o", **kwargs: Any) -> int:
+    """The number of ids `encode(messages, model)` gives."""
+    return sum(message_counts(messages, model, **kwargs))
+
+
+def count_till_limit(messages: Any, limit: int, model: str = "gpt-4o", **kwargs: Any) -> int | None:
+    """The count if it is at most `limit`, else None (stops encoding once over)."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    fmt = _openai.chat_format(model)
+    allowed = kwargs.get("allowed_special", ())
+    total = 0
+    for m in _openai._messages(messages):
+        total += len(fmt.message_ids(m, allowed))
+        if total > limit:
+            return None
+    total += len(fmt.prime_ids(kwargs.get("prime", "assistant"), allowed))
+    return total if total <= limit else None
+
+
+def fits(messages: Any, limit: int, model: str = "gpt-4o", **kwargs: Any) -> bool:
+    """Whether the chat's ids number at most `limit`."""
+    return count_till_limit(messages, limit, model, **kwargs) is not None
+
+
+__all__ = ["encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
+           "format_functions"]

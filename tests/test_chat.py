@@ -1,0 +1,194 @@
+"""anytok.chat against the references: gpt-tokenizer 4.0.0 in Node (OpenAI chat),
+openai-harmony 0.0.8 (harmony), transformers 5.23.0 (Hugging Face chat templates).
+
+Default run: a seeded sample per kind.  `ANYTOK_FULL=1` multiplies the generated cases (thousands
+per model).  The reference packages come from build_scripts/fetch_chat.py (npm, sha256-verified).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build_scripts"))
+from fetch_chat import fetch as fetch_chat  # noqa: E402
+
+from anytok import chat  # noqa: E402
+
+FULL = os.environ.get("ANYTOK_FULL") == "1"
+OPENAI_MODELS = ["gpt-4o", "gpt-4.1", "gpt-4", "gpt-3.5-turbo"]
+
+WORDS = ["hello", "world", " ", "", "\n", "  \n\n", "Grüße", "日本語のテキスト", "😀🎉", "x" * 50,
+         "def f(x):\n    return x", "1234567", "<|im_start|>", "<|endoftext|>", "<|im_sep|>",
+         "<|fim_prefix|>", "<|endofprompt|>", "<|im_end", "\u00a0\t", "Ω≈ç√", "don't", "'s"]
+ROLES = ["system", "user", "assistant", "developer", "function", "tool", None]
+NAMES = ["bob", "example_user", "A-b_9", "名前", "user name"]
+
+
+def _text(rng: random.Random, specials: bool = True) -> str:
+    words = WORDS if specials else [w for w in WORDS if "<|" not in w]
+    return "".join(rng.choice(words) + rng.choice(["", " ", ". "]) for _ in range(rng.randrange(0, 8)))
+
+
+def _message(rng: random.Random, specials: bool) -> dict:
+    m: dict = {}
+    role = rng.choice(ROLES)
+    if role is not None:
+        m["role"] = role
+    if rng.random() < 0.2:
+        m["name"] = rng.choice(NAMES)
+    m["content"] = _text(rng, specials and rng.random() < 0.2)
+    return m
+
+
+def _schema(rng: random.Random, depth: int) -> dict:
+    kind = rng.choice(["string", "number", "integer", "boolean", "null", "array", "object", "weird"]
+                      if depth < 3 else ["string", "number", "boolean"])
+    s: dict = {"type": kind if kind != "weird" else ["string", "null"]}
+    if rng.random() < 0.5:
+        s["description"] = _text(rng, False) or "a value"
+    if kind == "string" and rng.random() < 0.3:
+        s["enum"] = rng.sample(["a", "b c", 'q"uote', "é", "\n", "x\\y"], rng.randrange(0, 4))
+    if kind in ("number", "integer") and rng.random() < 0.3:
+        s["enum"] = rng.sample([1, 2.5, -3, 1e21, 1e-7, 0.1, 10**17], rng.randrange(1, 4))
+    if kind == "array" and rng.random() < 0.8:
+        s["items"] = _schema(rng, depth + 1)
+    if kind == "object":
+        props = {rng.choice(["id", "name", "10", "2", "loc_" + str(i), "ünï"]): _schema(rng, depth + 1)
+                 for i in range(rng.randrange(0, 4))}
+        if props or rng.random() < 0.5:
+            s["properties"] = props
+        if props and rng.random() < 0.7:
+            s["required"] = rng.sample(list(props), rng.randrange(0, len(props) + 1))
+    return s
+
+
+def _request(rng: random.Random) -> dict:
+    messages = [_message(rng, False) for _ in range(rng.randrange(0, 6))]
+    for m in messages:
+        if m.get("role") == "assistant" and rng.random() < 0.3:
+            m["function_call"] = {"name": rng.choice(["get_weather", "f"]),
+                                  "arguments": json.dumps({"city": _text(rng, False)})}
+            if rng.random() < 0.5:
+                m["content"] = None
+    req: dict = {"messages": messages}
+    if rng.random() < 0.7:
+        fns = []
+        for i in range(rng.randrange(0, 21)):
+            fn: dict = {"name": f"fn_{i}_{rng.choice(['get', 'set', 'x'])}"}
+            if rng.random() < 0.6:
+                fn["description"] = _text(rng, False) or "does things"
+            if rng.random() < 0.8:
+                fn["parameters"] = _schema(rng, 0) | {"type": "object"}
+                if "properties" not in fn["parameters"] and rng.random() < 0.7:
+                    fn["parameters"]["properties"] = {"q": _schema(rng, 1)}
+            fns.append(fn)
+        req["functions"] = fns
+        if rng.random() < 0.5:
+            req["function_call"] = rng.choice(["auto", "none", {"name": fns[0]["name"] if fns else "x"}])
+    return req
+
+
+def _tools_form(req: dict) -> dict:
+    out = {"messages": req["messages"]}
+    if "functions" in req:
+        out["tools"] = [{"type": "function", "function": f} for f in req["functions"]]
+    call = req.get("function_call")
+    if isinstance(call, dict):
+        out["tool_choice"] = {"type": "function", "function": call}
+    elif call is not None:
+        out["tool_choice"] = call
+    return out
+
+
+def _run_node(cases: list[dict]) -> list[dict]:
+    node = shutil.which("node")
+    assert node, "Node (>= 20) is needed for the gpt-tokenizer reference"
+    folder = fetch_chat() / "gpt-tokenizer"
+    proc = subprocess.run([node, str(ROOT / "tests" / "chat_reference.mjs"), str(folder)],
+                          input=json.dumps(cases), capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def openai_cases():
+    """Generated cases with gpt-tokenizer's answers, from one Node process."""
+    rng = random.Random(36)
+    per_model = 1500 if FULL else 60
+    cases = []
+    for model in OPENAI_MODELS:
+        for _ in range(per_model):
+            messages = [_message(rng, True) for _ in range(rng.randrange(0, 7))]
+            cases.append({"model": model, "op": "encode", "messages": messages})
+        for _ in range(per_model):
+            cases.append({"model": model, "op": "count_request", "request": _request(rng)})
+    return cases, _run_node(cases)
+
+
+@pytest.mark.parametrize("model", OPENAI_MODELS)
+def test_openai_encode_like_gpt_tokenizer(openai_cases, model):
+    cases, results = openai_cases
+    checked = errors = 0
+    for case, ref in zip(cases, results):
+        if case["model"] != model or case["op"] != "encode":
+            continue
+        if "error" in ref:
+            assert "special token" in ref["error"], ref
+            with pytest.raises(ValueError, match="special token"):
+                chat.encode(case["messages"], model=model)
+            errors += 1
+            continue
+        ids = chat.encode(case["messages"], model=model)
+        assert ids == ref["value"], case
+        parts = chat.message_counts(case["messages"], model=model)
+        assert sum(parts) == len(ids) == chat.count(case["messages"], model=model)
+        assert len(parts) == len(case["messages"]) + 1
+        assert chat.fits(case["messages"], len(ids), model=model)
+        assert chat.count_till_limit(case["messages"], len(ids), model=model) == len(ids)
+        if ids:
+            assert not chat.fits(case["messages"], len(ids) - 1, model=model)
+            assert chat.count_till_limit(case["messages"], len(ids) - 1, model=model) is None
+        checked += 1
+    assert checked > 10 and errors > 0
+
+
+@pytest.mark.parametrize("model", OPENAI_MODELS)
+def test_openai_count_request_like_gpt_tokenizer(openai_cases, model):
+    cases, results = openai_cases
+    checked = 0
+    for case, ref in zip(cases, results):
+        if case["model"] != model or case["op"] != "count_request":
+            continue
+        assert "error" not in ref, (case, ref)
+        assert chat.count_request(case["request"], model=model) == ref["value"], case
+        # the same request written with tools / tool_choice counts the same
+        assert chat.count_request(_tools_form(case["request"]), model=model) == ref["value"]
+        checked += 1
+    assert checked > 10
+
+
+def test_openai_bad_input():
+    with pytest.raises(ValueError, match="content"):
+        chat.encode([{"role": "user"}])
+    with pytest.raises(TypeError, match="content must be a string"):
+        chat.encode([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+    with pytest.raises(ValueError, match="unknown chat model"):
+        chat.encode([], model="no-such-model")
+    with pytest.raises(ValueError, match="harmony"):
+        chat.encode([], model="gpt-oss-120b")
+    with pytest.raises(ValueError, match="tool_choice"):
+        chat.count_request({"messages": [], "tools": [], "tool_choice": "required"})
+    with pytest.raises(ValueError, match="tool_calls"):
+        chat.count_request({"messages": [{"role": "assistant", "content": None,
+                                          "tool_calls": [{"id": "1"}]}]})
+    # special-token text is encoded as the token only when allowed
+    ids = chat.encode([{"role": "user", "content": "<|im_start|>"}], allowed_special="all")
+    assert ids.count(200003) == 3

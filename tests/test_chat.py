@@ -192,3 +192,90 @@ def test_openai_bad_input():
     # special-token text is encoded as the token only when allowed
     ids = chat.encode([{"role": "user", "content": "<|im_start|>"}], allowed_special="all")
     assert ids.count(200003) == 3
+
+
+# ---- Hugging Face chat templates against transformers 5.23.0 -----------------------------------
+
+TEMPLATE_MODELS = ["llama3_1", "qwen3", "gemma3", "deepseek_v3"]
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Weather of a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city"},
+            "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "now", "description": "The time.",
+                                      "parameters": {"type": "object", "properties": {}}}},
+]
+DOCUMENTS = [{"title": "Doc A", "text": "Paris is in France."}, {"title": "B", "text": "日本"}]
+
+
+def _template_conversation(rng: random.Random) -> list[dict]:
+    msgs = []
+    if rng.random() < 0.5:
+        msgs.append({"role": "system", "content": _text(rng) or "Be brief."})
+    for i in range(rng.randrange(1, 5)):
+        msgs.append({"role": "user", "content": _text(rng) or "hi"})
+        if rng.random() < 0.8:
+            m = {"role": "assistant", "content": _text(rng) or "ok"}
+            if rng.random() < 0.2:
+                m["reasoning_content"] = _text(rng, False) or "thinking"
+            msgs.append(m)
+    return msgs
+
+
+@pytest.fixture(scope="module", params=TEMPLATE_MODELS)
+def template_pair(request):
+    import transformers
+    import anytok
+
+    folder = fetch_chat() / request.param
+    ref = transformers.AutoTokenizer.from_pretrained(str(folder))
+    return request.param, ref, anytok.load(str(folder))
+
+
+def test_apply_chat_template_like_transformers(template_pair):
+    name, ref, tok = template_pair
+    rng = random.Random(f"template-{name}")
+    n = 300 if FULL else 12
+    options = [{}, {"add_generation_prompt": True}, {"continue_final_message": True},
+               {"tools": TOOLS, "add_generation_prompt": True}, {"documents": DOCUMENTS},
+               {"enable_thinking": False, "add_generation_prompt": True}]
+    compared = raised = 0
+    for i in range(n):
+        msgs = _template_conversation(rng)
+        kw = options[i % len(options)]
+        try:
+            want_text = ref.apply_chat_template(msgs, tokenize=False, **kw)
+            want_ids = ref.apply_chat_template(msgs, tokenize=True, return_dict=False, **kw)
+        except Exception as e:  # the template's own raise_exception, or transformers' checks
+            with pytest.raises(ValueError) as got:
+                tok.apply_chat_template(msgs, tokenize=False, **kw)
+            assert str(e).split("\n")[0][:40] in str(got.value) or "continue_final_message" in str(e)
+            raised += 1
+            continue
+        assert tok.apply_chat_template(msgs, tokenize=False, **kw) == want_text, (msgs, kw)
+        assert tok.apply_chat_template(msgs, **kw) == want_ids, (msgs, kw)
+        compared += 1
+    assert compared >= n // 2
+
+
+def test_template_errors_and_config_argument(tmp_path):
+    import anytok
+
+    folder = fetch_chat() / "llama3_1"
+    tok = anytok.load(str(folder / "tokenizer.json"), config=str(folder / "tokenizer_config.json"))
+    text = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    import transformers
+    ref = transformers.AutoTokenizer.from_pretrained(str(folder))
+    assert text == ref.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    bare = anytok.load(str(folder / "tokenizer.json"))
+    with pytest.raises(ValueError, match="no chat template"):
+        bare.apply_chat_template([{"role": "user", "content": "hi"}])
+    # a template that raises gives the template's own message
+    cfg = tmp_path / "tokenizer_config.json"
+    cfg.write_text(json.dumps({"chat_template": "{{ raise_exception('roles must alternate!') }}"}))
+    tok2 = anytok.load(str(folder / "tokenizer.json"), config=str(cfg))
+    with pytest.raises(ValueError, match="roles must alternate!"):
+        tok2.apply_chat_template([{"role": "user", "content": "hi"}])
+    with pytest.raises(ValueError, match="non-empty list"):
+        tok.apply_chat_template([])

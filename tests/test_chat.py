@@ -279,3 +279,57 @@ def test_template_errors_and_config_argument(tmp_path):
         tok2.apply_chat_template([{"role": "user", "content": "hi"}])
     with pytest.raises(ValueError, match="non-empty list"):
         tok.apply_chat_template([])
+
+
+# ---- CLI: anytok count --chat ---------------------------------------------------------------------
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "anytok", "count", *args], input=stdin,
+                          capture_output=True, text=True)
+
+
+def test_cli_count_chat_like_references(openai_cases, tmp_path):
+    cases, results = openai_cases
+    enc = next(c for c, r in zip(cases, results) if c["op"] == "encode" and "value" in r
+               and c["model"] == "gpt-4o" and len(c["messages"]) >= 2)
+    enc_ref = results[cases.index(enc)]["value"]
+    req = next(c for c, r in zip(cases, results) if c["op"] == "count_request"
+               and c["model"] == "gpt-4" and c["request"].get("functions"))
+    req_ref = results[cases.index(req)]["value"]
+    f = tmp_path / "messages.json"
+    f.write_text(json.dumps(enc["messages"]))
+    p = _cli("--chat", str(f), "-m", "gpt-4o")
+    assert p.returncode == 0 and p.stdout == f"{len(enc_ref)}\n", p.stderr
+    # -v: one line per message and the priming, then the total
+    p = _cli("--chat", str(f), "-m", "gpt-4o", "-v")
+    lines = p.stdout.splitlines()
+    assert len(lines) == len(enc["messages"]) + 2 and lines[-1].split()[0] == str(len(enc_ref))
+    assert sum(int(x.split()[0]) for x in lines[:-1]) == len(enc_ref)
+    # a request body from stdin, its model from the body; --max-tokens exit status
+    body = json.dumps({**req["request"], "model": "gpt-4"})
+    p = _cli("--chat", "-", "--json", stdin=body)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["tokens"] == req_ref and doc["kind"] == "request"
+    p = _cli("--chat", "-", "--max-tokens", str(req_ref - 1), stdin=body)
+    assert p.returncode == 3 and "exceed --max-tokens" in p.stderr
+    p = _cli("--chat", "-", "--max-tokens", str(req_ref), stdin=body)
+    assert p.returncode == 0 and p.stdout == f"{req_ref}\n"
+
+
+def test_cli_count_chat_template(tmp_path):
+    import transformers
+
+    folder = fetch_chat() / "qwen3"
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Grüße 😀"}]
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps(msgs))
+    ref = transformers.AutoTokenizer.from_pretrained(str(folder))
+    want = len(ref.apply_chat_template(msgs, add_generation_prompt=True, return_dict=False))
+    p = _cli("--chat", str(f), "--vocab", str(folder), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["tokens"] == want and sum(x["tokens"] for x in doc["results"][0]["parts"]) == want
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a chat"}')
+    p = _cli("--chat", str(bad))
+    assert p.returncode != 0 and "messages" in p.stderr

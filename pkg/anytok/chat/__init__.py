@@ -34,7 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import openai as _openai
-from .openai import count_request, format_functions
+from .openai import count_request, format_functions, request_parts
 
 
 def encode(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
@@ -47,22 +47,52 @@ def encode(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
                                               allowed_special=allowed_special) for i in part]
 
 
-def message_counts(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
-                   allowed_special: Any = ()) -> list[int]:
-    """What each message adds, then the reply prime's tokens as the last item; they sum to `count`."""
+def message_counts(messages: Any, model: Any = "gpt-4o", *, prime: str = "assistant",
+                   allowed_special: Any = (), **template_kwargs: Any) -> list[int]:
+    """What each message adds, then the reply prime's tokens as the last item; they sum to `count`.
+
+    `model` is an OpenAI model name, or a tokenizer with a chat template (`anytok.load(folder)`):
+    then message i adds the tokens by which the template's rendering of messages[:i+1] outgrows
+    that of messages[:i], and the last item is the generation prompt's share
+    (`template_kwargs` go to `apply_chat_template`)."""
+    if not isinstance(model, str):
+        return _template_counts(model, messages, **template_kwargs)
     return [len(part) for part in _openai.message_ids(messages, model, prime=prime,
                                                       allowed_special=allowed_special)]
 
 
-def count(messages: Any, model: str = "gpt-4o", **kwargs: Any) -> int:
-    """The number of ids `encode(messages, model)` gives."""
+def _template_counts(tok: Any, messages: Any, add_generation_prompt: bool = True,
+                     **kwargs: Any) -> list[int]:
+    if not hasattr(tok, "apply_chat_template"):
+        raise TypeError(f"model must be an OpenAI model name or a tokenizer with a chat template, "
+                        f"got {type(tok).__name__}")
+    msgs = list(_openai._messages(messages))
+    counts, before = [], 0
+    for i in range(1, len(msgs) + 1):
+        n = len(tok.apply_chat_template(msgs[:i], **kwargs))
+        counts.append(n - before)
+        before = n
+    final = len(tok.apply_chat_template(msgs, add_generation_prompt=add_generation_prompt, **kwargs))
+    counts.append(final - before)
+    return counts
+
+
+def count(messages: Any, model: Any = "gpt-4o", **kwargs: Any) -> int:
+    """The number of ids `encode(messages, model)` gives (or, for a tokenizer with a chat
+    template, `len(tok.apply_chat_template(messages, add_generation_prompt=True, **kwargs))`)."""
+    if not isinstance(model, str):
+        kwargs.setdefault("add_generation_prompt", True)
+        return len(model.apply_chat_template(list(_openai._messages(messages)), **kwargs))
     return sum(message_counts(messages, model, **kwargs))
 
 
-def count_till_limit(messages: Any, limit: int, model: str = "gpt-4o", **kwargs: Any) -> int | None:
-    """The count if it is at most `limit`, else None (stops encoding once over)."""
+def count_till_limit(messages: Any, limit: int, model: Any = "gpt-4o", **kwargs: Any) -> int | None:
+    """The count if it is at most `limit`, else None (an OpenAI chat stops encoding once over)."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
+    if not isinstance(model, str):
+        n = count(messages, model, **kwargs)
+        return n if n <= limit else None
     fmt = _openai.chat_format(model)
     allowed = kwargs.get("allowed_special", ())
     total = 0
@@ -74,10 +104,10 @@ def count_till_limit(messages: Any, limit: int, model: str = "gpt-4o", **kwargs:
     return total if total <= limit else None
 
 
-def fits(messages: Any, limit: int, model: str = "gpt-4o", **kwargs: Any) -> bool:
+def fits(messages: Any, limit: int, model: Any = "gpt-4o", **kwargs: Any) -> bool:
     """Whether the chat's ids number at most `limit`."""
     return count_till_limit(messages, limit, model, **kwargs) is not None
 
 
 __all__ = ["encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
-           "format_functions"]
+           "format_functions", "request_parts"]

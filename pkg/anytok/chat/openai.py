@@ -312,6 +312,12 @@ def _from_tools(request: Mapping[str, Any]) -> tuple[list | None, Any]:
 
 def count_request(request: Any, model: str = "gpt-4o") -> int:
     """Tokens of a Chat Completions request's prompt, as gpt-tokenizer's countChatCompletionTokens."""
+    return sum(n for _, n in request_parts(request, model))
+
+
+def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
+    """`count_request` as (label, tokens) parts: one per message, then the request's overheads
+    (the functions' part includes their deduction when a system message is present)."""
     if not isinstance(request, Mapping):
         request = {"messages": _messages(request)}
     enc = chat_format(model).encoding
@@ -332,8 +338,8 @@ def count_request(request: Any, model: str = "gpt-4o") -> int:
     functions, call = _from_tools(request)
     has_functions = bool(functions)
     padded = False
-    total = 0
-    for m in messages:
+    parts: list[tuple[str, int]] = []
+    for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(f"a message must be a dict, got {m!r:.80}")
         if m.get("tool_calls"):
@@ -345,7 +351,7 @@ def count_request(request: Any, model: str = "gpt-4o") -> int:
             padded = True
             if content and isinstance(content, str) and not content.endswith("\n"):
                 content += "\n"
-        total += n(role, "role") + n(content, "content")
+        total = n(role, "role") + n(content, "content")
         if m.get("name"):
             total += n(m["name"], "name") + NAME_OVERHEAD
         fc = m.get("function_call")
@@ -357,14 +363,17 @@ def count_request(request: Any, model: str = "gpt-4o") -> int:
         total += MESSAGE_OVERHEAD
         if role == "function":
             total -= FUNCTION_ROLE_DISCOUNT
-    total += REQUEST_OVERHEAD
+        parts.append((f"message {i + 1} ({role})", total))
+    parts.append(("reply priming", REQUEST_OVERHEAD))
     if has_functions:
-        total += n(format_functions(functions), "functions") + FUNCTIONS_OVERHEAD
+        total = n(format_functions(functions), "functions") + FUNCTIONS_OVERHEAD
         if any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages):
             total -= SYSTEM_WITH_FUNCTIONS_DEDUCTION
+        parts.append((f"functions ({len(functions)})", total))
     if call and call != "auto":
         if call == "none":
-            total += FUNCTION_CALL_NONE_OVERHEAD
+            parts.append(("function_call none", FUNCTION_CALL_NONE_OVERHEAD))
         elif isinstance(call, Mapping) and call.get("name"):
-            total += n(call["name"], "function_call.name") + FORCED_FUNCTION_OVERHEAD
-    return total
+            parts.append(("function_call name", n(call["name"], "function_call.name")
+                          + FORCED_FUNCTION_OVERHEAD))
+    return parts

@@ -333,3 +333,107 @@ def test_cli_count_chat_template(tmp_path):
     bad.write_text('{"not": "a chat"}')
     p = _cli("--chat", str(bad))
     assert p.returncode != 0 and "messages" in p.stderr
+
+
+# ---- Harmony against openai-harmony 0.0.8 ---------------------------------------------------------
+
+def _harmony_schema(rng: random.Random, depth: int) -> dict:
+    kinds = ["string", "number", "integer", "boolean", "array", "object", "oneOf", "typelist", "none"]
+    kind = rng.choice(kinds if depth < 3 else kinds[:4])
+    if kind == "oneOf":
+        s: dict = {"oneOf": [_harmony_schema(rng, depth + 1) for _ in range(rng.randrange(1, 4))]}
+    elif kind == "typelist":
+        s = {"type": rng.sample(["string", "integer", "null", "number"], rng.randrange(1, 3))}
+    elif kind == "none":
+        s = {}
+    else:
+        s = {"type": kind}
+    if kind == "string" and rng.random() < 0.3:
+        s["enum"] = rng.sample(["a", "b c", "ü", "x\\y"], rng.randrange(0, 4))
+    if kind == "array" and rng.random() < 0.7:
+        s["items"] = _harmony_schema(rng, depth + 1)
+    if kind == "object" and rng.random() < 0.9:
+        s["properties"] = {rng.choice(["id", "name", "10", "q_" + str(i), "ünï"]): _harmony_schema(rng, depth + 1)
+                           for i in range(rng.randrange(0, 4))}
+        if s["properties"] and rng.random() < 0.7:
+            s["required"] = rng.sample(list(s["properties"]), rng.randrange(0, len(s["properties"]) + 1))
+    for key, p, value in (("description", 0.5, lambda: _text(rng, False) or "d"),
+                          ("title", 0.1, lambda: "Title"), ("nullable", 0.15, lambda: True),
+                          ("examples", 0.1, lambda: ["ex1", 2]),
+                          ("default", 0.25, lambda: rng.choice(["dflt", 3, 2.5, 1e21, True, None, [1, "a"], {"k": 1}]))):
+        if rng.random() < p:
+            s[key] = value()
+    return s
+
+
+def _harmony_conversation(rng: random.Random) -> dict:
+    msgs = []
+    if rng.random() < 0.8:
+        sc: dict = {"type": "system_content"}
+        for key, values in (("model_identity", ["You are a bot.", None]),
+                            ("reasoning_effort", ["Low", "Medium", "High", None]),
+                            ("conversation_start_date", ["2025-06-28"]), ("knowledge_cutoff", ["2024-06", None]),
+                            ("channel_config", [{"valid_channels": ["analysis", "final"], "channel_required": False},
+                                                None])):
+            if rng.random() < 0.5:
+                sc[key] = rng.choice(values)
+        if rng.random() < 0.3:
+            sc["tools"] = {"browser": {"name": "browser", "description": "Tool for browsing.\nSecond line\n",
+                                       "tools": [{"name": "search", "description": "Searches.",
+                                                  "parameters": _harmony_schema(rng, 0)}]},
+                           "python": {"name": "python", "description": "Runs code.", "tools": []}}
+        msgs.append({"role": "system", "content": [sc]})
+    if rng.random() < 0.7:
+        dc: dict = {"type": "developer_content"}
+        if rng.random() < 0.7:
+            dc["instructions"] = _text(rng, False) or "Answer."
+        if rng.random() < 0.7:
+            dc["tools"] = {"functions": {"name": "functions", "tools": [
+                {"name": f"fn{i}", "description": rng.choice(["", "Does it.", "Two\nlines"]),
+                 **({"parameters": {"type": "object", **_harmony_schema(rng, 0), "type": "object"}}
+                    if rng.random() < 0.8 else {})}
+                for i in range(rng.randrange(0, 5))]}}
+        msgs.append({"role": "developer", "content": [dc]})
+    for _ in range(rng.randrange(1, 6)):
+        role = rng.choice(["user", "assistant", "assistant", "tool"])
+        m: dict = {"role": role, "content": [{"type": "text", "text": _text(rng, False)}]}
+        if role == "tool" or rng.random() < 0.1:
+            m["name"] = "functions.fn0"
+        if role == "assistant":
+            m["channel"] = rng.choice(["analysis", "commentary", "final", "final"])
+            if rng.random() < 0.3:
+                m["recipient"] = rng.choice(["functions.fn0", "all", "python"])
+                if rng.random() < 0.5:
+                    m["content_type"] = rng.choice(["<|constrain|>json", "<|constrain|>", "json"])
+        if role == "tool":
+            m["channel"] = "commentary"
+            m["recipient"] = "assistant"
+        msgs.append(m)
+    return {"messages": msgs}
+
+
+@pytest.fixture(scope="module")
+def harmony_encoding():
+    from fetch_reference import reference_dir
+
+    os.environ["TIKTOKEN_ENCODINGS_BASE"] = str(reference_dir())
+    import openai_harmony
+
+    return openai_harmony, openai_harmony.load_harmony_encoding(openai_harmony.HarmonyEncodingName.HARMONY_GPT_OSS)
+
+
+def test_harmony_render_like_openai_harmony(harmony_encoding):
+    h, enc = harmony_encoding
+    rng = random.Random(8)
+    n = 2000 if FULL else 150
+    for _ in range(n):
+        d = _harmony_conversation(rng)
+        conv = h.Conversation.from_json(json.dumps(d))
+        role = rng.choice(["assistant", "user"])
+        assert chat.harmony_render(d) == enc.render_conversation_for_completion(conv, h.Role.ASSISTANT), d
+        assert chat.harmony_render(d, next_role=role) == \
+            enc.render_conversation_for_completion(conv, h.Role(role)), d
+        assert chat.harmony_render(d, for_completion=False) == enc.render_conversation(conv), d
+        cfg = h.RenderConversationConfig(auto_drop_analysis=False)
+        assert chat.harmony_render(d, auto_drop_analysis=False) == \
+            enc.render_conversation_for_completion(conv, h.Role.ASSISTANT, cfg), d

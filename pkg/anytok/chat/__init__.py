@@ -109,5 +109,15 @@ def fits(messages: Any, limit: int, model: Any = "gpt-4o", **kwargs: Any) -> boo
     return count_till_limit(messages, limit, model, **kwargs) is not None
 
 
-__all__ = ["encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
+def harmony_render(conversation: Any, for_completion: bool = True, *, next_role: str = "assistant",
+                   auto_drop_analysis: bool = True) -> list[int]:
+    """A harmony conversation ({"messages": [...]} in openai-harmony's JSON form, or that JSON
+    text) as ids: openai-harmony 0.0.8's render_conversation_for_completion(conversation,
+    Role(next_role)) with for_completion=True, else its render_conversation."""
+    from .harmony import render
+
+    return render(conversation, for_completion, next_role, auto_drop_analysis)
+
+
+__all__ = ["harmony_render", "encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
            "format_functions", "request_parts"]

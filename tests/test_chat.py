@@ -437,3 +437,63 @@ def test_harmony_render_like_openai_harmony(harmony_encoding):
         cfg = h.RenderConversationConfig(auto_drop_analysis=False)
         assert chat.harmony_render(d, auto_drop_analysis=False) == \
             enc.render_conversation_for_completion(conv, h.Role.ASSISTANT, cfg), d
+
+
+def _reference_parse(h, enc, ids, role):
+    try:
+        got = enc.parse_messages_from_completion_tokens(ids, None if role is None else h.Role(role))
+    except Exception as e:  # openai-harmony raises HarmonyError / ValueError
+        return e
+    out = []
+    for m in got:
+        d = m.to_dict()
+        d["role"] = d["role"].value if hasattr(d["role"], "value") else d["role"]
+        out.append(d)
+    return out
+
+
+def test_harmony_parse_like_openai_harmony(harmony_encoding):
+    h, enc = harmony_encoding
+    rng = random.Random(9)
+    n = 2000 if FULL else 150
+    compared = failed = 0
+    for i in range(n):
+        d = _harmony_conversation(rng)
+        msgs = [m for m in d["messages"] if m["role"] not in ("system", "developer")]
+        ids = chat.harmony_render({"messages": msgs}, for_completion=False)
+        role = None
+        if i % 3 == 1 and ids:
+            ids = ids[1:]  # completion ids start after <|start|>: the role is given
+            role = msgs[0]["role"]
+        if i % 5 == 2 and len(ids) > 3:
+            ids = ids[: rng.randrange(1, len(ids))]  # a cut completion
+        if i % 7 == 3:
+            ids = ids + enc.encode(" junk <|channel|>x", allowed_special="all")
+        want = _reference_parse(h, enc, ids, role)
+        if isinstance(want, Exception):
+            with pytest.raises(ValueError):
+                chat.harmony_parse(ids, role)
+            failed += 1
+        else:
+            assert chat.harmony_parse(ids, role) == want, (ids, role)
+            compared += 1
+    assert compared > n // 2 and failed > 0
+
+
+def test_budgets_on_harmony_and_templates(harmony_encoding):
+    h, enc = harmony_encoding
+    d = _harmony_conversation(random.Random(5))
+    want = len(enc.render_conversation_for_completion(h.Conversation.from_json(json.dumps(d)), h.Role.ASSISTANT))
+    assert chat.count(d, model="gpt-oss-120b") == want == sum(chat.message_counts(d, model="gpt-oss-20b"))
+    assert chat.fits(d, want, model="gpt-oss-120b") and not chat.fits(d, want - 1, model="gpt-oss-120b")
+    import transformers
+    import anytok
+
+    folder = fetch_chat() / "deepseek_v3"
+    tok, ref = anytok.load(str(folder)), transformers.AutoTokenizer.from_pretrained(str(folder))
+    msgs = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"},
+            {"role": "user", "content": "Grüße"}]
+    want = len(ref.apply_chat_template(msgs, add_generation_prompt=True, return_dict=False))
+    parts = chat.message_counts(msgs, tok)
+    assert chat.count(msgs, tok) == sum(parts) == want and len(parts) == 4
+    assert chat.count_till_limit(msgs, want, tok) == want and chat.count_till_limit(msgs, want - 1, tok) is None

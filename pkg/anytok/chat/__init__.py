@@ -51,14 +51,29 @@ def message_counts(messages: Any, model: Any = "gpt-4o", *, prime: str = "assist
                    allowed_special: Any = (), **template_kwargs: Any) -> list[int]:
     """What each message adds, then the reply prime's tokens as the last item; they sum to `count`.
 
-    `model` is an OpenAI model name, or a tokenizer with a chat template (`anytok.load(folder)`):
+    `model` is an OpenAI model name (a gpt-oss one counts a harmony conversation, rendered for
+    completion as `harmony_render`), or a tokenizer with a chat template (`anytok.load(folder)`):
     then message i adds the tokens by which the template's rendering of messages[:i+1] outgrows
     that of messages[:i], and the last item is the generation prompt's share
     (`template_kwargs` go to `apply_chat_template`)."""
     if not isinstance(model, str):
         return _template_counts(model, messages, **template_kwargs)
+    if _is_harmony(model):
+        from .harmony import render_parts
+
+        return [len(p) for p in render_parts(messages if isinstance(messages, dict) else
+                                             {"messages": list(messages)}, True, prime or "assistant")]
     return [len(part) for part in _openai.message_ids(messages, model, prime=prime,
                                                       allowed_special=allowed_special)]
+
+
+def _is_harmony(model: str) -> bool:
+    from ..model import encoding_name_for_model
+
+    try:
+        return encoding_name_for_model(model) == "o200k_harmony"
+    except KeyError:
+        return False
 
 
 def _template_counts(tok: Any, messages: Any, add_generation_prompt: bool = True,
@@ -90,7 +105,7 @@ def count_till_limit(messages: Any, limit: int, model: Any = "gpt-4o", **kwargs:
     """The count if it is at most `limit`, else None (an OpenAI chat stops encoding once over)."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    if not isinstance(model, str):
+    if not isinstance(model, str) or _is_harmony(model):
         n = count(messages, model, **kwargs)
         return n if n <= limit else None
     fmt = _openai.chat_format(model)
@@ -119,5 +134,13 @@ def harmony_render(conversation: Any, for_completion: bool = True, *, next_role:
     return render(conversation, for_completion, next_role, auto_drop_analysis)
 
 
-__all__ = ["harmony_render", "encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
+def harmony_parse(ids: Any, role: str | None = None) -> list[dict]:
+    """Messages of gpt-oss completion ids, as openai-harmony 0.0.8's
+    parse_messages_from_completion_tokens(ids, Role(role)) gives them (their to_dict form)."""
+    from .harmony import parse
+
+    return parse(ids, role)
+
+
+__all__ = ["harmony_render", "harmony_parse", "encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
            "format_functions", "request_parts"]

@@ -385,3 +385,140 @@ def render_parts(conversation: Any, for_completion: bool = True, next_role: str 
 def render(conversation: Any, for_completion: bool = True, next_role: str = "assistant",
            auto_drop_analysis: bool = True) -> list[int]:
     return [i for p in render_parts(conversation, for_completion, next_role, auto_drop_analysis) for i in p]
+
+
+# ---- parsing completion ids back into messages ------------------------------------------------
+
+STOP = (RETURN, CALL, END)
+_ASCII_WS = " \t\n\x0c\r"
+
+
+def _rust_ws(c: str) -> bool:
+    return c.isspace() and c not in "\x1c\x1d\x1e\x1f"
+
+
+def _parse_header(text: str, role: str | None) -> dict:
+    channel = None
+    at = text.find("<|channel|>")
+    if at >= 0:
+        after = text[at + len("<|channel|>"):]
+        end = next((i for i, c in enumerate(after) if _rust_ws(c) or c == "<"), len(after))
+        if end == 0:
+            raise HarmonyError("channel marker present but no channel value found in header")
+        channel = after[:end]
+        text = text[:at] + after[end:]
+    text = text.strip()  # Rust's trim: Unicode whitespace
+    while text and _rust_ws(text[0]):
+        text = text[1:]
+    while text and _rust_ws(text[-1]):
+        text = text[:-1]
+    if "<|constrain|>" in text:
+        text = text.replace("<|constrain|>", " <|constrain|>")
+        while text and _rust_ws(text[0]):
+            text = text[1:]
+        while text and _rust_ws(text[-1]):
+            text = text[:-1]
+    parts = [p for p in _split_ascii_ws(text) if p]
+    role_str = None
+    if role is None:
+        if not parts:
+            raise HarmonyError("message header did not contain a role")
+        role_str = parts[0]
+        if role_str in ROLES:
+            role = role_str
+        elif len(parts) > 1 or parts[0].startswith("to="):
+            parts.pop(0)
+            role = "tool"
+        else:
+            raise HarmonyError(f"Unknown role: {role_str}")
+    if parts and parts[0] == role:
+        parts.pop(0)
+    recipient = content_type = None
+    if parts:
+        n = len(parts)
+        last = parts.pop()
+        if last.startswith("to="):
+            recipient = last[3:]
+        elif n == 1:
+            recipient = last
+        else:
+            content_type = last
+            if parts:
+                raw = parts.pop()
+                recipient = raw[3:] if raw.startswith("to=") else raw
+        if parts:
+            raise HarmonyError(f"unexpected tokens remaining in message header: {' '.join(parts)!r}")
+    m: dict = {"role": role, "name": role_str if role == "tool" else None}
+    return {"header": m, "channel": channel, "recipient": recipient, "content_type": content_type}
+
+
+def _split_ascii_ws(text: str) -> list[str]:
+    out, cur = [], []
+    for c in text:
+        if c in _ASCII_WS:
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(c)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def parse(ids: Any, role: str | None = None) -> list[dict]:
+    """Messages of completion ids, as openai-harmony's parse_messages_from_completion_tokens
+    (strict) gives them, in its to_dict form ({"role", "name", "content": [{"type": "text",
+    "text"}], "channel"?, "recipient"?, "content_type"?}).  `role`: the role of the first message
+    when the ids start after its `<|start|>` (e.g. "assistant")."""
+    if role is not None and role not in ROLES:
+        raise HarmonyError(f"Unknown role: {role!r}")
+    enc = _renderer().enc
+    messages: list[dict] = []
+    state = "header" if role is not None else "start"
+    header: list[int] = []
+    content: list[int] = []
+    parsed: dict = {}
+
+    def decode(tokens: list[int], what: str) -> str:
+        try:
+            data = enc.decode_bytes(tokens)
+        except (KeyError, ValueError, IndexError):
+            raise HarmonyError(f"{what}: not ids of o200k_harmony: {tokens!r:.80}") from None
+        return data.decode("utf-8", "replace")
+
+    def finish() -> None:
+        m = dict(parsed["header"])
+        m["content"] = [{"type": "text", "text": decode(content, "content")}]
+        for key in ("channel", "recipient", "content_type"):
+            if parsed[key] is not None:
+                m[key] = parsed[key]
+        messages.append(m)
+
+    for t in ids:
+        if state == "start":
+            if t != START:
+                raise HarmonyError(f"Unexpected token {t} while expecting start token {START}")
+            state, header = "header", []
+        elif state == "header":
+            if t == MESSAGE:
+                try:
+                    text = enc.decode_bytes(header).decode("utf-8")
+                except UnicodeDecodeError:
+                    raise HarmonyError("could not decode header") from None
+                parsed = _parse_header(text, role)
+                role = None
+                state, content = "content", []
+            else:
+                header.append(t)
+        else:
+            if t in STOP:
+                finish()
+                state = "start"
+            else:
+                content.append(t)
+    if state == "header":
+        raise HarmonyError("Unexpected EOS while waiting for message header to complete")
+    if state == "content":
+        finish()
+    return messages

@@ -497,3 +497,15 @@ def test_budgets_on_harmony_and_templates(harmony_encoding):
     parts = chat.message_counts(msgs, tok)
     assert chat.count(msgs, tok) == sum(parts) == want and len(parts) == 4
     assert chat.count_till_limit(msgs, want, tok) == want and chat.count_till_limit(msgs, want - 1, tok) is None
+
+
+def test_cli_count_chat_harmony(harmony_encoding, tmp_path):
+    h, enc = harmony_encoding
+    d = _harmony_conversation(random.Random(11))
+    want = len(enc.render_conversation_for_completion(h.Conversation.from_json(json.dumps(d)), h.Role.ASSISTANT))
+    f = tmp_path / "harmony.json"
+    f.write_text(json.dumps(d))
+    p = _cli("--chat", str(f), "-m", "gpt-oss-120b", "-v")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[-1].split()[0] == str(want) and sum(int(x.split()[0]) for x in lines[:-1]) == want

@@ -5,7 +5,8 @@ FILE.json ('-' for stdin) holds a messages array or a whole Chat Completions req
 (gpt-tokenizer's encodeChat), a request body as `chat.count_request` (its
 countChatCompletionTokens: functions / tools included).  Each `--vocab FOLDER` counts the
 rendering of its tokenizer_config.json's chat template with a generation prompt (the request's
-`tools` passed on).  `-v` prints what each message adds; `--json` one JSON document;
+`tools` passed on).  A gpt-oss model counts a harmony conversation (openai-harmony's JSON form)
+rendered for completion.  `-v` prints what each message adds; `--json` one JSON document;
 `--max-tokens N` exits with status 3 when a count exceeds N.
 """
 
@@ -38,9 +39,12 @@ def _parts(kind: str, value: str, request: dict, is_request: bool) -> list[tuple
 
     messages = request["messages"]
     if kind == "model":
-        if is_request:
+        if chat._is_harmony(value):  # a harmony conversation ({"messages": [...]}), rendered for completion
+            counts = chat.message_counts(request, value)
+        elif is_request:
             return chat.request_parts(request, value)
-        counts = chat.message_counts(messages, value)
+        else:
+            counts = chat.message_counts(messages, value)
     elif kind == "vocab":
         from ..files import load
 
@@ -51,6 +55,8 @@ def _parts(kind: str, value: str, request: dict, is_request: bool) -> list[tuple
                          f"template (--vocab), not for the encoding {value!r}")
     labels = [f"message {i + 1} ({m.get('role') if isinstance(m, dict) else '?'})"
               for i, m in enumerate(messages)]
+    if len(counts) != len(messages) + 1:  # harmony left analysis messages out
+        labels = [f"rendered message {i + 1}" for i in range(len(counts) - 1)]
     return list(zip(labels + ["reply priming"], counts))
 
 

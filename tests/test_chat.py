@@ -509,3 +509,21 @@ def test_cli_count_chat_harmony(harmony_encoding, tmp_path):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[-1].split()[0] == str(want) and sum(int(x.split()[0]) for x in lines[:-1]) == want
+
+
+def test_folder_config_problems(tmp_path):
+    import shutil as sh
+
+    import anytok
+
+    src = fetch_chat() / "qwen3"
+    folder = tmp_path / "m"
+    folder.mkdir()
+    sh.copy(src / "tokenizer.json", folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text("{not json")
+    tok = anytok.load(str(folder))  # the load itself still works
+    assert tok.encode("hi") == anytok.load(str(src / "tokenizer.json")).encode("hi")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        tok.apply_chat_template([{"role": "user", "content": "hi"}])
+    with pytest.raises(ValueError, match="not valid JSON"):
+        anytok.load(str(folder / "tokenizer.json"), config=str(folder / "tokenizer_config.json"))

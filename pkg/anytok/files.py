@@ -184,12 +184,16 @@ def load(
             tok = _load_folder(os.fspath(source), name)
         else:
             tok = load(source, name=name, pat_str=pat_str, special_tokens=special_tokens)
+        explicit = config is not None
         if config is None:
             config = os.path.join(source, "tokenizer_config.json")
         if not hasattr(tok, "apply_chat_template"):
-            raise VocabSourceError(f"{config}: chat templates apply to Hugging Face tokenizer.json "
-                                   f"tokenizers, not to {type(tok).__name__}")
-        tok.chat_templates = ChatTemplates.from_file(config)
+            if explicit:
+                raise VocabSourceError(f"{config}: chat templates apply to Hugging Face tokenizer.json "
+                                       f"tokenizers, not to {type(tok).__name__}")
+            return tok  # a folder's config beside another format: no template to attach
+        # A folder's own damaged config fails when a template is applied, not the load.
+        tok.chat_templates = ChatTemplates.from_file(config) if explicit else ChatTemplates.lazy(config)
         return tok
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         return _load_folder(os.fspath(source), name)

@@ -65,7 +65,21 @@ class ChatTemplates:
                 config = {**config, "chat_template": f.read()}
         return cls(config, path)
 
+    @classmethod
+    def lazy(cls, path: str | os.PathLike) -> "ChatTemplates":
+        """`from_file(path)`, or one whose use raises the reason it could not be read."""
+        try:
+            return cls.from_file(path)
+        except (ChatTemplateError, OSError, UnicodeDecodeError) as e:
+            broken = cls({}, os.fspath(path))
+            broken.error = f"{os.fspath(path)}: {e}" if not str(e).startswith(os.fspath(path)) else str(e)
+            return broken
+
+    error: str | None = None
+
     def select(self, chat_template: str | None, tools: Any) -> str:
+        if self.error is not None:
+            raise ChatTemplateError(self.error)
         t = self.template
         if isinstance(t, dict):
             if chat_template is not None and chat_template in t:

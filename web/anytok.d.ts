@@ -229,6 +229,38 @@ export declare class AnyTokError extends Error {
  * in the order called, and return promises; errors (including Python's) reject them with an
  * AnyTokError.
  */
+/** An OpenAI chat message (content as a string). */
+export interface ChatMessage {
+  role?: string;
+  name?: string;
+  content: string | null;
+  function_call?: { name?: string; arguments?: string };
+}
+
+/** A Chat Completions request body (what countChat counts of it). */
+export interface ChatRequest {
+  model?: string;
+  messages: readonly ChatMessage[];
+  functions?: readonly { name: string; description?: string; parameters?: object }[];
+  function_call?: "auto" | "none" | { name: string };
+  tools?: readonly { type: "function"; function: { name: string; description?: string; parameters?: object } }[];
+  tool_choice?: "auto" | "none" | { type: "function"; function: { name: string } };
+}
+
+/** A harmony conversation in openai-harmony's JSON form. */
+export interface HarmonyConversation {
+  messages: readonly object[];
+}
+
+export interface ChatOptions {
+  /** The OpenAI model (its chat layout); it must use the tokenizer's encoding. */
+  model?: string;
+  /** The role the reply is primed with ("" for none); default "assistant". */
+  prime?: string;
+  /** Harmony: render for completion (default true). */
+  forCompletion?: boolean;
+}
+
 export declare class AnyTok {
   /** Load an encoding; starts the worker (Pyodide) on first use and shares it afterwards. */
   static load(options: LoadOptions): Promise<AnyTok>;
@@ -277,6 +309,12 @@ export declare class AnyTok {
   count(text: string, options?: EncodeOptions): Promise<number>;
   /** `count` of each text, in one request. */
   countBatch(texts: readonly string[], options?: EncodeOptions): Promise<number[]>;
+  /** An OpenAI chat's ids (gpt-tokenizer's encodeChat), or a harmony conversation's on o200k_harmony. */
+  encodeChat(messages: readonly ChatMessage[] | HarmonyConversation, options?: ChatOptions): Promise<number[]>;
+  /** A chat's token count: a messages array, or a Chat Completions request (functions / tools counted). */
+  countChat(input: readonly ChatMessage[] | ChatRequest, options?: ChatOptions & { perMessage?: false }): Promise<number>;
+  /** What each message adds, then the reply priming. */
+  countChat(input: readonly ChatMessage[], options: ChatOptions & { perMessage: true }): Promise<number[]>;
   /**
    * The tokens of text as pieces of it (for showing how text is split).  Exact for encodings,
    * and for Hugging Face and SentencePiece tokenizers whenever their tokens spell the text

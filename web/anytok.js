@@ -739,6 +739,32 @@ export class AnyTok {
     return this.#sharedCalls;
   }
 
+  /**
+   * The ids of an OpenAI chat as gpt-tokenizer's encodeChat gives them (anytok.chat.encode), or of
+   * a harmony conversation (openai-harmony's JSON form) on o200k_harmony.  `options.model`
+   * defaults to gpt-4o on o200k_base, gpt-4 on cl100k_base, gpt-oss-120b on o200k_harmony.
+   */
+  async encodeChat(messages, options = {}) {
+    return this.#call("chat", { op: "encode", payload: { ...options, messages } });
+  }
+
+  /**
+   * The tokens of a chat: a messages array (as `encodeChat(...).length`), or a whole Chat
+   * Completions request with functions / tools (gpt-tokenizer's countChatCompletionTokens).
+   * With `options.perMessage`, what each message adds, then the reply priming (messages only).
+   */
+  async countChat(input, options = {}) {
+    const { perMessage = false, ...rest } = options;
+    if (Array.isArray(input)) {
+      return this.#call("chat", { op: perMessage ? "messageCounts" : "count", payload: { ...rest, messages: input } });
+    }
+    if (input && typeof input === "object" && Array.isArray(input.messages)) {
+      if (perMessage) throw new TypeError("anytok: countChat's perMessage takes a messages array");
+      return this.#call("chat", { op: "countRequest", payload: { ...rest, request: input } });
+    }
+    throw new TypeError("anytok: countChat takes a messages array or a request with 'messages'");
+  }
+
   /** `count` of each text, in one request. */
   async countBatch(texts, options) {
     if (!Array.isArray(texts)) throw new TypeError("anytok: texts must be an array of strings");

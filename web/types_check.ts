@@ -87,4 +87,10 @@ export async function misuse(tok: AnyTok): Promise<void> {
   await tok.constrain({ regex: "a", grammar: "start: A" });
   // @ts-expect-error: a regex is text
   await tok.constrain({ regex: /a+/ });
+  const chatIds: number[] = await tok.encodeChat([{ role: "user", content: "hi" }], { model: "gpt-4o" });
+  const chatCount: number = await tok.countChat({ messages: [{ role: "user", content: "hi" }], tool_choice: "auto" });
+  const chatParts: number[] = await tok.countChat([{ role: "user", content: "hi" }], { perMessage: true });
+  // @ts-expect-error: content is a string
+  await tok.encodeChat([{ role: "user", content: 5 }]);
+  void [chatIds, chatCount, chatParts];
 }

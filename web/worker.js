@@ -690,6 +690,10 @@ const OPS = {
     const data = bytesOf(glue.to_atok(key));
     return [data, [data.buffer]];
   },
+  async chat({ key, op, payload }) {
+    const { glue } = await ready();
+    return [JSON.parse(glue.chat(key, op, JSON.stringify(payload)))];
+  },
   async countTillLimit({ key, text, limit }) {
     const { glue } = await ready();
     return [glue.count_till_limit(key, text, limit) ?? null];

@@ -521,6 +521,52 @@ def to_atok(key: str):
     return memoryview(tokenizer_to_bytes(_tok(key)))
 
 
+_CHAT_MODELS = {"o200k_base": "gpt-4o", "cl100k_base": "gpt-4", "o200k_harmony": "gpt-oss-120b"}
+_CHAT_VOCAB_SIZES = {"o200k_base": 200019, "cl100k_base": 100277, "o200k_harmony": 201088}
+
+
+def chat(key: str, op: str, payload: str) -> str:
+    """anytok.chat on the loaded encoding `key` (JSON in and out): op "encode" / "count" /
+    "messageCounts" (messages), "countRequest" (a Chat Completions request), "harmonyRender"."""
+    from anytok import chat as chat_mod
+    from anytok.model import encoding_name_for_model
+
+    from anytok import registry
+
+    tok = _tok(key)
+    args = json.loads(payload)
+    name = getattr(tok, "name", None)
+    # The page's bundled encoding is the one anytok.chat asks the registry for (the slim wheel has
+    # no vocabulary files): registered under its name when it is that encoding.
+    if isinstance(tok, anytok.Encoding) and _CHAT_VOCAB_SIZES.get(name) == tok.n_vocab:
+        registry.ENCODINGS.setdefault(name, tok)
+    model = args.get("model") or _CHAT_MODELS.get(name)
+    if model is None:
+        raise ValueError(f"anytok: chat needs an OpenAI model (options.model) for the tokenizer {name!r}")
+    try:
+        model_encoding = encoding_name_for_model(model)
+    except KeyError:
+        raise ValueError(f"unknown chat model {model!r}") from None
+    if model_encoding != name:
+        raise ValueError(f"model {model!r} uses {model_encoding}, not this tokenizer ({name})")
+    prime = args.get("prime", "assistant")
+    messages = args.get("messages")
+    if op == "encode":
+        if model_encoding == "o200k_harmony":
+            result = chat_mod.harmony_render(messages, args.get("forCompletion", True))
+        else:
+            result = chat_mod.encode(messages, model, prime=prime)
+    elif op == "count":
+        result = chat_mod.count(messages, model, prime=prime)
+    elif op == "messageCounts":
+        result = chat_mod.message_counts(messages, model, prime=prime)
+    elif op == "countRequest":
+        result = chat_mod.count_request(args.get("request"), model)
+    else:
+        raise ValueError(f"unknown chat operation {op!r}")
+    return json.dumps(result)
+
+
 def count_till_limit(key: str, text: str, limit: int):
     return _tok(key).count_till_limit(text, limit)
 

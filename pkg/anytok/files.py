@@ -179,8 +179,12 @@ def load(
     name: str | None = None,
     pat_str: str | None = None,
     special_tokens: dict[str, int] | None = None,
+    config: str | os.PathLike | None = None,
 ):
     """Load a tokenizer from a file, a folder, or bytes, whatever its format.
+
+    `config`: a tokenizer_config.json whose chat template `tok.apply_chat_template` uses (a
+    folder's own tokenizer_config.json is read by default).
 
     Returns an `Encoding` for tiktoken-style vocabularies (`.atok`, `.tiktoken` with
     `pat_str`, tekken JSON, GPT-2 files) and a tokenizer object with the same core API
@@ -193,6 +197,25 @@ def load(
     >>> anytok.save(tok, "llama3.atok")      # compact, loads back identically
     ```
     """
+    if config is not None or (isinstance(source, (str, os.PathLike)) and os.path.isdir(source)
+                              and os.path.isfile(os.path.join(source, "tokenizer_config.json"))):
+        from .chat.template import ChatTemplates
+
+        if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+            tok = _load_folder(os.fspath(source), name)
+        else:
+            tok = load(source, name=name, pat_str=pat_str, special_tokens=special_tokens)
+        explicit = config is not None
+        if config is None:
+            config = os.path.join(source, "tokenizer_config.json")
+        if not hasattr(tok, "apply_chat_template"):
+            if explicit:
+                raise VocabSourceError(f"{config}: chat templates apply to Hugging Face tokenizer.json "
+                                       f"tokenizers, not to {type(tok).__name__}")
+            return tok  # a folder's config beside another format: no template to attach
+        # A folder's own damaged config fails when a template is applied, not the load.
+        tok.chat_templates = ChatTemplates.from_file(config) if explicit else ChatTemplates.lazy(config)
+        return tok
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         return _load_folder(os.fspath(source), name)
     if _is_gguf(source):  # a model file: read its header only, never the whole file

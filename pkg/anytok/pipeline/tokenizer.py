@@ -133,6 +133,19 @@ class Tokenizer(IncrementalMixin):
     # ----------------------------------------------------------------------------------------
     # Encoding
     # ----------------------------------------------------------------------------------------
+    # Set by anytok.load when a tokenizer_config.json comes with the tokenizer (anytok.chat.template).
+    chat_templates = None
+
+    def apply_chat_template(self, messages, tools=None, documents=None, add_generation_prompt=False,
+                            continue_final_message=False, tokenize=True, **template_kwargs):
+        """The chat's prompt ids (or text with tokenize=False) as transformers' apply_chat_template
+        gives them with this tokenizer's tokenizer_config.json (see anytok.chat; needs jinja2)."""
+        from ..chat.template import apply_chat_template
+
+        return apply_chat_template(self, self.chat_templates, messages, tools, documents,
+                                   add_generation_prompt, continue_final_message, tokenize,
+                                   **template_kwargs)
+
     def encode(self, text: str, *, add_special_tokens: bool = False) -> list[int]:
         """Token ids of `text`; with add_special_tokens=True the post-processor's too (HF's
         default is True, anytok's False)."""

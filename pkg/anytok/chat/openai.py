@@ -1,0 +1,379 @@
+"""OpenAI chat: a conversation as ChatML ids, and the token count of a Chat Completions request.
+
+`encode` gives the ids gpt-tokenizer 4.0.0's `encodeChat(messages)` gives for a model: for each
+message `<|im_start|>` + name-or-role + separator + content + `<|im_end|>` (+ "\\n" for gpt-3.5),
+then the reply's prime `<|im_start|>assistant` + separator.  The separator is `<|im_sep|>` for the
+gpt-4 family and later, "\\n" for gpt-3.5.  `count_request` gives the count of its
+`countChatCompletionTokens(request)`: per message its fields' ordinary token counts plus a fixed
+overhead, plus the function definitions rendered as the TypeScript-like namespace OpenAI's models
+see them, plus the request's and `function_call`'s overheads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from decimal import Decimal
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..core import Encoding
+from ..model import encoding_name_for_model
+from ..registry import get_encoding
+
+# The special tokens gpt-tokenizer gives each chat encoding (tiktoken's o200k_base lacks the ChatML
+# ones; OpenAI's server-side format has them).
+SPECIAL_IDS: dict[str, dict[str, int]] = {
+    "cl100k_base": {
+        "<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260, "<|im_start|>": 100264, "<|im_end|>": 100265,
+        "<|im_sep|>": 100266, "<|endofprompt|>": 100276,
+    },
+    "o200k_base": {
+        "<|endoftext|>": 199999, "<|fim_prefix|>": 200000, "<|fim_middle|>": 200001,
+        "<|fim_suffix|>": 200002, "<|im_start|>": 200003, "<|im_end|>": 200004,
+        "<|im_sep|>": 200005, "<|endofprompt|>": 200006,
+    },
+}
+
+# Overheads of countChatCompletionTokens (gpt-tokenizer's functionCalling.ts, from OpenAI's counts).
+MESSAGE_OVERHEAD = 3
+NAME_OVERHEAD = 1
+FUNCTION_ROLE_DISCOUNT = 2
+FUNCTION_CALL_OVERHEAD = 3
+FUNCTIONS_OVERHEAD = 9
+REQUEST_OVERHEAD = 3
+FORCED_FUNCTION_OVERHEAD = 4
+FUNCTION_CALL_NONE_OVERHEAD = 1
+SYSTEM_WITH_FUNCTIONS_DEDUCTION = 4
+
+
+class ChatFormat:
+    """The ChatML layout of one model: its encoding, special ids and separators."""
+
+    def __init__(self, model: str):
+        try:
+            name = encoding_name_for_model(model)
+        except KeyError:
+            raise ValueError(f"unknown chat model {model!r}: anytok.chat knows OpenAI chat models "
+                             "on cl100k_base or o200k_base (gpt-4o, gpt-4.1, gpt-4, gpt-3.5-turbo, "
+                             "...)") from None
+        if name not in SPECIAL_IDS:
+            hint = " (gpt-oss uses the harmony format: anytok.chat.harmony_render)" \
+                if name == "o200k_harmony" else ""
+            raise ValueError(f"model {model!r} uses {name}, which has no ChatML format{hint}")
+        self.model = model
+        self.encoding: Encoding = get_encoding(name)
+        self.special = SPECIAL_IDS[name]
+        self.start = self.special["<|im_start|>"]
+        self.end = self.special["<|im_end|>"]
+        gpt3 = model.startswith(("gpt-3.5", "gpt-35", "ft:gpt-3.5"))
+        self.role_sep = self.encoding.encode_ordinary("\n") if gpt3 else [self.special["<|im_sep|>"]]
+        self.message_sep = self.encoding.encode_ordinary("\n") if gpt3 else []
+        self._special_re = re.compile("|".join(map(re.escape, self.special)))
+        self._names: dict[str, list[int]] = {}
+
+    def text_ids(self, text: str, allowed_special: Any = (), what: str = "content") -> list[int]:
+        """`text` as ids; special-token text raises unless allowed (as gpt-tokenizer's encode)."""
+        if not isinstance(text, str):
+            raise TypeError(f"{what} must be a string, got {type(text).__name__}: {text!r:.80}")
+        if "<|" not in text:
+            return self.encoding.encode_ordinary(text)
+        allowed = set(self.special) if allowed_special == "all" else set(allowed_special)
+        ids: list[int] = []
+        pos = 0
+        for m in self._special_re.finditer(text):
+            if m.group() not in allowed:
+                raise ValueError(
+                    f"{what} contains the special token {m.group()!r}; pass allowed_special="
+                    f"{{{m.group()!r}}} (or 'all') to encode it as that token")
+            ids += self.encoding.encode_ordinary(text[pos:m.start()])
+            ids.append(self.special[m.group()])
+            pos = m.end()
+        ids += self.encoding.encode_ordinary(text[pos:])
+        return ids
+
+    def message_ids(self, message: Mapping[str, Any], allowed_special: Any = ()) -> list[int]:
+        if not isinstance(message, Mapping):
+            raise TypeError(f"a message must be a dict with 'role' and 'content', got {message!r:.80}")
+        if "content" not in message:
+            raise ValueError(f"message without 'content': {dict(message)!r:.120}")
+        role = message.get("role", "system")
+        name = message.get("name", role)
+        name_ids = self._names.get(name) if isinstance(name, str) else None
+        if name_ids is None:
+            name_ids = self._names[name] = self.text_ids(name, (), "name")
+        return [self.start, *name_ids, *self.role_sep,
+                *self.text_ids(message["content"], allowed_special), self.end, *self.message_sep]
+
+    def prime_ids(self, prime: str = "assistant", allowed_special: Any = ()) -> list[int]:
+        ids = [self.start, *self.text_ids(prime, allowed_special, "prime")] if prime else []
+        return ids + self.role_sep
+
+
+_FORMATS: dict[str, ChatFormat] = {}
+
+
+def chat_format(model: str) -> ChatFormat:
+    fmt = _FORMATS.get(model)
+    if fmt is None:
+        fmt = _FORMATS[model] = ChatFormat(model)
+    return fmt
+
+
+def _messages(messages: Any) -> Sequence[Mapping[str, Any]]:
+    if isinstance(messages, Mapping) and "messages" in messages:
+        messages = messages["messages"]
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages must be a list of dicts, got {type(messages).__name__}")
+    return list(messages)
+
+
+def message_ids(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
+                allowed_special: Any = ()) -> list[list[int]]:
+    """Each message's ids, then the reply prime's ids as the last item (their sum is `encode`)."""
+    fmt = chat_format(model)
+    parts = [fmt.message_ids(m, allowed_special) for m in _messages(messages)]
+    parts.append(fmt.prime_ids(prime, allowed_special))
+    return parts
+
+
+# ---- countChatCompletionTokens ---------------------------------------------------------------
+
+def _js_number(value: float | int) -> str:
+    """A number as JavaScript's String(value) writes it (shortest round-trip digits)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    value = float(value) if isinstance(value, int) and abs(value) >= 2**53 else value
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    t = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, t.digits))
+    k, n = len(digits), len(digits) + t.exponent  # value = 0.digits * 10**n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    mant = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mant}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+
+
+def _js_string(value: Any) -> str:
+    """`${value}` in JavaScript, for the JSON values an enum holds."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, int, float)):
+        return _js_number(value)
+    if isinstance(value, list):
+        return ",".join("" if v is None else _js_string(v) for v in value)
+    return "[object Object]"
+
+
+def _json_stringify(value: Any) -> str:
+    """JSON.stringify(value) for JSON values (compact, non-ASCII kept, JS number formatting)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return "null"
+        return _js_number(value)
+    if isinstance(value, list):
+        return "[" + ",".join(_json_stringify(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(json.dumps(str(k), ensure_ascii=False) + ":" + _json_stringify(v)
+                              for k, v in _js_items(value)) + "}"
+    raise TypeError(f"not a JSON value: {value!r:.80}")
+
+
+_INDEX_KEY = re.compile(r"0|[1-9][0-9]*")
+
+
+def _js_items(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Object.entries order: array-index keys ascending first, then the others as inserted."""
+    items = [(str(k), v) for k, v in obj.items()]
+    index = [kv for kv in items if _INDEX_KEY.fullmatch(kv[0]) and int(kv[0]) < 2**32 - 1]
+    if not index:
+        return items
+    index.sort(key=lambda kv: int(kv[0]))
+    return index + [kv for kv in items if not (_INDEX_KEY.fullmatch(kv[0]) and int(kv[0]) < 2**32 - 1)]
+
+
+def _format_properties(obj: Mapping[str, Any], indent: int) -> str:
+    props = obj.get("properties")
+    if not props:
+        return ""
+    if not isinstance(props, Mapping):
+        raise TypeError(f"'properties' must be an object, got {props!r:.80}")
+    required = obj.get("required") or ()
+    pad = " " * indent
+    lines = []
+    for name, param in _js_items(props):
+        desc = param.get("description") if isinstance(param, Mapping) else None
+        if desc and indent < 2:
+            lines.append(f"{pad}// {_js_string(desc)}")
+        optional = "" if name in required else "?"
+        lines.append(f"{pad}{name}{optional}: {_format_type(param, indent)},")
+    return "\n".join(lines)
+
+
+def _format_type(param: Any, indent: int) -> str:
+    if not isinstance(param, Mapping):
+        if param is None:
+            raise TypeError("a property's schema is null")
+        return "any"
+    kind = param.get("type")
+    enum = param.get("enum")
+    if kind == "string":
+        if enum is None:
+            return "string"
+        return " | ".join(_json_stringify(v) for v in _enum_list(enum))
+    if kind in ("integer", "number"):
+        if enum is None:
+            return "number"
+        return " | ".join(_js_string(v) for v in _enum_list(enum))
+    if kind in ("boolean", "null"):
+        return kind
+    if kind == "array":
+        items = param.get("items")
+        return f"{_format_type(items, indent)}[]" if items else "any[]"
+    if kind == "object":
+        inner = _format_properties(param, indent + 2)
+        return "{\n" + inner + "\n" + " " * indent + "}"
+    return "any"
+
+
+def _enum_list(enum: Any) -> list:
+    if not isinstance(enum, list):
+        raise TypeError(f"'enum' must be a list, got {enum!r:.80}")
+    return enum
+
+
+def format_functions(functions: Sequence[Mapping[str, Any]]) -> str:
+    """Function definitions as the `namespace functions { ... }` text the model sees."""
+    lines = ["namespace functions {", ""]
+    for fn in functions:
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise ValueError(f"a function definition needs a 'name' string: {fn!r:.120}")
+        if fn.get("description"):
+            lines.append(f"// {_js_string(fn['description'])}")
+        params = fn.get("parameters")
+        props = params.get("properties") if isinstance(params, Mapping) else None
+        if not params or not props:
+            lines.append(f"type {fn['name']} = () => any;")
+        else:
+            lines.append(f"type {fn['name']} = (_: {{")
+            body = _format_properties(params, 0)
+            if body:
+                lines.append(body)
+            lines.append("}) => any;")
+        lines.append("")
+    lines.append("} // namespace functions")
+    return "\n".join(lines)
+
+
+def _from_tools(request: Mapping[str, Any]) -> tuple[list | None, Any]:
+    """`functions` / `function_call` of a request, also from its `tools` / `tool_choice`."""
+    functions = request.get("functions")
+    call = request.get("function_call")
+    tools = request.get("tools")
+    if tools:
+        if functions:
+            raise ValueError("a request with both 'functions' and 'tools' is not a valid request")
+        functions = []
+        for tool in tools:
+            if not isinstance(tool, Mapping) or tool.get("type", "function") != "function" \
+                    or not isinstance(tool.get("function"), Mapping):
+                raise ValueError(f"only tools of type 'function' can be counted, got {tool!r:.120}")
+            functions.append(tool["function"])
+    choice = request.get("tool_choice")
+    if choice is not None:
+        if call is not None:
+            raise ValueError("a request with both 'function_call' and 'tool_choice' is not valid")
+        if choice in ("auto", "none"):
+            call = choice
+        elif isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
+            call = {"name": choice["function"].get("name")}
+        else:
+            raise ValueError(f"tool_choice {choice!r:.80} has no known token count "
+                             "(countable: 'auto', 'none', {'type': 'function', 'function': {'name': ...}})")
+    return functions, call
+
+
+def count_request(request: Any, model: str = "gpt-4o") -> int:
+    """Tokens of a Chat Completions request's prompt, as gpt-tokenizer's countChatCompletionTokens."""
+    return sum(n for _, n in request_parts(request, model))
+
+
+def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
+    """`count_request` as (label, tokens) parts: one per message, then the request's overheads
+    (the functions' part includes their deduction when a system message is present)."""
+    if not isinstance(request, Mapping):
+        request = {"messages": _messages(request)}
+    enc = chat_format(model).encoding
+    counts: dict[str, int] = {}
+
+    def n(text: Any, what: str) -> int:
+        if not text:
+            return 0
+        if not isinstance(text, str):
+            raise TypeError(f"{what} must be a string to be counted, got {type(text).__name__}: "
+                            f"{text!r:.80}")
+        c = counts.get(text)
+        if c is None:
+            c = counts[text] = enc.count_ordinary(text)
+        return c
+
+    messages = _messages(request.get("messages", ()))
+    functions, call = _from_tools(request)
+    has_functions = bool(functions)
+    padded = False
+    parts: list[tuple[str, int]] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise TypeError(f"a message must be a dict, got {m!r:.80}")
+        if m.get("tool_calls"):
+            raise ValueError("messages with 'tool_calls' have no known token count "
+                             "(gpt-tokenizer does not count them); 'function_call' has one")
+        content = m.get("content")
+        role = m.get("role")
+        if role == "system" and has_functions and not padded:
+            padded = True
+            if content and isinstance(content, str) and not content.endswith("\n"):
+                content += "\n"
+        total = n(role, "role") + n(content, "content")
+        if m.get("name"):
+            total += n(m["name"], "name") + NAME_OVERHEAD
+        fc = m.get("function_call")
+        if fc:
+            if not isinstance(fc, Mapping):
+                raise TypeError(f"function_call must be an object, got {fc!r:.80}")
+            total += n(fc.get("name"), "function_call.name") \
+                + n(fc.get("arguments"), "function_call.arguments") + FUNCTION_CALL_OVERHEAD
+        total += MESSAGE_OVERHEAD
+        if role == "function":
+            total -= FUNCTION_ROLE_DISCOUNT
+        parts.append((f"message {i + 1} ({role})", total))
+    parts.append(("reply priming", REQUEST_OVERHEAD))
+    if has_functions:
+        total = n(format_functions(functions), "functions") + FUNCTIONS_OVERHEAD
+        if any(isinstance(m, Mapping) and m.get("role") == "system" for m in messages):
+            total -= SYSTEM_WITH_FUNCTIONS_DEDUCTION
+        parts.append((f"functions ({len(functions)})", total))
+    if call and call != "auto":
+        if call == "none":
+            parts.append(("function_call none", FUNCTION_CALL_NONE_OVERHEAD))
+        elif isinstance(call, Mapping) and call.get("name"):
+            parts.append(("function_call name", n(call["name"], "function_call.name")
+                          + FORCED_FUNCTION_OVERHEAD))
+    return parts

@@ -20,8 +20,8 @@ Data flow, one module per step:
     JSON Schema --json_schema--> one grammar expression of the JSON texts it allows: lexemes
     (strings, numbers, keys, punctuation; regexes through regex_syntax, JSON-quoted) joined with
     optional whitespace, `$ref` and "any value" as rules expanded lazily by the derivatives
-    Lark text --grammar--> the same kind of grammar expression (rules, lexemes, %ignore), once
-    proven that llguidance's greedy lexer accepts exactly the grammar's language
+    Lark text --grammar--> lexemes + BNF --earley--> an automaton over bytes with the same
+    interface as an expression set (states: Earley set + lexer state; llguidance's lexing)
     tokenizer --tokens--> flat token trie (built once, cached on the tokenizer)
     (constraint, trie) --matcher--> masks: the trie walked against a state, cached per state
     (with `slicer`: whole groups of tokens added at once where a state allows all of them)
@@ -112,7 +112,8 @@ def json_schema(schema) -> Constraint:
 
 
 def grammar(lark_text: str) -> Constraint:
-    """Outputs of a grammar in llguidance's Lark-like syntax (the subset `grammar.py` lists)."""
+    """Outputs of a grammar in llguidance's Lark dialect, lexed as llguidance lexes them
+    (`grammar.py` lists the syntax, `earley.py` the parser)."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
     es, start = _grammar.compile_grammar(lark_text)

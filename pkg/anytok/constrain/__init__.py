@@ -20,7 +20,7 @@ Data flow, one module per step:
     JSON Schema --json_schema--> one grammar expression of the JSON texts it allows: lexemes
     (strings, numbers, keys, punctuation; regexes through regex_syntax, JSON-quoted) joined with
     optional whitespace, `$ref` and "any value" as rules expanded lazily by the derivatives
-    Lark text --grammar--> lexemes + BNF --earley--> an automaton over bytes with the same
+    Lark text --grammar--> (GBNF text --gbnf--> the same rule trees) --> lexemes + BNF --earley--> an automaton over bytes with the same
     interface as an expression set (states: Earley set + lexer state; llguidance's lexing)
     tokenizer --tokens--> flat token trie (built once, cached on the tokenizer)
     (constraint, trie) --matcher--> masks: the trie walked against a state, cached per state
@@ -41,6 +41,7 @@ from __future__ import annotations
 import json as _json
 
 from . import derivatives, regex_syntax
+from . import gbnf as _gbnf
 from . import grammar as _grammar
 from . import json_schema as _json_schema
 from .errors import ConstraintError, RegexSyntaxError, UnsupportedFeatureError
@@ -55,6 +56,7 @@ __all__ = [
     "Matcher",
     "RegexSyntaxError",
     "UnsupportedFeatureError",
+    "gbnf",
     "grammar",
     "json_schema",
     "regex",
@@ -109,6 +111,16 @@ def json_schema(schema) -> Constraint:
     es, start = _json_schema.compile_schema(schema)
     text = _json.dumps(schema)
     return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))
+
+
+def gbnf(gbnf_text: str) -> Constraint:
+    """Outputs of a llama.cpp GBNF grammar (start rule `root`), as llguidance serves the Lark
+    grammar its `gbnf_to_lark` makes of the same text (`gbnf.py`)."""
+    if not isinstance(gbnf_text, str):
+        raise TypeError(f"GBNF grammar must be a str, got {type(gbnf_text).__name__}")
+    rules = _gbnf.parse(gbnf_text)
+    es, start = _grammar._compile_rules(rules, [], {}, {}, None)
+    return Constraint(es, start, "gbnf " + repr(gbnf_text[:60]))
 
 
 def grammar(lark_text: str) -> Constraint:

@@ -538,6 +538,7 @@ def compile_grammar(text: str, limits=None):
 
 
 def _compile_rules(rules, ignore, attrs, options, limits):
+    limits = limits or E.Limits()
     g = _Builder(rules, ignore, attrs, options, limits).build()
     states = E.States(g, limits)
     return states, states.start

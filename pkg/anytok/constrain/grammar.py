@@ -1,8 +1,7 @@
 """Lark grammars in llguidance's dialect -> an Earley parser over lexemes (`earley.py`).
 
 Data flow: `compile_grammar(text)` reads the grammar (`_Reader`: rules `name: a b | c` with
-`?name` / `!name`, `-> alias`, priorities `name.N` (read, unused: llguidance's parser ignores
-them), attributes `name[lazy, temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"`
+`?name` / `!name`, `-> alias`, attributes `name[lazy, temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"`
 (flag `i`), `"a".."z"`, `/regexes/` (flags `i`, `s`), `( )`, `[ ]`, `?`, `*`, `+`, `~ n`,
 `~ n..m`, `{n}`, `{n,}`, `{,m}`, `{n,m}`; `%ignore`, `%import common.NAME`, `%llguidance {..}`
 with the options `allow_initial_skip` and `ignore_once`; `//` and `#` comments; `start` is the
@@ -11,7 +10,8 @@ string, regex and terminal used in a rule is a lexeme, compiled with `regex_synt
 `derivatives`; the `%ignore` terminals are one skip lexeme), and `earley.States` serves it to
 the matcher.  Not implemented, each raising `UnsupportedFeatureError` naming it: `%json`,
 `%regex`, special tokens (`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes
-`max_tokens`, `stop` and `suffix`, the options `no_forcing` and `allow_invalid_utf8`.
+`max_tokens`, `stop` and `suffix`, the options `no_forcing` and `allow_invalid_utf8`, and
+priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet").
 Malformed grammars raise `GrammarSyntaxError`.
 """
 
@@ -167,8 +167,8 @@ class _Reader:
                 raise GrammarSyntaxError(f"expected a rule name at offset {pos} in grammar, got {value!r}")
             self.take()
             name = value.lstrip("?!")
-            if "." in name:  # a priority: llguidance's Earley parser does not use it
-                name = name[:name.index(".")]
+            if "." in name:
+                raise UnsupportedFeatureError("rule and terminal priorities", "llguidance 1.9.1 rejects them too")
             attrs = {}
             if self.peek()[1] == "[":
                 attrs = self.read_attributes(name)

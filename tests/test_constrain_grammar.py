@@ -114,6 +114,10 @@ CASES = [
     ('%import common.WS\n%import common.ESCAPED_STRING\n%import common (SIGNED_NUMBER, CNAME)\n%ignore WS\n'
      'start: "{" [pair ("," pair)*] "}"\npair: (CNAME | ESCAPED_STRING) ":" (SIGNED_NUMBER | ESCAPED_STRING)\n',
      {'{ a: -1.5e3, "b c": "d" }': "yes", "{a:1,}": "no", "{": "prefix"}),
+    # %json { schema }: JSON Schema inside a grammar
+    ('start: %json {"type": "integer"} ("5" | "a")\n', {"125": "prefix", "12a": "yes", "-0a": "yes"}),
+    ('start: "let " NAME " = " %json {"type": "array", "items": {"type": "number"}} ";"\nNAME: /[a-z]+/\n'
+     '%ignore " "\n', {"let a = [1, 2] ;": "yes", "let a=[1];": "no", "let a = [ 1 ];": "yes"}),
 ]
 
 
@@ -150,7 +154,6 @@ def test_bad_grammars_rejected(text):
 
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
-    ('start: %json {"type": "integer"}\n', "%json"),
     ('start: <|endoftext|>\n', "special tokens"),
     ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
     ('start: foo\nfoo[stop="."]: /[a-z]+/\n', "stop"),
@@ -238,6 +241,22 @@ def test_outlines_grammar_walks_match_llguidance(gname, tok):
     c = constrain.grammar(text)
     for seed in SEEDS:
         _run_walk(tok, gname, c, text, STEPS, f"{tok}|outlines|{gname}|{seed}")
+
+
+JSON_GRAMMARS = [
+    'start: "x" %json {"type": "integer"} "y"\n',
+    'start: %json {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}'
+    ' ("," %json {"type": "string"})*\n',
+    'start: "<" %json {} ">"\n',
+]
+
+
+@pytest.mark.parametrize("k", range(len(JSON_GRAMMARS)))
+def test_json_in_grammar_walks_match_llguidance(k):
+    text = JSON_GRAMMARS[k]
+    c = constrain.grammar(text)
+    for seed in SEEDS:
+        _run_walk("o200k_base", text[:40], c, text, STEPS, f"json|{k}|{seed}")
 
 
 # -- lark's Earley parser as an independent check ----------------------------------------------------

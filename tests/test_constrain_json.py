@@ -321,7 +321,7 @@ BAD_GRAMMARS = [
     ('start: A\nA: "a"\nA: "b"\n', constrain.GrammarSyntaxError),
 ]
 UNSUPPORTED_GRAMMARS = [
-    ('start: %json {"type": "integer"}\n', "%json"),
+    ('start: %regex {"substring_words": "a b"}\n', "%regex"),
     ('start: <|endoftext|>\n', "special tokens"),
 ]
 

@@ -71,6 +71,7 @@ class Grammar:
         self.prods: list = []
         self.names: list = []
         self.lexemes: list = []  # expression ids
+        self.lexeme_es: list = []  # the ExprSet of each (`es`, or a JSON schema's own)
         self.lexeme_names: list = []
         self.lazy: list = []
         self.skip = -1  # lexeme index of the skip lexeme, or -1
@@ -82,8 +83,9 @@ class Grammar:
         self.names.append(name)
         return len(self.prods) - 1
 
-    def lexeme(self, expr: int, name: str, lazy: bool = False) -> int:
+    def lexeme(self, expr: int, name: str, lazy: bool = False, es: D.ExprSet | None = None) -> int:
         self.lexemes.append(expr)
+        self.lexeme_es.append(es or self.es)
         self.lexeme_names.append(name)
         self.lazy.append(lazy)
         return len(self.lexemes) - 1
@@ -150,7 +152,9 @@ class States:
         self._start_ls: dict = {}
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
-        self._lex_nullable = [es.nullable[e] for e in g.lexemes]
+        self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
+        self._lex_derive_fn = [x.derive for x in g.lexeme_es]
+        self._lex_null_list = [x.nullable for x in g.lexeme_es]
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
         self.cs: list = [(None, 0, False)]
@@ -277,10 +281,10 @@ class States:
             self.lex_ids[t] = i
             self.lex_tuples.append(t)
             self.lex_rows.append([-1] * 256)
-            nullable = self.es.nullable
+            nl = self._lex_null_list
             acc = 0
             for j in range(0, len(t), 2):
-                if nullable[t[j + 1]]:
+                if nl[t[j]][t[j + 1]]:
                     acc |= 1 << t[j]
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
@@ -307,10 +311,10 @@ class States:
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            derive = self.es.derive
+            fns = self._lex_derive_fn
             out = []
             for j in range(0, len(t), 2):
-                d = derive(t[j + 1], b)
+                d = fns[t[j]](t[j + 1], b)
                 if d:
                     out.extend((t[j], d))
             r = row[b] = self._lex_intern(tuple(out))

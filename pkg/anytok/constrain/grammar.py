@@ -8,8 +8,8 @@ with the options `allow_initial_skip` and `ignore_once`; `//` and `#` comments; 
 start rule) into rule trees; `_Builder` turns them into an `earley.Grammar` (each distinct
 string, regex and terminal used in a rule is a lexeme, compiled with `regex_syntax` and
 `derivatives`; the `%ignore` terminals are one skip lexeme), and `earley.States` serves it to
-the matcher.  Not implemented, each raising `UnsupportedFeatureError` naming it: `%json`,
-`%regex`, special tokens (`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes
+the matcher.  `%json { schema }` in a rule is one lexeme made by `json_schema.py`.  Not
+implemented, each raising `UnsupportedFeatureError` naming it: `%regex`, special tokens (`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes
 `max_tokens`, `stop` and `suffix`, the options `no_forcing` and `allow_invalid_utf8`, and
 priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet").
 Malformed grammars raise `GrammarSyntaxError`.
@@ -348,7 +348,9 @@ class _Reader:
         if kind == "name" and not value.startswith(("?", "!")) and "." not in value:
             return ("name", value)
         if kind == "directive":
-            if value in ("%json", "%regex"):
+            if value == "%json":
+                return ("json", self.take()[1])
+            if value == "%regex":
                 raise UnsupportedFeatureError(f"grammar directive {value}")
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
         if value in ("<", "@"):
@@ -440,6 +442,8 @@ class _Builder:
             return ("alt", [self.tree(n) for n in node[1]])
         if kind == "rep":
             return ("rep", self.tree(node[1]), node[2], node[3])
+        if kind == "json":
+            raise GrammarSyntaxError("%json inside a terminal")
         raise AssertionError(kind)
 
     def lexeme_symbol(self, node, lazy: bool = False, name: str = "") -> int:
@@ -472,8 +476,24 @@ class _Builder:
             return [self.sym(n) for n in node[1]]
         return [self.sym(node)]
 
+    def json_symbol(self, schema) -> int:
+        """`%json { schema }`: the JSON texts of the schema (anytok's JSON Schema compiler, with
+        llguidance's defaults) as one lexeme over the schema's own expressions."""
+        from .json_schema import compile_schema
+
+        key = ("json", _json.dumps(schema, sort_keys=True))
+        sym = self.lex_sym.get(key)
+        if sym is None:
+            if not isinstance(schema, (dict, bool)):
+                raise GrammarSyntaxError("%json must be followed by a JSON Schema (an object or a boolean)")
+            es, e = compile_schema(schema)
+            sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json", False, es)
+        return sym
+
     def sym(self, node) -> int:
         k = node[0]
+        if k == "json":
+            return self.json_symbol(node[1])
         if k in ("str", "re", "rng") or k == "name" and _is_terminal(node[1]):
             return self.lexeme_symbol(node, name=node[1] if k == "name" else "")
         if k == "name":

@@ -33,7 +33,7 @@ from llguidance import LLMatcher
 from llguidance.gbnf_to_lark import gbnf_to_lark
 
 from anytok import constrain
-from anytok.constrain.earley import GrammarLimitError, Limits
+from anytok.constrain import GrammarLimitError, Limits
 from anytok.constrain.tokens import TokenTrie
 from test_constrain import _lltokenizer, anytok_encoding
 from test_constrain import _walk as walk
@@ -345,12 +345,20 @@ def test_blow_up_grammars_fail_within_budget():
         constrain.grammar('start: "a"{0,10000000}\n')
     with pytest.raises(GrammarLimitError, match="max_symbols"):
         constrain.grammar("start: " + " ".join(['"a"?'] * 300_000) + "\n")
-    # exponentially ambiguous: every Earley set grows; a small budget stops it early
-    from anytok.constrain.grammar import _Reader, _compile_rules
-    r = _Reader('start: s\ns: s s | s s s | "a"\n')
-    states, start = _compile_rules(*r.read(), r.attrs, r.options, Limits(max_items_in_set=500))
+    # `a?` 10,000 times: the first Earley set alone is past the item budget (llguidance's own
+    # budget, 2000 items in a row, stops it at the first token)
     with pytest.raises(GrammarLimitError, match="max_items_in_set"):
-        s = start
+        constrain.grammar("start: " + " ".join(['"a"?'] * 10_000) + "\n")
+    # exponentially ambiguous: the Earley sets grow with the input; a matcher stops with the
+    # error, unchanged
+    c = constrain.grammar('start: s\ns: s s | s s s | "a"\n', limits=Limits(max_items_in_set=500))
+    m = c.matcher(anytok_encoding("cl100k_base"))
+    a = _byte_tokens("cl100k_base")[ord("a")]
+    with pytest.raises(GrammarLimitError, match="max_items_in_set"):
         for _ in range(400):
-            s = states.derive(s, ord("a"))
-    assert time.process_time() - t < 20
+            assert m.consume(a)
+    n = m.num_tokens
+    with pytest.raises(GrammarLimitError):
+        m.consume(a)
+    assert m.num_tokens == n
+    assert time.process_time() - t < 30

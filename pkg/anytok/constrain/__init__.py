@@ -44,6 +44,7 @@ from . import derivatives, regex_syntax
 from . import gbnf as _gbnf
 from . import grammar as _grammar
 from . import json_schema as _json_schema
+from .earley import GrammarLimitError, Limits
 from .errors import ConstraintError, RegexSyntaxError, UnsupportedFeatureError
 from .grammar import GrammarSyntaxError
 from .matcher import Matcher, _Shared
@@ -52,7 +53,9 @@ from .tokens import TokenTrie
 __all__ = [
     "Constraint",
     "ConstraintError",
+    "GrammarLimitError",
     "GrammarSyntaxError",
+    "Limits",
     "Matcher",
     "RegexSyntaxError",
     "UnsupportedFeatureError",
@@ -113,20 +116,21 @@ def json_schema(schema) -> Constraint:
     return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))
 
 
-def gbnf(gbnf_text: str) -> Constraint:
+def gbnf(gbnf_text: str, *, limits: Limits | None = None) -> Constraint:
     """Outputs of a llama.cpp GBNF grammar (start rule `root`), as llguidance serves the Lark
-    grammar its `gbnf_to_lark` makes of the same text (`gbnf.py`)."""
+    grammar its `gbnf_to_lark` makes of the same text (`gbnf.py`); `limits` as in `grammar`."""
     if not isinstance(gbnf_text, str):
         raise TypeError(f"GBNF grammar must be a str, got {type(gbnf_text).__name__}")
     rules = _gbnf.parse(gbnf_text)
-    es, start = _grammar._compile_rules(rules, [], {}, {}, None)
+    es, start = _grammar._compile_rules(rules, [], {}, {}, limits)
     return Constraint(es, start, "gbnf " + repr(gbnf_text[:60]))
 
 
-def grammar(lark_text: str) -> Constraint:
+def grammar(lark_text: str, *, limits: Limits | None = None) -> Constraint:
     """Outputs of a grammar in llguidance's Lark dialect, lexed as llguidance lexes them
-    (`grammar.py` lists the syntax, `earley.py` the parser)."""
+    (`grammar.py` lists the syntax, `earley.py` the parser).  `limits` (`Limits(...)`) sets the
+    parser's budgets; past one, `GrammarLimitError` (here or from a matcher's methods)."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
-    es, start = _grammar.compile_grammar(lark_text)
+    es, start = _grammar.compile_grammar(lark_text, limits)
     return Constraint(es, start, "grammar " + repr(lark_text[:60]))

@@ -50,7 +50,7 @@ class GrammarLimitError(ConstraintError):
 class Limits:
     """Budgets; raise them by passing `limits=` to `grammar()` / `gbnf()`."""
 
-    def __init__(self, max_items_in_set: int = 200_000, max_nodes: int = 2_000_000,
+    def __init__(self, max_items_in_set: int = 10_000, max_nodes: int = 2_000_000,
                  max_lexer_states: int = 200_000, max_symbols: int = 200_000):
         self.max_items_in_set = max_items_in_set
         self.max_nodes = max_nodes

@@ -12,12 +12,13 @@ Data flow, from grammar text to a mask:
 
 A state of that automaton is an int naming (Earley set, lexer state, fresh):
 
-* An Earley set (`_Node`) is a node of the tree of lexeme histories: the set after the lexemes
-  scanned so far, with its items `(dotted position, origin node)`, the items waiting for each
-  symbol, and the lexemes it allows next.  Scanning a set of lexemes from a node makes (once,
-  cached in the node) a child node: the items advanced over those lexemes, closed by prediction
-  and completion (Aycock-Horspool's rule for nullable nonterminals, so completions never look
-  at the set being built).  The closure is a loop over an agenda: no recursion, so outputs may
+* An Earley set (`_Node`): its items `(dotted position, origin node)`, the items waiting for
+  each symbol, and the lexemes it allows next.  Scanning a set of lexemes from a node makes
+  (once, cached in the node) a child node: the items advanced over those lexemes, closed by
+  prediction and completion (Aycock-Horspool's rule for nullable nonterminals, so completions
+  never look at the set being built).  Nodes are hash-consed by their items (origins being
+  nodes already shared): two sets with the same items have the same future, so after `ab` and
+  after `abc` in `word: LETTER+` the node, its states and so its cached masks are the same.  The closure is a loop over an agenda: no recursion, so outputs may
   nest as deeply as memory allows.
 * A lexer state is the tuple of (lexeme, derivative) pairs still live over the bytes of the
   lexeme being read, among the lexemes the node allows (plus the skip lexeme, where the node
@@ -157,6 +158,7 @@ class States:
         self._lex_null_list = [x.nullable for x in g.lexeme_es]
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
+        self.node_ids: dict = {}  # items -> node (see `_close`)
         self.cs: list = [(None, 0, False)]
         self.cs_ids: dict = {}
         self.rows: list = [[0] * 256]
@@ -242,8 +244,18 @@ class States:
                 raise GrammarLimitError(
                     f"an Earley set with more than {limit} items (Limits.max_items_in_set): "
                     "the grammar is too ambiguous or too large")
+        # hash-consing: a set with the same items (origins already shared, "this set" as -1)
+        # has the same future, so it is the same node (and its states, rows and masks)
+        nid = node.id
+        key = frozenset([(p, -1 if o is node else o.id) for p, o in agenda])
+        same = self.node_ids.get(key)
+        if same is not None:
+            self.nodes.pop()
+            return same
+        self.node_ids[key] = node
         node.accepting = accepting
         node.allowed = allowed
+        assert nid == len(self.nodes) - 1
         return node
 
     def _scan(self, node: _Node, lexemes: int) -> _Node | None:

@@ -101,6 +101,9 @@ CASES = [
     ('start: foo "x"\nfoo[lazy]: /[0-9]+/\n', {"1x": "yes", "12x": "no"}),
     ('start: foo "!"\nfoo[lazy]: /.*<end>/\n', {"ab<end>!": "yes", "a<end>b<end>!": "no"}),
     ('start: "a" foo\nfoo[lazy, temperature=0.5, capture]: /[a-z]*?b/\n', {"axyb": "yes", "abb": "no"}),
+    # ...except one completed by the byte that ended the lexeme before it (llguidance's lexer)
+    ('start: A z "x"\nA: /a+/\nz[lazy]: /b+/\n', {"abx": "yes", "abbx": "yes", "abbbx": "no", "ab": "prefix"}),
+    ('start: "a" z "x"\nz[lazy]: /b+/\n', {"abx": "yes", "abbx": "no"}),
     # repetition, ranges, case-insensitive strings, aliases, ?rule / !rule, priorities
     ('start: "a"{2,3} "b"{2} "c"{1,} ("d"){,1}\n', {"aabbc": "yes", "aaabbccd": "yes", "abbc": "no", "aaaabbc": "no"}),
     ('start: x~3 y~1..2\nx: "x"\ny: "y"\n', {"xxxy": "yes", "xxxyy": "yes", "xxy": "no"}),
@@ -128,6 +131,49 @@ def test_lark_cases_match_llguidance(k):
     got = _verdicts(text, list(expected), ours)
     assert [(s, llg) for s, _, llg in got] == list(expected.items()), "expected verdicts are llguidance's"
     assert [(s, o) for s, o, _ in got] == list(expected.items())
+
+
+# -- random small grammars: verdicts equal to llguidance's on random strings ------------------------
+_PIECES = ['"a"', '"b"', '"ab"', '"ba"', '"aa"', '" "', '"a "', "/a+/", "/[ab]*/", "/b?/", "/a|ab/",
+           "/(ab)+/", "/ ?a/", "A", "B"]
+_OPTIONS = ["", "", "", '%ignore " "\n', '%llguidance {"allow_initial_skip": true}\n%ignore /[ ]+/\n',
+            '%llguidance {"ignore_once": true}\n%ignore /[ ]{1,2}/\n']
+
+
+def _random_grammar(rng) -> str:
+    """Lexemes that overlap, extend each other or match the empty string, lazy lexemes,
+    %ignore with its options: where greedy lexing and the parser interact."""
+    def item(depth):
+        r = rng.random()
+        if r < 0.55 or depth > 2:
+            return rng.choice(_PIECES)
+        if r < 0.7:
+            return rng.choice(["x", "y"])
+        alts = " | ".join(seq(depth + 1) for _ in range(rng.randint(1, 3)))
+        return f"({alts})" + rng.choice(["", "*", "+", "?", "{1,2}"])
+
+    def seq(depth):
+        return " ".join(item(depth) for _ in range(rng.randint(1, 3)))
+
+    g = "start: " + " | ".join(seq(0) for _ in range(rng.randint(1, 2))) + "\n"
+    g += f"x: {seq(1)}\ny: {seq(1)} | x y?\n" + 'A: /[ab]/\nB: "b" "a"?\n' + rng.choice(_OPTIONS)
+    if rng.random() < 0.25:
+        g = g.replace("start: ", "start: z ", 1) + "z[lazy]: /[ab]*b/\n"
+    return g
+
+
+def test_random_grammars_match_llguidance():
+    rng = random.Random(33)
+    n_grammars = 0
+    for _ in range(300 if FULL else 40):
+        text = _random_grammar(rng)
+        if LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text), log_level=0).is_error():
+            continue  # (e.g. an unused rule that matches nothing)
+        n_grammars += 1
+        strings = [""] + ["".join(rng.choice("ab ") for _ in range(rng.randint(1, 7))) for _ in range(12)]
+        for s, ours, llg in _verdicts(text, strings, constrain.grammar(text)):
+            assert ours == llg, (text, s)
+    assert n_grammars >= 20
 
 
 # grammars llguidance rejects: anytok rejects them too

@@ -24,7 +24,9 @@ A state of that automaton is an int naming (Earley set, lexer state, fresh):
   lexeme being read, among the lexemes the node allows (plus the skip lexeme, where the node
   allows any lexeme; not at the very start unless `allow_initial_skip`).
 * A byte that keeps some lexeme live extends the lexeme (greedy), unless it completes a lazy
-  lexeme, which then ends at once.  A byte that kills every lexeme ends the lexeme: every
+  lexeme, which then ends at once (so does a lexeme nothing can extend; but a lazy lexeme
+  completed by the byte that ended the previous lexeme is not ended there: llguidance checks
+  only for the lexemes nothing can extend at that point).  A byte that kills every lexeme ends the lexeme: every
   greedy lexeme that matches the bytes read is scanned together (a skip among them makes it a
   skip: the node stays), and the byte starts the next lexeme from the new node.  The output is
   complete when the pending lexeme (if any bytes are pending) ends there and the node then has
@@ -151,6 +153,7 @@ class States:
         self.lex_greedy: list = [0]  # bitmask of greedy lexemes matching the bytes read
         self.lex_lazy: list = [0]
         self._start_ls: dict = {}
+        self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
         self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
@@ -359,21 +362,40 @@ class States:
             return 0
         if fresh:
             return int(node.accepting)
-        acc = self.lex_greedy[ls]
+        acc = self.lex_greedy[ls] | self.lex_lazy[ls]  # (lazy: only a lazy lexeme not yet ended)
         if not acc:
             return 0
         n2 = self._scan(node, acc)
         return int(n2 is not None and n2.accepting)
 
+    def _ends_now(self, ls: int) -> bool:
+        """Whether lexer state `ls` matches some lexeme and no byte can extend it (llguidance's
+        `ForcedEOI`): the lexeme ends at once, without waiting for the next byte."""
+        r = self.lex_final.get(ls)
+        if r is None:
+            r = False
+            if self.lex_greedy[ls] | self.lex_lazy[ls]:
+                d = self._lex_derive
+                r = not any(d(ls, b) for b in range(256))
+            self.lex_final[ls] = r
+        return r
+
+    def _ended(self, node: _Node, lexemes: int) -> int:
+        """The fresh state after `node` reads a lexeme that ended with its last byte."""
+        n2 = self._scan(node, lexemes)
+        return 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+
     def _after_lexeme(self, node: _Node, b: int) -> int:
-        """The state after `node` when byte `b` starts a new lexeme."""
+        """The state after `node` when byte `b`, which ended the previous lexeme, starts the
+        next one.  As llguidance: a lexeme that this byte alone completes and nothing can
+        extend ends at once, but a lazy lexeme that can still grow is not ended here (only
+        from the next byte on: then by a byte that completes it again, or by a byte that
+        extends nothing)."""
         ls = self._lex_derive(self._node_start_ls(node), b)
         if not ls:
             return 0
-        lz = self.lex_lazy[ls]
-        if lz:
-            n2 = self._scan(node, lz)
-            return 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+        if self._ends_now(ls):
+            return self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
         return self._intern(node, ls, False)
 
     def derive(self, s: int, b: int) -> int:
@@ -388,13 +410,14 @@ class States:
             nl = self._lex_derive(ls, b)
             if nl:
                 lz = self.lex_lazy[nl]
-                if lz:
-                    n2 = self._scan(node, lz)
-                    r = 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+                if lz:  # a lazy lexeme ends as soon as it matches
+                    r = self._ended(node, lz)
+                elif self._ends_now(nl):
+                    r = self._ended(node, self.lex_greedy[nl])
                 else:
                     r = self._intern(node, nl, False)
             else:
-                acc = self.lex_greedy[ls]
+                acc = self.lex_greedy[ls] | self.lex_lazy[ls]
                 if not acc:
                     r = 0
                 else:

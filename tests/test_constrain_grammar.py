@@ -12,8 +12,10 @@
   strings lark rejects must be rejected.
 * Limits: blow-up grammars fail with `GrammarLimitError` quickly; deep nesting works.
 
-Default run: short walks on o200k_base (and the GBNF walks on cl100k_base).  `ANYTOK_FULL=1`
-runs longer walks with more seeds on o200k_base, cl100k_base and Llama 3:
+Default run: short walks on o200k_base (a few on cl100k_base and Mistral v1's SentencePiece
+.model).  `ANYTOK_FULL=1` runs longer walks with more seeds on o200k_base, cl100k_base and
+Llama 3's tokenizer.json, every GBNF grammar on cl100k_base and Mistral v1, and more random
+grammars:
 `ANYTOK_FULL=1 pytest tests/test_constrain_grammar.py`.
 """
 
@@ -165,7 +167,7 @@ def _random_grammar(rng) -> str:
 def test_random_grammars_match_llguidance():
     rng = random.Random(33)
     n_grammars = 0
-    for _ in range(300 if FULL else 40):
+    for _ in range(300 if FULL else 40):  # (ANYTOK_FULL=1: 300 grammars)
         text = _random_grammar(rng)
         if LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text), log_level=0).is_error():
             continue  # (e.g. an unused rule that matches nothing)
@@ -274,10 +276,15 @@ def test_llama_cpp_gbnf_walks_match_llguidance(gname, tok):
     _run_walk(tok, gname, via_lark, lark_text, STEPS // 2, f"{tok}|{gname}|lark")
 
 
-@pytest.mark.parametrize("gname", GBNF_NAMES if FULL else ["json", "chess"])
-def test_llama_cpp_gbnf_walks_other_tokenizer(gname):
+# other tokenizers: cl100k_base, and a SentencePiece .model (Mistral v1, byte fallback)
+OTHER = ([(t, g) for t in ("cl100k_base", "mistral_v1") for g in GBNF_NAMES] if FULL else
+         [("cl100k_base", "json"), ("cl100k_base", "chess"), ("mistral_v1", "english"), ("mistral_v1", "c")])
+
+
+@pytest.mark.parametrize("tok,gname", OTHER, ids=[f"{t}-{g}" for t, g in OTHER])
+def test_llama_cpp_gbnf_walks_other_tokenizers(tok, gname):
     text = _gbnf_text(gname)
-    _run_walk("cl100k_base", gname, constrain.gbnf(text), gbnf_to_lark(text), STEPS, f"cl100k|{gname}")
+    _run_walk(tok, gname, constrain.gbnf(text), gbnf_to_lark(text), STEPS, f"{tok}|{gname}")
 
 
 @pytest.mark.parametrize("tok", WALK_TOKENIZERS)

@@ -97,6 +97,7 @@ CASES = [
     ('start: "a" "b"?\n%ignore " "\n', {"a b": "yes", "a ": "yes", " a": "no", "a b ": "no"}),
     ('start: "(" ")"\n%ignore /[ \\t]+/\n%ignore /#[^\\n]*\\n/\n', {"( #c\n )": "yes", "(#c": "prefix"}),
     ('%llguidance {"allow_initial_skip": true}\nstart: "a" "b"\n%ignore " "\n', {" a b": "yes", "  ab": "yes"}),
+    ('%llguidance {"some_future_option": 1}\n%llguidance {}\nstart: "a"\n', {"a": "yes", " a": "no"}),
     ('%llguidance {"ignore_once": true}\n%ignore /[ \\t]{1,2}/\nstart: "A" "!"\n',
      {"A  !": "yes", "A   !": "no", "A\t!": "yes"}),
     # lazy lexemes end as soon as they match
@@ -190,6 +191,7 @@ BAD = [
     'start: "a"{3,2}\n',
     'start: A\nA.2: "a"\n',  # priorities: "not supported yet" in llguidance 1.9.1
     'start: item+\nitem.5: "a"\n',
+    '%llguidance {"allow_initial_skip": 1}\nstart: "a"\n',
 ]
 
 

@@ -57,7 +57,6 @@ COMMON = {
     "CR": r"\r", "LF": r"\n", "NEWLINE": r"(?:\r?\n)+", "SH_COMMENT": r"#[^\n]*",
     "CPP_COMMENT": r"//[^\n]*", "C_COMMENT": r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/", "SQL_COMMENT": r"--[^\n]*",
 }
-MAX_STATES = 20000  # lexer states explored by check_lexemes before giving up
 
 
 def _tokens(text: str):
@@ -388,9 +387,9 @@ class _Builder:
         self._busy: set = set()
         self.lex_sym: dict = {}  # (expression id, lazy) -> symbol
         self.nt: dict = {}
-        for k in options:
-            if k not in _KNOWN_OPTIONS:
-                raise GrammarSyntaxError(f"unknown %llguidance option {k!r}")
+        for k, v in options.items():  # (other keys are ignored, as llguidance does)
+            if k in _KNOWN_OPTIONS and not isinstance(v, bool):
+                raise GrammarSyntaxError(f"%llguidance option {k} must be true or false")
         if options.get("no_forcing"):
             raise UnsupportedFeatureError("%llguidance option no_forcing")
         if options.get("allow_invalid_utf8"):

@@ -107,6 +107,10 @@ CASES = [
     # ...except one completed by the byte that ended the lexeme before it (llguidance's lexer)
     ('start: A z "x"\nA: /a+/\nz[lazy]: /b+/\n', {"abx": "yes", "abbx": "yes", "abbbx": "no", "ab": "prefix"}),
     ('start: "a" z "x"\nz[lazy]: /b+/\n', {"abx": "yes", "abbx": "no"}),
+    # suffix="...": a lazy lexeme of the body and then the suffix
+    ('start: "<" foo ">" foo\nfoo[suffix="</x>"]: /[a-z<\\/>]*/\n',
+     {"<a</x>>b</x>": "yes", "<</x>></x>": "yes", "<a</x></x>>": "no", "<a</x>": "prefix"}),
+    ('start: foo "!"\nfoo[suffix="END", lazy]: /.*/\n', {"abcEND!": "yes", "aENDbEND!": "no", "END!": "yes"}),
     # repetition, ranges, case-insensitive strings, aliases, ?rule / !rule, priorities
     ('start: "a"{2,3} "b"{2} "c"{1,} ("d"){,1}\n', {"aabbc": "yes", "aaabbccd": "yes", "abbc": "no", "aaaabbc": "no"}),
     ('start: x~3 y~1..2\nx: "x"\ny: "y"\n', {"xxxy": "yes", "xxxyy": "yes", "xxy": "no"}),

@@ -1,18 +1,21 @@
 """Lark grammars in llguidance's dialect -> an Earley parser over lexemes (`earley.py`).
 
-Data flow: `compile_grammar(text)` reads the grammar (`_Reader`: rules `name: a b | c` with
-`?name` / `!name`, `-> alias`, attributes `name[lazy, temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"`
-(flag `i`), `"a".."z"`, `/regexes/` (flags `i`, `s`), `( )`, `[ ]`, `?`, `*`, `+`, `~ n`,
-`~ n..m`, `{n}`, `{n,}`, `{,m}`, `{n,m}`; `%ignore`, `%import common.NAME`, `%llguidance {..}`
-with the options `allow_initial_skip` and `ignore_once`; `//` and `#` comments; `start` is the
-start rule) into rule trees; `_Builder` turns them into an `earley.Grammar` (each distinct
-string, regex and terminal used in a rule is a lexeme, compiled with `regex_syntax` and
-`derivatives`; the `%ignore` terminals are one skip lexeme), and `earley.States` serves it to
-the matcher.  `%json { schema }` in a rule is one lexeme made by `json_schema.py`.  Not
-implemented, each raising `UnsupportedFeatureError` naming it: `%regex`, special tokens (`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes
-`max_tokens`, `stop` and `suffix`, the options `no_forcing` and `allow_invalid_utf8`, and
-priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet").
-Malformed grammars raise `GrammarSyntaxError`.
+Data flow: `compile_grammar(text)` reads the grammar (`_Reader`) into rule trees:
+rules `name: a b | c` with `?name` / `!name`, `-> alias` and attributes
+`name[lazy, suffix="..", temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"` (flag
+`i`), `"a".."z"`, `/regexes/` (flags `i`, `s`), `( )`, `[ ]`, `?`, `*`, `+`, `~ n`, `~ n..m`,
+`{n}`, `{n,}`, `{,m}`, `{n,m}`; `%json { schema }`; `%ignore`, `%import common.NAME`,
+`%llguidance {..}` with the options `allow_initial_skip` and `ignore_once`; `//` and `#`
+comments; `start` is the start rule.  `_Builder` turns the trees into an `earley.Grammar`:
+each distinct string, regex and terminal used in a rule is a lexeme (compiled with
+`regex_syntax` and `derivatives`), the `%ignore` terminals are one skip lexeme, a rule with
+`lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
+made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
+
+Not implemented, each raising `UnsupportedFeatureError` naming it: `%regex`, special tokens
+(`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes `max_tokens` and `stop`,
+the options `no_forcing` and `allow_invalid_utf8`, and priorities `name.N` (which llguidance
+1.9.1 rejects as "not supported yet").  Malformed grammars raise `GrammarSyntaxError`.
 """
 
 from __future__ import annotations
@@ -534,9 +537,14 @@ class _Builder:
                     raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
             if attrs.get("max_tokens") is not None:
                 raise UnsupportedFeatureError("rule attribute max_tokens", n)
-            if attrs.get("stop") is not None or attrs.get("suffix") is not None:
-                raise UnsupportedFeatureError("rule attributes stop / suffix", n)
-            if attrs.get("lazy"):  # the rule is one lazy lexeme
+            if attrs.get("stop") is not None:
+                raise UnsupportedFeatureError("rule attribute stop", n)
+            suffix = attrs.get("suffix")
+            if suffix is not None and not isinstance(suffix, str):
+                raise GrammarSyntaxError(f"suffix of {n} must be a string")
+            if suffix:  # one lazy lexeme: the body, then the suffix
+                body = ("seq", [body, ("str", suffix, "")])
+            if attrs.get("lazy") or suffix:  # the rule is one lazy lexeme
                 g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n)]]
             elif body[0] == "alt":
                 g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]

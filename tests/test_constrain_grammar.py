@@ -124,6 +124,15 @@ CASES = [
     ('%import common.WS\n%import common.ESCAPED_STRING\n%import common (SIGNED_NUMBER, CNAME)\n%ignore WS\n'
      'start: "{" [pair ("," pair)*] "}"\npair: (CNAME | ESCAPED_STRING) ":" (SIGNED_NUMBER | ESCAPED_STRING)\n',
      {'{ a: -1.5e3, "b c": "d" }': "yes", "{a:1,}": "no", "{": "prefix"}),
+    # & and ~ in terminals, %regex { substring_* }
+    ('start: L\nL: /[a-z \\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/\n', {"ab\ncd": "yes", "a\n\nb": "no", "a\n": "yes"}),
+    ('start: A\nA: /[ab]+/ & /(?:ab)*/ & ~"ab"\n', {"ab": "prefix", "abab": "yes", "aab": "no"}),
+    ('start: A+\nA: ~/b/\n', {"a": "yes", "b": "prefix", "xyz": "yes"}),
+    ('start: "<" X ">"\nX: %regex {"substring_words": "foo bar. baz  q"}\n',
+     {"<foo bar>": "yes", "<bar. baz>": "yes", "<>": "yes", "<fo>": "no", "<o bar>": "no", "<  q>": "yes"}),
+    ('start: "<" %regex {"substring_chunks": ["abc", "de", "fg"]} ">"\n',
+     {"<abcde>": "yes", "<ab>": "no", "<cde>": "no", "<defg>": "yes"}),
+    ('start: "<" %regex {"substring_chars": "ab c"} ">"\n', {"<b c>": "yes", "<ac>": "no"}),
     # %json { schema }: JSON Schema inside a grammar
     ('start: %json {"type": "integer"} ("5" | "a")\n', {"125": "prefix", "12a": "yes", "-0a": "yes"}),
     ('start: "let " NAME " = " %json {"type": "array", "items": {"type": "number"}} ";"\nNAME: /[a-z]+/\n'
@@ -196,6 +205,7 @@ BAD = [
     'start: A\nA.2: "a"\n',  # priorities: "not supported yet" in llguidance 1.9.1
     'start: item+\nitem.5: "a"\n',
     '%llguidance {"allow_initial_skip": 1}\nstart: "a"\n',
+    'start: %regex {"substring_chunks": ["a"], "x": 1}\n',
 ]
 
 
@@ -212,7 +222,6 @@ UNSUPPORTED = [
     ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
     ('start: foo\nfoo[stop="."]: /[a-z]+/\n', "stop"),
     ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
-    ('start: %regex {"substring_words": "a b c"}\n', "%regex"),
 ]
 
 

@@ -321,7 +321,7 @@ BAD_GRAMMARS = [
     ('start: A\nA: "a"\nA: "b"\n', constrain.GrammarSyntaxError),
 ]
 UNSUPPORTED_GRAMMARS = [
-    ('start: %regex {"substring_words": "a b"}\n', "%regex"),
+    ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
     ('start: <|endoftext|>\n', "special tokens"),
 ]
 

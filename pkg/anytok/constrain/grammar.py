@@ -4,7 +4,9 @@ Data flow: `compile_grammar(text)` reads the grammar (`_Reader`) into rule trees
 rules `name: a b | c` with `?name` / `!name`, `-> alias` and attributes
 `name[lazy, suffix="..", temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"` (flag
 `i`), `"a".."z"`, `/regexes/` (flags `i`, `s`), `( )`, `[ ]`, `?`, `*`, `+`, `~ n`, `~ n..m`,
-`{n}`, `{n,}`, `{,m}`, `{n,m}`; `%json { schema }`; `%ignore`, `%import common.NAME`,
+`{n}`, `{n,}`, `{,m}`, `{n,m}`; in terminals `a & b` and `~a` (and / not, as byte-level
+automata built by `ExprSet.intersect` / `difference`); `%regex { "substring_chunks": [..] }`
+(or `substring_words`, `substring_chars`); `%json { schema }`; `%ignore`, `%import common.NAME`,
 `%llguidance {..}` with the options `allow_initial_skip` and `ignore_once`; `//` and `#`
 comments; `start` is the start rule.  `_Builder` turns the trees into an `earley.Grammar`:
 each distinct string, regex and terminal used in a rule is a lexeme (compiled with
@@ -12,7 +14,7 @@ each distinct string, regex and terminal used in a rule is a lexeme (compiled wi
 `lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
 made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
 
-Not implemented, each raising `UnsupportedFeatureError` naming it: `%regex`, special tokens
+Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, special tokens
 (`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes `max_tokens` and `stop`,
 the options `no_forcing` and `allow_invalid_utf8`, and priorities `name.N` (which llguidance
 1.9.1 rejects as "not supported yet").  Malformed grammars raise `GrammarSyntaxError`.
@@ -43,7 +45,7 @@ _TOKEN = re.compile(r"""
   | (?P<name>[?!]?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
   | (?P<range>\.\.)
   | (?P<number>[0-9]+)
-  | (?P<op>[:|()\[\]?*+~,={}<>@.-])
+  | (?P<op>[:|()\[\]?*+~,={}<>@.&-])
 """, re.X)
 
 _STRING_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0", "/": "/"}
@@ -240,8 +242,16 @@ class _Reader:
                 raise GrammarSyntaxError(f"{local} defined twice")
             self.rules[local] = ("re", COMMON[name], "")
 
+    def conjunction(self):
+        """`a & b`: binds tighter than `|` (terminals only)."""
+        items = [self.sequence()]
+        while self.peek()[1] == "&":
+            self.take()
+            items.append(self.sequence())
+        return items[0] if len(items) == 1 else ("and", items)
+
     def alternatives(self):
-        alts = [self.sequence()]
+        alts = [self.conjunction()]
         while True:
             # a "|" may start a continuation line
             j = self.i
@@ -249,7 +259,7 @@ class _Reader:
                 j += 1
             if self.toks[j][1] == "|":
                 self.i = j + 1
-                alts.append(self.sequence())
+                alts.append(self.conjunction())
             else:
                 break
         return alts[0] if len(alts) == 1 else ("alt", alts)
@@ -258,7 +268,7 @@ class _Reader:
         items = []
         while True:
             kind, value, pos = self.peek()
-            if kind in ("nl", "eof") or value in ("|", ")", "]"):
+            if kind in ("nl", "eof") or value in ("|", ")", "]", "&"):
                 break
             if kind == "name" and self.peek(1)[1] in (":", "["):
                 if self.peek(1)[1] == ":" or self._attr_head():
@@ -318,6 +328,8 @@ class _Reader:
 
     def atom(self):
         kind, value, pos = self.take()
+        if value == "~":  # negation: binds tighter than `*` (terminals only)
+            return ("not", self.atom())
         if value == "(":
             node = self.alternatives()
             self.expect(")")
@@ -353,7 +365,7 @@ class _Reader:
             if value == "%json":
                 return ("json", self.take()[1])
             if value == "%regex":
-                raise UnsupportedFeatureError(f"grammar directive {value}")
+                return ("sre", self.take()[1])
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
         if value in ("<", "@"):
             raise UnsupportedFeatureError("special tokens and @sub-grammars in a grammar")
@@ -401,7 +413,7 @@ class _Builder:
         self.g.skip_once = bool(options.get("ignore_once"))
         if ignore:
             trees = [self.tree(n) for n in ignore]
-            e = D.compile_tree(self.es, ("alt", trees) if len(trees) > 1 else trees[0])
+            e = self.compile(("alt", trees) if len(trees) > 1 else trees[0])
             if e == D.NOTHING:
                 raise ConstraintError("%ignore matches nothing")
             self.g.skip = self.g.lexeme(e, "%ignore")
@@ -446,10 +458,73 @@ class _Builder:
             return ("rep", self.tree(node[1]), node[2], node[3])
         if kind == "json":
             raise GrammarSyntaxError("%json inside a terminal")
+        if kind == "and":
+            return ("and", [self.tree(n) for n in node[1]])
+        if kind == "not":
+            return ("not", self.tree(node[1]))
+        if kind == "sre":
+            return ("expr", self.structured(node[1]))
         raise AssertionError(kind)
 
+    def structured(self, spec) -> int:
+        """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`):
+        the concatenations of consecutive chunks, the empty one included."""
+        if not isinstance(spec, dict) or len(spec) != 1:
+            raise UnsupportedFeatureError("%regex other than substring_chunks / substring_words / substring_chars",
+                                          str(spec)[:60])
+        (k, v), = spec.items()
+        if k == "substring_chunks" and isinstance(v, list) and all(isinstance(c, str) for c in v):
+            chunks = v
+        elif k == "substring_chars" and isinstance(v, str):
+            chunks = list(v)
+        elif k == "substring_words" and isinstance(v, str):
+            chunks = re.findall(r"\w+|\W", v)
+        else:
+            raise UnsupportedFeatureError(f"%regex {k}", str(v)[:60])
+        es = self.es
+        runs = []
+        tail = D.NOTHING  # the non-empty runs of consecutive chunks starting at chunk i
+        for c in reversed(chunks):
+            tail = es.concat(es.literal(c.encode()), es.alt([D.EPSILON, tail]))
+            runs.append(tail)
+        return es.alt([D.EPSILON] + runs)
+
+    def compile(self, t) -> int:
+        """A code-point tree with `and` / `not` / `expr` nodes -> an expression."""
+        es = self.es
+        k = t[0]
+        if k == "cat":
+            r = D.EPSILON
+            for x in reversed(t[1]):
+                r = es.concat(self.compile(x), r)
+            return r
+        if k == "alt":
+            return es.alt([self.compile(x) for x in t[1]])
+        if k == "rep":
+            return es.repeat(self.compile(t[1]), t[2], t[3])
+        if k == "expr":
+            return t[1]
+        try:
+            if k == "and":
+                pos = [x for x in t[1] if x[0] != "not"]
+                neg = [x[1] for x in t[1] if x[0] == "not"]
+                r = self.compile(pos[0]) if pos else self._any()
+                for x in pos[1:]:
+                    r = es.intersect(r, self.compile(x))
+                for x in neg:
+                    r = es.difference(r, self.compile(x))
+                return r
+            if k == "not":  # any byte string outside (invalid UTF-8 included, as llguidance)
+                return es.difference(self._any(), self.compile(t[1]))
+        except OverflowError:
+            raise E.GrammarLimitError("a terminal with & or ~ whose automaton is past 5000 states") from None
+        return D.compile_tree(es, t)
+
+    def _any(self) -> int:
+        return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
+
     def lexeme_symbol(self, node, lazy: bool = False, name: str = "") -> int:
-        e = D.compile_tree(self.es, self.tree(node))
+        e = self.compile(self.tree(node))
         key = (e, lazy)
         sym = self.lex_sym.get(key)
         if sym is None:
@@ -496,7 +571,7 @@ class _Builder:
         k = node[0]
         if k == "json":
             return self.json_symbol(node[1])
-        if k in ("str", "re", "rng") or k == "name" and _is_terminal(node[1]):
+        if k in ("str", "re", "rng", "sre", "and", "not") or k == "name" and _is_terminal(node[1]):
             return self.lexeme_symbol(node, name=node[1] if k == "name" else "")
         if k == "name":
             n = self.nt.get(node[1])

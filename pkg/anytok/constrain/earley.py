@@ -18,8 +18,9 @@ A state of that automaton is an int naming (Earley set, lexer state, fresh):
   prediction and completion (Aycock-Horspool's rule for nullable nonterminals, so completions
   never look at the set being built).  Nodes are hash-consed by their items (origins being
   nodes already shared): two sets with the same items have the same future, so after `ab` and
-  after `abc` in `word: LETTER+` the node, its states and so its cached masks are the same.  The closure is a loop over an agenda: no recursion, so outputs may
-  nest as deeply as memory allows.
+  after `abc` in `word: LETTER+` the node, its states and so its cached masks are the same.
+  The closure is a loop over an agenda: no recursion, so outputs may nest as deeply as memory
+  allows.
 * A lexer state is the tuple of (lexeme, derivative) pairs still live over the bytes of the
   lexeme being read, among the lexemes the node allows (plus the skip lexeme, where the node
   allows any lexeme; not at the very start unless `allow_initial_skip`).
@@ -175,14 +176,31 @@ class States:
 
     # -- grammar analysis -------------------------------------------------------------------
     def _nullable_nonterminals(self) -> list:
+        """Which nonterminals derive the empty string (a worklist: linear in the grammar)."""
         g = self.g
         null = [False] * len(g.prods)
-        changed = True
-        while changed:
-            changed = False
-            for n, rhss in enumerate(g.prods):
-                if not null[n] and any(all(s >= 0 and null[s] for s in rhs) for rhs in rhss):
-                    null[n] = changed = True
+        missing = []  # per production: how many of its symbols are not known nullable yet
+        users: dict = {}  # nonterminal -> productions using it, as (lhs, production index)
+        todo = []
+        for n, rhss in enumerate(g.prods):
+            for rhs in rhss:
+                k = len(missing)
+                cnt = 0
+                for sym in rhs:
+                    if sym >= 0:
+                        users.setdefault(sym, []).append((n, k))
+                    cnt += 1  # a lexeme is never nullable (nullable lexemes are wrapped)
+                missing.append(cnt)
+                if cnt == 0 and not null[n]:
+                    null[n] = True
+                    todo.append(n)
+        while todo:
+            m = todo.pop()
+            for n, k in users.get(m, ()):
+                missing[k] -= 1
+                if missing[k] == 0 and not null[n]:
+                    null[n] = True
+                    todo.append(n)
         return null
 
     # -- Earley sets ------------------------------------------------------------------------

@@ -266,9 +266,12 @@ class States:
                     f"an Earley set with more than {limit} items (Limits.max_items_in_set): "
                     "the grammar is too ambiguous or too large")
         # hash-consing: a set with the same items (origins already shared, "this set" as -1)
-        # has the same future, so it is the same node (and its states, rows and masks)
+        # has the same future, so it is the same node (and its states, rows and masks);
+        # completed items have done all they will do, so only whether the start rule
+        # completed over the whole input counts of them
         nid = node.id
-        key = frozenset([(p, -1 if o is node else o.id) for p, o in agenda])
+        key = frozenset([(p, -1 if o is node else o.id) for p, o in agenda if nextsym[p] != COMPLETE])
+        key = (key, accepting)
         same = self.node_ids.get(key)
         if same is not None:
             self.nodes.pop()

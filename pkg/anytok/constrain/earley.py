@@ -170,8 +170,9 @@ class States:
         self.nullable = _Nullable(self)
         self.root = None
         root = self.root = self._close([], None)
-        if not g.allow_initial_skip:
+        if not g.allow_initial_skip:  # (a later set with the same items is not the root)
             root.noskip = True
+            self.node_ids = {k: v for k, v in self.node_ids.items() if v is not root}
         self.start = self._intern(root, self._node_start_ls(root), True)
 
     # -- grammar analysis -------------------------------------------------------------------

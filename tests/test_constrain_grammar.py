@@ -407,6 +407,22 @@ def test_deep_nesting_needs_no_recursion():
     assert _verdict_bytes(c, s[:-1]) == "prefix"
 
 
+def test_endless_forced_bytes_fail_clearly():
+    """`" "` in the grammar is shadowed by `%ignore " "` (an ignored match wins), so after "ab"
+    only spaces can follow a space, forever; llguidance forces spaces until its item budget runs out,
+    anytok raises at once, leaving the matcher unchanged."""
+    c = constrain.grammar('start: x "b"\nx: /(ab)+/ " "\n%ignore " "\n')
+    enc = anytok_encoding("o200k_base")
+    m = c.matcher(enc)
+    assert m.consume_tokens(enc.encode("ab")) == 1 and len(m.allowed()) > 1
+    assert m.consume(enc.encode(" ")[0])
+    with pytest.raises(constrain.ConstraintError, match="endless"):
+        m.mask()
+    assert m.num_tokens == 2
+    m.rollback(1)
+    assert len(m.allowed()) > 1
+
+
 def test_blow_up_grammars_fail_within_budget():
     t = time.process_time()
     with pytest.raises(GrammarLimitError, match="max_symbols"):

@@ -456,7 +456,8 @@ def check_page_constrain_walk(page, key, tok, kind, spec, steps=12):
     from anytok import constrain
     from anytok.constrain.tokens import TokenTrie
 
-    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}
+    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar,
+             "gbnf": constrain.gbnf}
     eos = TokenTrie.of(tok).eos
     rng = random.Random(f"{key}|{kind}")
     native = build[kind](spec).matcher(tok)
@@ -496,6 +497,8 @@ def test_constrain_in_the_page_equals_native_masks(shim):
         ("regex", "(yes|no), [0-9]{1,3}!"),
         ("jsonSchema", CONSTRAIN_SCHEMA),
         ("grammar", 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,4}/ | NUMBER\n%import common.NUMBER'),
+        # llama.cpp's chess grammar (build_scripts/fetch_llama_cpp.py): the Earley parser under Pyodide
+        ("gbnf", (Path(__file__).resolve().parent.parent / ".cache/llama_cpp/grammars/chess.gbnf").read_text()),
     ]
     for kind, spec in specs:
         check_page_constrain_walk(shim, "o200k_base", enc, kind, spec)

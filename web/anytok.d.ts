@@ -127,9 +127,10 @@ export interface RuntimeInfo {
 
 /** What `tok.constrain` constrains the output to (exactly one). */
 export type ConstrainSpec =
-  | { regex: string; jsonSchema?: undefined; grammar?: undefined }
-  | { jsonSchema: object | boolean | string; regex?: undefined; grammar?: undefined }
-  | { grammar: string; regex?: undefined; jsonSchema?: undefined };
+  | { regex: string; jsonSchema?: undefined; grammar?: undefined; gbnf?: undefined }
+  | { jsonSchema: object | boolean | string; regex?: undefined; grammar?: undefined; gbnf?: undefined }
+  | { grammar: string; regex?: undefined; jsonSchema?: undefined; gbnf?: undefined }
+  | { gbnf: string; regex?: undefined; jsonSchema?: undefined; grammar?: undefined };
 
 /** A generation under a constraint (anytok.constrain, llguidance's semantics), in the worker. */
 export declare class Matcher {

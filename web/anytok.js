@@ -837,12 +837,12 @@ export class AnyTok {
   /**
    * A token-mask matcher (anytok.constrain, llguidance's semantics) for this tokenizer:
    * `await tok.constrain({ regex: "[0-9]{1,3}" })`, `({ jsonSchema: {...} or JSON text })` or
-   * `({ grammar: larkText })`; `eosToken` overrides the end-of-sequence token.  Its state lives in
+   * `({ grammar: larkText })` or `({ gbnf: llamaCppGbnfText })`; `eosToken` overrides the end-of-sequence token.  Its state lives in
    * the worker; `free()` it when done.
    */
   async constrain(spec, { eosToken } = {}) {
-    const kinds = ["regex", "jsonSchema", "grammar"].filter((k) => spec?.[k] !== undefined);
-    if (kinds.length !== 1) throw new TypeError("anytok: constrain takes exactly one of { regex, jsonSchema, grammar }");
+    const kinds = ["regex", "jsonSchema", "grammar", "gbnf"].filter((k) => spec?.[k] !== undefined);
+    if (kinds.length !== 1) throw new TypeError("anytok: constrain takes exactly one of { regex, jsonSchema, grammar, gbnf }");
     const kind = kinds[0];
     let text = spec[kind];
     if (kind === "jsonSchema" && typeof text !== "string") text = JSON.stringify(text);

@@ -60,7 +60,8 @@ export async function usage(): Promise<void> {
   await m.free();
   const digits = await tok.constrain({ regex: "[0-9]+" }, { eosToken: 199999 });
   const lark = await tok.constrain({ grammar: 'start: "yes" | "no"' });
-  void mask, ok, done, forcedIds, left, digits, lark;
+  const gbnf = await tok.constrain({ gbnf: 'root ::= "yes" | "no"' });
+  void mask, ok, done, forcedIds, left, digits, lark, gbnf;
   const info = tok.runtimeInfo;
   const started: string = info.snapshot;
   const compiled: boolean = info.compiled.stdlib && info.compiled.anytok;
@@ -85,6 +86,8 @@ export async function misuse(tok: AnyTok): Promise<void> {
   await AnyTok.train(["text"], { vocabSize: 500, style: "sentencepiece" });
   // @ts-expect-error: one constraint at a time
   await tok.constrain({ regex: "a", grammar: "start: A" });
+  // @ts-expect-error: one constraint at a time
+  await tok.constrain({ grammar: "start: A", gbnf: "root ::= A" });
   // @ts-expect-error: a regex is text
   await tok.constrain({ regex: /a+/ });
   const chatIds: number[] = await tok.encodeChat([{ role: "user", content: "hi" }], { model: "gpt-4o" });

@@ -460,11 +460,12 @@ _matcher_ids = iter(range(1, 1 << 62))
 
 
 def constrain_new(key: str, kind: str, spec: str, eos) -> int:
-    """A matcher of `kind` ("regex", "jsonSchema", "grammar"; `spec` the pattern, the schema's
-    JSON text or the Lark text) over tokenizer `key`; returns its id."""
+    """A matcher of `kind` ("regex", "jsonSchema", "grammar", "gbnf"; `spec` the pattern, the
+    schema's JSON text, the Lark text or the GBNF text) over tokenizer `key`; returns its id."""
     from anytok import constrain
 
-    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar}[kind]
+    build = {"regex": constrain.regex, "jsonSchema": constrain.json_schema, "grammar": constrain.grammar,
+             "gbnf": constrain.gbnf}[kind]
     c = _constraints.get((kind, spec))
     if c is None:
         c = build(spec)

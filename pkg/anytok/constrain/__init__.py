@@ -20,8 +20,8 @@ Data flow, one module per step:
     JSON Schema --json_schema--> one grammar expression of the JSON texts it allows: lexemes
     (strings, numbers, keys, punctuation; regexes through regex_syntax, JSON-quoted) joined with
     optional whitespace, `$ref` and "any value" as rules expanded lazily by the derivatives
-    Lark text --grammar--> the same kind of grammar expression (rules, lexemes, %ignore), once
-    proven that llguidance's greedy lexer accepts exactly the grammar's language
+    Lark text --grammar--> (GBNF text --gbnf--> the same rule trees) --> lexemes + BNF --earley--> an automaton over bytes with the same
+    interface as an expression set (states: Earley set + lexer state; llguidance's lexing)
     tokenizer --tokens--> flat token trie (built once, cached on the tokenizer)
     (constraint, trie) --matcher--> masks: the trie walked against a state, cached per state
     (with `slicer`: whole groups of tokens added at once where a state allows all of them)
@@ -41,8 +41,10 @@ from __future__ import annotations
 import json as _json
 
 from . import derivatives, regex_syntax
+from . import gbnf as _gbnf
 from . import grammar as _grammar
 from . import json_schema as _json_schema
+from .earley import GrammarLimitError, Limits
 from .errors import ConstraintError, RegexSyntaxError, UnsupportedFeatureError
 from .grammar import GrammarSyntaxError
 from .matcher import Matcher, _Shared
@@ -51,10 +53,13 @@ from .tokens import TokenTrie
 __all__ = [
     "Constraint",
     "ConstraintError",
+    "GrammarLimitError",
     "GrammarSyntaxError",
+    "Limits",
     "Matcher",
     "RegexSyntaxError",
     "UnsupportedFeatureError",
+    "gbnf",
     "grammar",
     "json_schema",
     "regex",
@@ -111,9 +116,21 @@ def json_schema(schema) -> Constraint:
     return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))
 
 
-def grammar(lark_text: str) -> Constraint:
-    """Outputs of a grammar in llguidance's Lark-like syntax (the subset `grammar.py` lists)."""
+def gbnf(gbnf_text: str, *, limits: Limits | None = None) -> Constraint:
+    """Outputs of a llama.cpp GBNF grammar (start rule `root`), as llguidance serves the Lark
+    grammar its `gbnf_to_lark` makes of the same text (`gbnf.py`); `limits` as in `grammar`."""
+    if not isinstance(gbnf_text, str):
+        raise TypeError(f"GBNF grammar must be a str, got {type(gbnf_text).__name__}")
+    rules = _gbnf.parse(gbnf_text)
+    es, start = _grammar._compile_rules(rules, [], {}, {}, limits)
+    return Constraint(es, start, "gbnf " + repr(gbnf_text[:60]))
+
+
+def grammar(lark_text: str, *, limits: Limits | None = None) -> Constraint:
+    """Outputs of a grammar in llguidance's Lark dialect, lexed as llguidance lexes them
+    (`grammar.py` lists the syntax, `earley.py` the parser).  `limits` (`Limits(...)`) sets the
+    parser's budgets; past one, `GrammarLimitError` (here or from a matcher's methods)."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
-    es, start = _grammar.compile_grammar(lark_text)
+    es, start = _grammar.compile_grammar(lark_text, limits)
     return Constraint(es, start, "grammar " + repr(lark_text[:60]))

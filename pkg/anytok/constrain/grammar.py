@@ -1,31 +1,33 @@
-"""Lark-like grammars (the syntax llguidance accepts) -> one grammar expression.
+"""Lark grammars in llguidance's dialect -> an Earley parser over lexemes (`earley.py`).
 
-Data flow: `compile_grammar(text)` reads the grammar (`_Reader`: rules `name: a b | c`,
-terminals `NAME: ...`, `"strings"` (flag `i`), `/regexes/` (flags `i`, `s`), grouping `( )`,
-`[ ]` and `?` (optional), `*`, `+`, `~ n` and `~ n..m`, `%ignore`, `%import common.NAME`
-(Lark's common terminals), `//` comments; `start` is the start rule).  As in llguidance, every
-terminal, string and regex used in a rule is a lexeme, and the `%ignore` lexemes may come
-between any two lexemes, not before the first, and after the last only where another lexeme
-could have followed (`ExprSet.end_marker`).  Rules become `ExprSet` rules (so they may recurse,
-though not left-recursively); lexemes are compiled with `regex_syntax` and `derivatives`.  The
-result is one expression that `matcher.py` serves like a regex.
+Data flow: `compile_grammar(text)` reads the grammar (`_Reader`) into rule trees:
+rules `name: a b | c` with `?name` / `!name`, `-> alias` and attributes
+`name[lazy, suffix="..", temperature=0.5, capture]`; terminals `NAME: ...`; `"strings"` (flag
+`i`), `"a".."z"`, `/regexes/` (flags `i`, `s`), `( )`, `[ ]`, `?`, `*`, `+`, `~ n`, `~ n..m`,
+`{n}`, `{n,}`, `{,m}`, `{n,m}`; in terminals `a & b` and `~a` (and / not, as byte-level
+automata built by `ExprSet.intersect` / `difference`); `%regex { "substring_chunks": [..] }`
+(or `substring_words`, `substring_chars`); `%json { schema }`; `%ignore`, `%import common.NAME`,
+`%llguidance {..}` with the options `allow_initial_skip` and `ignore_once`; `//` and `#`
+comments; `start` is the start rule.  `_Builder` turns the trees into an `earley.Grammar`:
+each distinct string, regex and terminal used in a rule is a lexeme (compiled with
+`regex_syntax` and `derivatives`), the `%ignore` terminals are one skip lexeme, a rule with
+`lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
+made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
 
-llguidance lexes greedily (a lexeme is extended as long as any allowed lexeme can continue), so
-its language can be smaller than the grammar's: `start: A B`, `A: /a+/`, `B: /a/` accepts
-nothing.  `check_lexemes` proves, before anything is served, that greedy lexing cannot matter:
-no byte that can extend a complete lexeme can also start a lexeme that may follow it (FOLLOW
-sets of the grammar, `%ignore` lexemes included), and no two lexemes match the same string.
-Grammars it cannot prove this for, and the parts of llguidance's syntax not listed above
-(`%json`, `%regex`, `%llguidance`, special tokens, `@sub`, attributes such as `max_tokens`,
-priorities, left recursion) raise `UnsupportedFeatureError`; malformed grammars raise
-`GrammarSyntaxError`.
+Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, special tokens
+(`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes `max_tokens` and `stop`,
+the options `no_forcing` and `allow_invalid_utf8`, and priorities `name.N` (which llguidance
+1.9.1 rejects as "not supported yet").  Malformed grammars raise `GrammarSyntaxError`.
 """
 
 from __future__ import annotations
 
 import re
 
+import json as _json
+
 from . import derivatives as D
+from . import earley as E
 from . import regex_syntax as R
 from .errors import ConstraintError, UnsupportedFeatureError
 
@@ -35,15 +37,15 @@ class GrammarSyntaxError(ConstraintError):
 
 
 _TOKEN = re.compile(r"""
-    (?P<ws>[ \t\r]+|//[^\n]*|\\\n)
+    (?P<ws>[ \t\r]+|//[^\n]*|\#[^\n]*|\\\n)
   | (?P<nl>\n)
   | (?P<string>"(?:[^"\\\n]|\\.)*"i?)
   | (?P<regex>/(?:[^/\\\n]|\\.)+/[a-z]*)
   | (?P<directive>%[a-z_]+)
-  | (?P<name>[?!]?[A-Za-z_][A-Za-z_0-9]*(?:\.-?[0-9]+)?)
+  | (?P<name>[?!]?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
   | (?P<range>\.\.)
   | (?P<number>[0-9]+)
-  | (?P<op>[:|()\[\]?*+~,={}<>@.-])
+  | (?P<op>[:|()\[\]?*+~,={}<>@.&-])
 """, re.X)
 
 _STRING_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'", "0": "\0", "/": "/"}
@@ -60,12 +62,12 @@ COMMON = {
     "CR": r"\r", "LF": r"\n", "NEWLINE": r"(?:\r?\n)+", "SH_COMMENT": r"#[^\n]*",
     "CPP_COMMENT": r"//[^\n]*", "C_COMMENT": r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/", "SQL_COMMENT": r"--[^\n]*",
 }
-MAX_STATES = 20000  # lexer states explored by check_lexemes before giving up
 
 
 def _tokens(text: str):
     out = []
     i = 0
+    dec = _json.JSONDecoder()
     while i < len(text):
         m = _TOKEN.match(text, i)
         if not m:
@@ -74,6 +76,16 @@ def _tokens(text: str):
         if kind != "ws":
             out.append((kind, m.group(), i))
         i = m.end()
+        if kind == "directive" and m.group() in ("%llguidance", "%json", "%regex"):
+            j = i
+            while j < len(text) and text[j] in " \t\r\n":
+                j += 1
+            try:
+                obj, end = dec.raw_decode(text, j)
+            except ValueError as e:
+                raise GrammarSyntaxError(f"{m.group()} must be followed by JSON ({e})") from None
+            out.append(("json", obj, j))
+            i = end
     out.append(("nl", "\n", len(text)))
     out.append(("eof", "", len(text)))
     return out
@@ -114,6 +126,8 @@ class _Reader:
         self.i = 0
         self.rules: dict = {}
         self.ignore: list = []
+        self.attrs: dict = {}
+        self.options: dict = {}
 
     def peek(self, k: int = 0):
         return self.toks[min(self.i + k, len(self.toks) - 1)]
@@ -146,22 +160,58 @@ class _Reader:
                 if value == "%import":
                     self.read_import()
                     continue
+                if value == "%llguidance":
+                    opts = self.take()[1]
+                    if not isinstance(opts, dict):
+                        raise GrammarSyntaxError("%llguidance must be followed by a JSON object")
+                    self.options.update(opts)
+                    continue
                 raise UnsupportedFeatureError(f"grammar directive {value}")
             if kind != "name":
                 raise GrammarSyntaxError(f"expected a rule name at offset {pos} in grammar, got {value!r}")
             self.take()
             name = value.lstrip("?!")
             if "." in name:
-                raise UnsupportedFeatureError("rule and terminal priorities", name)
+                raise UnsupportedFeatureError("rule and terminal priorities", "llguidance 1.9.1 rejects them too")
+            attrs = {}
             if self.peek()[1] == "[":
-                raise UnsupportedFeatureError("rule attributes (max_tokens, lazy, stop, ...)", name)
+                attrs = self.read_attributes(name)
             if self.peek()[1] in ("{", "<"):
                 raise UnsupportedFeatureError("parameterized rules / templates", name)
             self.expect(":")
             if name in self.rules:
                 raise GrammarSyntaxError(f"rule {name} defined twice")
             self.rules[name] = self.alternatives()
+            if attrs:
+                self.attrs[name] = attrs
         return self.rules, self.ignore
+
+    def read_attributes(self, name: str) -> dict:
+        """`name[lazy, max_tokens=5, stop="x", ...]`."""
+        self.expect("[")
+        attrs = {}
+        while self.peek()[1] != "]":
+            t = self.take()
+            if t[0] != "name":
+                raise GrammarSyntaxError(f"expected an attribute name at offset {t[2]} in grammar")
+            value = True
+            if self.peek()[1] == "=":
+                self.take()
+                v = self.take()
+                if v[0] == "string":
+                    value = _unescape(v[1][1:-1])
+                elif v[0] == "number" or v[0] == "name":
+                    value = v[1]
+                    if self.peek()[1] == "." and self.peek(1)[0] == "number":  # 0.7
+                        self.take()
+                        value += "." + self.take()[1]
+                else:
+                    raise GrammarSyntaxError(f"bad value for attribute {t[1]} at offset {v[2]}")
+            attrs[t[1]] = value
+            if self.peek()[1] == ",":
+                self.take()
+        self.expect("]")
+        return attrs
 
     def read_import(self):
         """`%import common.NAME [-> ALIAS]` or `%import common (NAME, ...)`."""
@@ -192,8 +242,16 @@ class _Reader:
                 raise GrammarSyntaxError(f"{local} defined twice")
             self.rules[local] = ("re", COMMON[name], "")
 
+    def conjunction(self):
+        """`a & b`: binds tighter than `|` (terminals only)."""
+        items = [self.sequence()]
+        while self.peek()[1] == "&":
+            self.take()
+            items.append(self.sequence())
+        return items[0] if len(items) == 1 else ("and", items)
+
     def alternatives(self):
-        alts = [self.sequence()]
+        alts = [self.conjunction()]
         while True:
             # a "|" may start a continuation line
             j = self.i
@@ -201,7 +259,7 @@ class _Reader:
                 j += 1
             if self.toks[j][1] == "|":
                 self.i = j + 1
-                alts.append(self.sequence())
+                alts.append(self.conjunction())
             else:
                 break
         return alts[0] if len(alts) == 1 else ("alt", alts)
@@ -210,12 +268,24 @@ class _Reader:
         items = []
         while True:
             kind, value, pos = self.peek()
-            if kind in ("nl", "eof") or value in ("|", ")", "]"):
+            if kind in ("nl", "eof") or value in ("|", ")", "]", "&"):
                 break
-            if kind == "name" and self.peek(1)[1] == ":":
-                break
+            if kind == "name" and self.peek(1)[1] in (":", "["):
+                if self.peek(1)[1] == ":" or self._attr_head():
+                    break
+            if value == "-" and self.peek(1)[1] == ">":  # `-> alias`: a tree name, same strings
+                self.i += 2
+                self.take()
+                continue
             items.append(self.repetition())
         return items[0] if len(items) == 1 else ("seq", items)
+
+    def _attr_head(self) -> bool:
+        """Whether `name [ ... ] :` starts here (a rule with attributes)."""
+        j = self.i + 2
+        while j < len(self.toks) and self.toks[j][1] != "]" and self.toks[j][0] not in ("nl", "eof"):
+            j += 1
+        return j + 1 < len(self.toks) and self.toks[j][1] == "]" and self.toks[j + 1][1] == ":"
 
     def repetition(self):
         node = self.atom()
@@ -240,11 +310,26 @@ class _Reader:
                 if hi < lo:
                     raise GrammarSyntaxError(f"empty repetition range ~{lo}..{hi}")
                 node = ("rep", node, lo, hi)
+            elif v == "{":
+                self.take()
+                lo, hi = 0, None
+                if self.peek()[0] == "number":
+                    lo = int(self.take()[1])
+                    hi = lo
+                if self.peek()[1] == ",":
+                    self.take()
+                    hi = int(self.take()[1]) if self.peek()[0] == "number" else None
+                self.expect("}")
+                if hi is not None and hi < lo:
+                    raise GrammarSyntaxError(f"empty repetition range {{{lo},{hi}}}")
+                node = ("rep", node, lo, hi)
             else:
                 return node
 
     def atom(self):
         kind, value, pos = self.take()
+        if value == "~":  # negation: binds tighter than `*` (terminals only)
+            return ("not", self.atom())
         if value == "(":
             node = self.alternatives()
             self.expect(")")
@@ -255,7 +340,19 @@ class _Reader:
             return ("rep", node, 0, 1)
         if kind == "string":
             flags = "i" if value.endswith("i") else ""
-            return ("str", _unescape(value[1:len(value) - 1 - len(flags)]), flags)
+            text = _unescape(value[1:len(value) - 1 - len(flags)])
+            if self.peek()[0] == "range":  # "a".."z"
+                self.take()
+                t = self.take()
+                if t[0] != "string" or t[1].endswith("i"):
+                    raise GrammarSyntaxError(f"expected a string after .. at offset {t[2]}")
+                hi = _unescape(t[1][1:-1])
+                if len(text) != 1 or len(hi) != 1 or flags:
+                    raise GrammarSyntaxError("a range \"a\"..\"z\" needs two one-character strings")
+                if ord(hi) < ord(text):
+                    raise GrammarSyntaxError(f"empty range {value}..{t[1]}")
+                return ("rng", ord(text), ord(hi))
+            return ("str", text, flags)
         if kind == "regex":
             end = value.rindex("/")
             flags = value[end + 1:]
@@ -265,11 +362,13 @@ class _Reader:
         if kind == "name" and not value.startswith(("?", "!")) and "." not in value:
             return ("name", value)
         if kind == "directive":
+            if value == "%json":
+                return ("json", self.take()[1])
+            if value == "%regex":
+                return ("sre", self.take()[1])
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
         if value in ("<", "@"):
             raise UnsupportedFeatureError("special tokens and @sub-grammars in a grammar")
-        if kind == "range":
-            raise UnsupportedFeatureError('character ranges ("a".."z") in a grammar')
         raise GrammarSyntaxError(f"unexpected {value!r} at offset {pos} in grammar")
 
 
@@ -283,18 +382,41 @@ def _regex_text(pattern: str, flags: str) -> str:
     return f"(?{flags}:{pattern})" if flags else pattern
 
 
+_KNOWN_OPTIONS = {"allow_initial_skip", "ignore_once", "no_forcing", "allow_invalid_utf8"}
+_LEXEME_ATTRS = {"lazy", "max_tokens", "temperature", "stop", "suffix", "capture", "stop_capture"}
+
+
 class _Builder:
-    def __init__(self, rules: dict, ignore: list):
+    """Rule trees -> `earley.Grammar`: every string, regex and terminal used in a rule is a
+    lexeme (one per distinct expression); a lexeme that matches the empty string is wrapped
+    in a nonterminal that may also be empty (as llguidance does); repetitions become helper
+    nonterminals (`x*` left-recursive, `x{n,m}` n copies and a chain of m - n optional ones)."""
+
+    def __init__(self, rules: dict, ignore: list, attrs: dict, options: dict, limits):
         self.defs = rules
+        self.attrs = attrs
+        self.limits = limits
         self.es = D.ExprSet()
+        self.g = E.Grammar(self.es)
         self.term_trees: dict = {}
-        self.lexemes: dict = {}  # expression id -> first occurrence (for messages)
         self._busy: set = set()
-        ig = [self.lexeme_expr(n) for n in ignore]
-        self.ignore = self.es.repeat(self.es.alt(ig), 0, None) if ig else D.EPSILON
-        self.ignore_ids = ig
-        self.ignore_nodes = ignore
-        self.refs: dict = {}
+        self.lex_sym: dict = {}  # (expression id, lazy) -> symbol
+        self.nt: dict = {}
+        for k, v in options.items():  # (other keys are ignored, as llguidance does)
+            if k in _KNOWN_OPTIONS and not isinstance(v, bool):
+                raise GrammarSyntaxError(f"%llguidance option {k} must be true or false")
+        if options.get("no_forcing"):
+            raise UnsupportedFeatureError("%llguidance option no_forcing")
+        if options.get("allow_invalid_utf8"):
+            raise UnsupportedFeatureError("%llguidance option allow_invalid_utf8")
+        self.g.allow_initial_skip = bool(options.get("allow_initial_skip"))
+        self.g.skip_once = bool(options.get("ignore_once"))
+        if ignore:
+            trees = [self.tree(n) for n in ignore]
+            e = self.compile(("alt", trees) if len(trees) > 1 else trees[0])
+            if e == D.NOTHING:
+                raise ConstraintError("%ignore matches nothing")
+            self.g.skip = self.g.lexeme(e, "%ignore")
 
     # -- lexemes: trees of code points -------------------------------------------------------
     def tree(self, node):
@@ -311,12 +433,14 @@ class _Builder:
                 else:
                     items.append(("set", ((cp, cp),)))
             return ("cat", items) if items else R.EMPTY
+        if kind == "rng":
+            return ("set", ((node[1], node[2]),))
         if kind == "re":
             return R.parse(_regex_text(node[1], node[2]))
         if kind == "name":
             name = node[1]
             if not _is_terminal(name):
-                raise UnsupportedFeatureError("rules (lowercase) inside terminals", name)
+                raise GrammarSyntaxError(f"rule {name} used inside a terminal")
             if name not in self.term_trees:
                 if name not in self.defs:
                     raise GrammarSyntaxError(f"undefined terminal {name}")
@@ -332,249 +456,191 @@ class _Builder:
             return ("alt", [self.tree(n) for n in node[1]])
         if kind == "rep":
             return ("rep", self.tree(node[1]), node[2], node[3])
+        if kind == "json":
+            raise GrammarSyntaxError("%json inside a terminal")
+        if kind == "and":
+            return ("and", [self.tree(n) for n in node[1]])
+        if kind == "not":
+            return ("not", self.tree(node[1]))
+        if kind == "sre":
+            return ("expr", self.structured(node[1]))
         raise AssertionError(kind)
 
-    def lexeme_expr(self, node) -> int:
-        e = D.compile_tree(self.es, self.tree(node))
-        if e == D.NOTHING:
-            raise ConstraintError(f"grammar lexeme {node} matches nothing")
-        if self.es.nullable[e]:
-            raise UnsupportedFeatureError("grammar lexemes that match the empty string", str(node)[:60])
-        self.lexemes.setdefault(e, node)
-        return e
-
-    # -- rules ------------------------------------------------------------------------------
-    def nullable_rules(self) -> dict:
-        rules = {n: t for n, t in self.defs.items() if not _is_terminal(n)}
-        null: dict = {n: False for n in rules}
-
-        def nl(node) -> bool:
-            k = node[0]
-            if k in ("str", "re"):
-                return False
-            if k == "name":
-                if _is_terminal(node[1]):
-                    return False
-                if node[1] not in null:
-                    raise GrammarSyntaxError(f"undefined rule {node[1]}")
-                return null[node[1]]
-            if k == "seq":
-                return all(nl(n) for n in node[1])
-            if k == "alt":
-                return any(nl(n) for n in node[1])
-            return node[2] == 0 or nl(node[1])
-
-        changed = True
-        while changed:
-            changed = False
-            for n, t in rules.items():
-                if not null[n] and nl(t):
-                    null[n] = changed = True
-        return null
-
-    def expr(self, node) -> int:
+    def structured(self, spec) -> int:
+        """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`):
+        the concatenations of consecutive chunks, the empty one included."""
+        if not isinstance(spec, dict) or len(spec) != 1:
+            raise UnsupportedFeatureError("%regex other than substring_chunks / substring_words / substring_chars",
+                                          str(spec)[:60])
+        (k, v), = spec.items()
+        if k == "substring_chunks" and isinstance(v, list) and all(isinstance(c, str) for c in v):
+            chunks = v
+        elif k == "substring_chars" and isinstance(v, str):
+            chunks = list(v)
+        elif k == "substring_words" and isinstance(v, str):
+            chunks = re.findall(r"\w+|\W", v)
+        else:
+            raise UnsupportedFeatureError(f"%regex {k}", str(v)[:60])
         es = self.es
-        k = node[0]
-        if k in ("str", "re") or k == "name" and _is_terminal(node[1]):
-            return es.concat(self.ignore, self.lexeme_expr(node))
-        if k == "name":
-            return self.refs[node[1]][1]
-        if k == "seq":
+        runs = []
+        tail = D.NOTHING  # the non-empty runs of consecutive chunks starting at chunk i
+        for c in reversed(chunks):
+            tail = es.concat(es.literal(c.encode()), es.alt([D.EPSILON, tail]))
+            runs.append(tail)
+        return es.alt([D.EPSILON] + runs)
+
+    def compile(self, t) -> int:
+        """A code-point tree with `and` / `not` / `expr` nodes -> an expression."""
+        es = self.es
+        k = t[0]
+        if k == "cat":
             r = D.EPSILON
-            for n in reversed(node[1]):
-                r = es.concat(self.expr(n), r)
+            for x in reversed(t[1]):
+                r = es.concat(self.compile(x), r)
             return r
         if k == "alt":
-            return es.alt([self.expr(n) for n in node[1]])
-        return es.repeat(self.expr(node[1]), node[2], node[3])
+            return es.alt([self.compile(x) for x in t[1]])
+        if k == "rep":
+            return es.repeat(self.compile(t[1]), t[2], t[3])
+        if k == "expr":
+            return t[1]
+        try:
+            if k == "and":
+                pos = [x for x in t[1] if x[0] != "not"]
+                neg = [x[1] for x in t[1] if x[0] == "not"]
+                r = self.compile(pos[0]) if pos else self._any()
+                for x in pos[1:]:
+                    r = es.intersect(r, self.compile(x))
+                for x in neg:
+                    r = es.difference(r, self.compile(x))
+                return r
+            if k == "not":  # any byte string outside (invalid UTF-8 included, as llguidance)
+                return es.difference(self._any(), self.compile(t[1]))
+        except OverflowError:
+            raise E.GrammarLimitError("a terminal with & or ~ whose automaton is past 5000 states") from None
+        return D.compile_tree(es, t)
 
-    def build(self) -> int:
+    def _any(self) -> int:
+        return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
+
+    def lexeme_symbol(self, node, lazy: bool = False, name: str = "") -> int:
+        e = self.compile(self.tree(node))
+        key = (e, lazy)
+        sym = self.lex_sym.get(key)
+        if sym is None:
+            if e == D.NOTHING:
+                raise ConstraintError(f"grammar lexeme {name or str(node)[:60]} matches nothing")
+            k = self.g.lexeme(e, name or str(node)[:60], lazy)
+            sym = -2 - k
+            if self.es.nullable[e]:  # llguidance: X -> lexeme | (empty)
+                w = self.g.nonterminal(f"nullable {name or str(node)[:40]}")
+                self.g.prods[w] = [[sym], []]
+                sym = w
+            self.lex_sym[key] = sym
+        return sym
+
+    # -- rules ------------------------------------------------------------------------------
+    def _fresh(self, name: str, prods: list) -> int:
+        n = self.g.nonterminal(name)
+        self.g.prods[n] = prods
+        if len(self.g.prods) > self.limits.max_symbols:
+            raise E.GrammarLimitError(
+                f"grammar with more than {self.limits.max_symbols} symbols (Limits.max_symbols)")
+        return n
+
+    def rhs(self, node) -> list:
+        if node[0] == "seq":
+            return [self.sym(n) for n in node[1]]
+        return [self.sym(node)]
+
+    def json_symbol(self, schema) -> int:
+        """`%json { schema }`: the JSON texts of the schema (anytok's JSON Schema compiler, with
+        llguidance's defaults) as one lexeme over the schema's own expressions."""
+        from .json_schema import compile_schema
+
+        key = ("json", _json.dumps(schema, sort_keys=True))
+        sym = self.lex_sym.get(key)
+        if sym is None:
+            if not isinstance(schema, (dict, bool)):
+                raise GrammarSyntaxError("%json must be followed by a JSON Schema (an object or a boolean)")
+            es, e = compile_schema(schema)
+            sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json", False, es)
+        return sym
+
+    def sym(self, node) -> int:
+        k = node[0]
+        if k == "json":
+            return self.json_symbol(node[1])
+        if k in ("str", "re", "rng", "sre", "and", "not") or k == "name" and _is_terminal(node[1]):
+            return self.lexeme_symbol(node, name=node[1] if k == "name" else "")
+        if k == "name":
+            n = self.nt.get(node[1])
+            if n is None:
+                raise GrammarSyntaxError(f"undefined rule {node[1]}")
+            return n
+        if k == "seq":
+            return self._fresh("(seq)", [self.rhs(node)])
+        if k == "alt":
+            return self._fresh("(alt)", [self.rhs(a) for a in node[1]])
+        inner, lo, hi = node[1], node[2], node[3]
+        if lo + (hi or 0) > self.limits.max_symbols:
+            raise E.GrammarLimitError(
+                f"repetition {{{lo},{hi}}} larger than the symbol budget (Limits.max_symbols)")
+        item = self.sym(inner)
+        if hi is None:
+            star = self.g.nonterminal("(star)")
+            self.g.prods[star] = [[], [star, item]]
+            return self._fresh("(rep)", [[item] * lo + [star]]) if lo else star
+        tail = []
+        for _ in range(hi - lo):  # O_k -> (empty) | item O_(k-1)
+            tail = [self._fresh("(opt)", [[], [item] + tail])]
+        return self._fresh("(rep)", [[item] * lo + tail])
+
+    def build(self) -> E.Grammar:
         if "start" not in self.defs:
             raise GrammarSyntaxError("grammar has no start rule")
-        null = self.nullable_rules()
-        for n in null:
-            self.refs[n] = self.es.new_rule(null[n])
-        for n in null:
-            self.es.set_rule(self.refs[n][0], self.expr(self.defs[n]))
-        try:
-            self.es.check_rules()
-        except ConstraintError as e:
-            if "left-recursive" in str(e):
-                raise UnsupportedFeatureError("left-recursive grammar rules") from None
-            raise
-        if _is_terminal("start"):
-            raise AssertionError
-        start = self.refs["start"][1]
-        if self.ignore_ids:  # ignored lexemes after the last one, where another could follow
-            start = self.es.concat(start, self.es.end_marker(self.ignore))
-        mask = 0
-        for e in self.ignore_ids:
-            for b in self.es.viable_bytes(e):
-                mask |= 1 << b
-        return self.es.strip_leading(start, mask) if mask else start
-
-    def lexeme_id(self, node):
-        """The lexeme a leaf of a rule is, or None if `node` is not a leaf lexeme."""
-        if node[0] in ("str", "re") or node[0] == "name" and _is_terminal(node[1]):
-            return D.compile_tree(self.es, self.tree(node))
-        return None
-
-    def follows(self) -> dict:
-        """lexeme -> the lexemes that can come right after it in the grammar (FOLLOW sets; the
-        end of input is -1)."""
-        rules = {n: t for n, t in self.defs.items() if not _is_terminal(n)}
-        null = self.nullable_rules()
-        first_memo: dict = {}
-
-        def first(node):  # (set of lexemes, nullable)
-            key = id(node)
-            if key in first_memo:
-                return first_memo[key]
-            first_memo[key] = (frozenset(), False)  # recursion guard (refined by the fixpoint)
-            lx = self.lexeme_id(node)
-            k = node[0]
-            if lx is not None:
-                r = (frozenset((lx,)), False)
-            elif k == "name":
-                r = (rule_first[node[1]], null[node[1]])
-            elif k == "seq":
-                acc, nl = set(), True
-                for n in node[1]:
-                    f, n_null = first(n)
-                    acc |= f
-                    if not n_null:
-                        nl = False
-                        break
-                r = (frozenset(acc), nl)
-            elif k == "alt":
-                parts = [first(n) for n in node[1]]
-                r = (frozenset().union(*(f for f, _ in parts)), any(n for _, n in parts))
+        g = self.g
+        rules = [n for n in self.defs if not _is_terminal(n)]
+        rules.remove("start")
+        for n in ["start"] + rules:
+            self.nt[n] = g.nonterminal(n)
+        for n in ["start"] + rules:
+            body = self.defs[n]
+            attrs = self.attrs.get(n, {})
+            for a in attrs:
+                if a not in _LEXEME_ATTRS:
+                    raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
+            if attrs.get("max_tokens") is not None:
+                raise UnsupportedFeatureError("rule attribute max_tokens", n)
+            if attrs.get("stop") is not None:
+                raise UnsupportedFeatureError("rule attribute stop", n)
+            suffix = attrs.get("suffix")
+            if suffix is not None and not isinstance(suffix, str):
+                raise GrammarSyntaxError(f"suffix of {n} must be a string")
+            if suffix:  # one lazy lexeme: the body, then the suffix
+                body = ("seq", [body, ("str", suffix, "")])
+            if attrs.get("lazy") or suffix:  # the rule is one lazy lexeme
+                g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n)]]
+            elif body[0] == "alt":
+                g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]
             else:
-                f, n_null = first(node[1])
-                r = (f, node[2] == 0 or n_null)
-            first_memo[key] = r
-            return r
-
-        rule_first = {n: frozenset() for n in rules}
-        changed = True
-        while changed:
-            changed = False
-            first_memo.clear()
-            for n, t in rules.items():
-                f = first(t)[0]
-                if f != rule_first[n]:
-                    rule_first[n] = f
-                    changed = True
-        first_memo.clear()
-        lex_follow: dict = {}
-        rule_follow = {n: set() for n in rules}
-        rule_follow["start"].add(-1)
-
-        def walk(node, follow: frozenset):
-            lx = self.lexeme_id(node)
-            k = node[0]
-            if lx is not None:
-                lex_follow.setdefault(lx, set()).update(follow)
-            elif k == "name":
-                rule_follow[node[1]].update(follow)
-            elif k == "seq":
-                f = follow
-                for n in reversed(node[1]):
-                    walk(n, f)
-                    nf, nl = first(n)
-                    f = nf | f if nl else nf
-            elif k == "alt":
-                for n in node[1]:
-                    walk(n, follow)
-            else:
-                inner = follow | first(node[1])[0] if node[3] is None or node[3] > 1 else follow
-                walk(node[1], inner)
-
-        while True:
-            before = sum(len(v) for v in rule_follow.values()) + sum(len(v) for v in lex_follow.values())
-            for n, t in rules.items():
-                walk(t, frozenset(rule_follow[n]))
-            if sum(len(v) for v in rule_follow.values()) + sum(len(v) for v in lex_follow.values()) == before:
-                return lex_follow
-
-    def check_lexemes(self) -> None:
-        """Raise UnsupportedFeatureError unless greedy lexing provably gives the grammar's
-        language (see the module docstring).  The lexer's states are explored from the start
-        of a lexeme (a tuple: one derivative per lexeme); for each lexeme X, the bytes that
-        extend some lexeme after a complete X must not start a lexeme that can follow X (nor
-        an `%ignore` lexeme); and no two lexemes may match the same string."""
-        es = self.es
-        lex = sorted(self.lexemes)
-        start = tuple(lex)
-        seen = {start}
-        todo = [start]
-        extend = [0] * len(lex)
-        while todo:
-            st = todo.pop()
-            accepting = [i for i, e in enumerate(st) if es.nullable[e]]
-            if len(accepting) > 1:
-                names = [str(self.lexemes[lex[i]])[:40] for i in accepting[:2]]
-                raise UnsupportedFeatureError("grammar lexemes that match the same string", " and ".join(names))
-            for b in range(256):
-                nxt = tuple(es.derive(e, b) for e in st)
-                if not any(nxt):
-                    continue
-                for i in accepting:
-                    extend[i] |= 1 << b
-                if nxt not in seen:
-                    if len(seen) >= MAX_STATES:
-                        raise UnsupportedFeatureError("grammar whose lexer is too large to check for greedy lexing")
-                    seen.add(nxt)
-                    todo.append(nxt)
-        first_bytes = {}
-        for e in lex:
-            m = 0
-            for b in es.viable_bytes(e):
-                m |= 1 << b
-            first_bytes[e] = m
-        follow = self.follows()
-        ignore_first = 0
-        for e in self.ignore_ids:
-            ignore_first |= first_bytes[e]
-        every = set().union(*follow.values()) if follow else set()
-        runs = {e for e, n in zip(self.ignore_ids, self.ignore_nodes) if _is_run(self.tree(n))}
-        for i, e in enumerate(lex):
-            if e in self.ignore_ids:
-                # any lexeme may follow an ignored one, and so may an ignored one (itself
-                # too, unless it is a run of one class: two runs lex as one, same strings)
-                nexts = set(every) | set(follow.get(e, ())) | (set(self.ignore_ids) - ({e} & runs))
-                after = 0
-            else:
-                nexts = follow.get(e, set())
-                after = ignore_first
-            for y in nexts:
-                if y != -1:
-                    after |= first_bytes[y]
-            clash = extend[i] & after
-            if clash:
-                b = (clash & -clash).bit_length() - 1
-                raise UnsupportedFeatureError(
-                    "grammar where greedy lexing differs from the grammar: after a complete "
-                    f"{str(self.lexemes[e])[:40]}, byte {bytes([b])!r} both extends a lexeme and starts the next one")
+                g.prods[self.nt[n]] = [self.rhs(body)]
+        for n in self.defs:  # terminals are checked even when unused (as llguidance)
+            if _is_terminal(n):
+                self.tree(("name", n))
+        return g
 
 
-def _is_run(tree) -> bool:
-    """Whether an %ignore lexeme (its code-point tree) is a run of one class, `[...]+`:
-    then two of them in a row lex greedily as one, which matches the same strings."""
-    return tree[0] == "rep" and tree[1][0] == "set" and tree[2] >= 1 and tree[3] is None
+def compile_grammar(text: str, limits=None):
+    """(States, start state) of the strings the grammar generates, as llguidance lexes them."""
+    limits = limits or E.Limits()
+    r = _Reader(text)
+    rules, ignore = r.read()
+    return _compile_rules(rules, ignore, r.attrs, r.options, limits)
 
 
-def compile_grammar(text: str) -> tuple:
-    """(ExprSet, start expression) of the strings the grammar generates."""
-    if "%json" in text or "%llguidance" in text or "%lark" in text or "%regex" in text:
-        for d in ("%json", "%llguidance", "%lark", "%regex"):
-            if d in text:
-                raise UnsupportedFeatureError(f"grammar directive {d}")
-    rules, ignore = _Reader(text).read()
-    b = _Builder(rules, ignore)
-    try:
-        start = b.build()
-    except RecursionError:
-        raise UnsupportedFeatureError("grammars nested this deeply") from None
-    b.check_lexemes()
-    return b.es, start
+def _compile_rules(rules, ignore, attrs, options, limits):
+    limits = limits or E.Limits()
+    g = _Builder(rules, ignore, attrs, options, limits).build()
+    states = E.States(g, limits)
+    return states, states.start

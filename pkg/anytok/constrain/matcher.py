@@ -29,7 +29,7 @@ non-canonical but valid token is accepted, as llguidance does) and pushes the ne
 from __future__ import annotations
 
 from .derivatives import NOTHING
-from .errors import UnsupportedFeatureError
+from .errors import ConstraintError, UnsupportedFeatureError
 from .slicer import Slicer, _bits
 
 # A walk allowing this many tokens builds the tokenizer's slicer (~1.5 s for 200k tokens, once).
@@ -55,10 +55,14 @@ class _Shared:
             es = self.es
             out = bytearray()
             s = state
+            seen = set()
             while not es.nullable[s]:
                 viable = es.viable_bytes(s)
                 if len(viable) != 1:
                     break
+                if s in seen:  # only grammars can (an ignored lexeme that shadows the one required)
+                    raise ConstraintError("the grammar forces an endless run of bytes here: no output can complete")
+                seen.add(s)
                 out.append(viable[0])
                 s = es.derive(s, viable[0])
             r = self.forced[state] = (bytes(out), s)

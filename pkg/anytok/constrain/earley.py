@@ -1,0 +1,456 @@
+"""An Earley parser over lexemes, with llguidance's lexer in front of it.
+
+Data flow, from grammar text to a mask:
+
+    Lark text --grammar._Reader--> rule trees --grammar._Builder--> `Grammar`:
+        lexemes (one byte-level expression each, in one `derivatives.ExprSet`; the `%ignore`
+        lexemes joined into one "skip" lexeme) and BNF productions over nonterminals and
+        lexemes (repetitions, groups and alternatives become helper nonterminals)
+    GBNF text --gbnf--> the same rule trees (llguidance's `gbnf_to_lark` lexeme choices)
+    `Grammar` --States--> a lazily built automaton over bytes that `matcher.py` serves exactly
+        like a regex's (`derive`, `rows`, `nullable`, `viable_bytes`, `truncated`)
+
+A state of that automaton is an int naming (Earley set, lexer state, fresh):
+
+* An Earley set (`_Node`): its items `(dotted position, origin node)`, the items waiting for
+  each symbol, and the lexemes it allows next.  Scanning a set of lexemes from a node makes
+  (once, cached in the node) a child node: the items advanced over those lexemes, closed by
+  prediction and completion (Aycock-Horspool's rule for nullable nonterminals, so completions
+  never look at the set being built).  Nodes are hash-consed by their items (origins being
+  nodes already shared): two sets with the same items have the same future, so after `ab` and
+  after `abc` in `word: LETTER+` the node, its states and so its cached masks are the same.
+  The closure is a loop over an agenda: no recursion, so outputs may nest as deeply as memory
+  allows.
+* A lexer state is the tuple of (lexeme, derivative) pairs still live over the bytes of the
+  lexeme being read, among the lexemes the node allows (plus the skip lexeme, where the node
+  allows any lexeme; not at the very start unless `allow_initial_skip`).
+* A byte that keeps some lexeme live extends the lexeme (greedy), unless it completes a lazy
+  lexeme, which then ends at once (so does a lexeme nothing can extend; but a lazy lexeme
+  completed by the byte that ended the previous lexeme is not ended there: llguidance checks
+  only for the lexemes nothing can extend at that point).  A byte that kills every lexeme ends the lexeme: every
+  greedy lexeme that matches the bytes read is scanned together (a skip among them makes it a
+  skip: the node stays), and the byte starts the next lexeme from the new node.  The output is
+  complete when the pending lexeme (if any bytes are pending) ends there and the node then has
+  the start rule completed over the whole input.  These are llguidance's rules
+  (`parser/src/earley/{lexer,parser}.rs`): the lexer never backtracks, so a grammar's language
+  can be smaller than its context-free language.
+
+Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
+so the token trie walk and the slicer run unchanged, and masks are cached per state by the
+matcher.  Limits (`Limits`): items in one Earley set, Earley sets, lexer states; past them a
+`GrammarLimitError` names the limit and the option that raises it.
+"""
+
+from __future__ import annotations
+
+from . import derivatives as D
+from .errors import ConstraintError
+
+
+class GrammarLimitError(ConstraintError):
+    """The grammar (or the output so far) needs more parser or lexer work than the budget."""
+
+
+class Limits:
+    """Budgets; raise them by passing `limits=` to `grammar()` / `gbnf()`."""
+
+    def __init__(self, max_items_in_set: int = 10_000, max_nodes: int = 2_000_000,
+                 max_lexer_states: int = 200_000, max_symbols: int = 200_000):
+        self.max_items_in_set = max_items_in_set
+        self.max_nodes = max_nodes
+        self.max_lexer_states = max_lexer_states
+        self.max_symbols = max_symbols
+
+
+COMPLETE = -1
+
+
+class Grammar:
+    """BNF over lexemes.  Nonterminals are ints >= 0; a lexeme k appears in a production as
+    `-2 - k`.  `prods[n]` lists the right-hand sides of nonterminal n; nonterminal 0 is the
+    start symbol."""
+
+    def __init__(self, es: D.ExprSet):
+        self.es = es
+        self.prods: list = []
+        self.names: list = []
+        self.lexemes: list = []  # expression ids
+        self.lexeme_es: list = []  # the ExprSet of each (`es`, or a JSON schema's own)
+        self.lexeme_names: list = []
+        self.lazy: list = []
+        self.skip = -1  # lexeme index of the skip lexeme, or -1
+        self.skip_once = False
+        self.allow_initial_skip = False
+
+    def nonterminal(self, name: str) -> int:
+        self.prods.append([])
+        self.names.append(name)
+        return len(self.prods) - 1
+
+    def lexeme(self, expr: int, name: str, lazy: bool = False, es: D.ExprSet | None = None) -> int:
+        self.lexemes.append(expr)
+        self.lexeme_es.append(es or self.es)
+        self.lexeme_names.append(name)
+        self.lazy.append(lazy)
+        return len(self.lexemes) - 1
+
+
+class _Node:
+    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip")
+
+    def __init__(self, nid: int):
+        self.id = nid
+        self.waiting: dict = {}  # symbol -> [(pos, origin node)]
+        self.allowed = 0  # bitmask of lexemes
+        self.accepting = False
+        self.children: dict = {}  # scanned lexeme mask -> child node, or None if dead
+        self.start_ls = -1
+        self.noskip = False
+
+
+class _Nullable:
+    """`nullable[state]`: whether the output may end in that state (computed on demand)."""
+
+    def __init__(self, states: "States"):
+        self._s = states
+
+    def __getitem__(self, s: int) -> bool:
+        acc = self._s.acc
+        r = acc[s]
+        if r < 0:
+            r = acc[s] = self._s._accepting(s)
+        return bool(r)
+
+
+class States:
+    """The automaton over bytes for a `Grammar` (see the module docstring); the `ExprSet`
+    interface that the matcher, the token trie walk and the slicer use."""
+
+    def __init__(self, g: Grammar, limits: Limits | None = None):
+        self.g = g
+        self.limits = limits or Limits()
+        self.es = g.es
+        # -- dotted positions: per production, one per dot place ---------------------------
+        nextsym: list = []
+        lhs: list = []
+        first: list = []  # nonterminal -> [first dotted position of each production]
+        for n, rhss in enumerate(g.prods):
+            firsts = []
+            for rhs in rhss:
+                firsts.append(len(nextsym))
+                for s in rhs:
+                    nextsym.append(s)
+                    lhs.append(n)
+                nextsym.append(COMPLETE)
+                lhs.append(n)
+            first.append(firsts)
+        self.nextsym, self.lhs, self.first = nextsym, lhs, first
+        self.null_nt = self._nullable_nonterminals()
+        # -- lexer states: tuples (lexeme, expr, lexeme, expr, ...) ---------------------------
+        es = self.es
+        self.lex_tuples: list = [()]
+        self.lex_ids: dict = {(): 0}
+        self.lex_rows: list = [[0] * 256]
+        self.lex_greedy: list = [0]  # bitmask of greedy lexemes matching the bytes read
+        self.lex_lazy: list = [0]
+        self._start_ls: dict = {}
+        self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
+        self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
+        self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
+        self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
+        self._lex_derive_fn = [x.derive for x in g.lexeme_es]
+        self._lex_null_list = [x.nullable for x in g.lexeme_es]
+        # -- combined states --------------------------------------------------------------
+        self.nodes: list = []
+        self.node_ids: dict = {}  # items -> node (see `_close`)
+        self.cs: list = [(None, 0, False)]
+        self.cs_ids: dict = {}
+        self.rows: list = [[0] * 256]
+        self.acc: list = [0]
+        self.nullable = _Nullable(self)
+        self.root = None
+        root = self.root = self._close([], None)
+        if not g.allow_initial_skip:  # (a later set with the same items is not the root)
+            root.noskip = True
+            self.node_ids = {k: v for k, v in self.node_ids.items() if v is not root}
+        self.start = self._intern(root, self._node_start_ls(root), True)
+
+    # -- grammar analysis -------------------------------------------------------------------
+    def _nullable_nonterminals(self) -> list:
+        """Which nonterminals derive the empty string (a worklist: linear in the grammar)."""
+        g = self.g
+        null = [False] * len(g.prods)
+        missing = []  # per production: how many of its symbols are not known nullable yet
+        users: dict = {}  # nonterminal -> productions using it, as (lhs, production index)
+        todo = []
+        for n, rhss in enumerate(g.prods):
+            for rhs in rhss:
+                k = len(missing)
+                cnt = 0
+                for sym in rhs:
+                    if sym >= 0:
+                        users.setdefault(sym, []).append((n, k))
+                    cnt += 1  # a lexeme is never nullable (nullable lexemes are wrapped)
+                missing.append(cnt)
+                if cnt == 0 and not null[n]:
+                    null[n] = True
+                    todo.append(n)
+        while todo:
+            m = todo.pop()
+            for n, k in users.get(m, ()):
+                missing[k] -= 1
+                if missing[k] == 0 and not null[n]:
+                    null[n] = True
+                    todo.append(n)
+        return null
+
+    # -- Earley sets ------------------------------------------------------------------------
+    def _close(self, kernel: list, parent) -> _Node | None:
+        """The Earley set after `parent` made of the `kernel` items (advanced over the lexemes
+        just scanned; for the first set, `parent` is None and the kernel is the start
+        productions), closed by prediction and completion."""
+        if not kernel and parent is not None:
+            return None
+        if len(self.nodes) >= self.limits.max_nodes:
+            raise GrammarLimitError(f"more than {self.limits.max_nodes} Earley sets (Limits.max_nodes)")
+        node = _Node(len(self.nodes))
+        self.nodes.append(node)
+        nextsym, lhs, first, null_nt = self.nextsym, self.lhs, self.first, self.null_nt
+        waiting = node.waiting
+        seen: set = set()
+        agenda = []
+        if parent is None:
+            kernel = [(p, node) for p in first[0]]
+        for p, o in kernel:
+            key = (p, o.id)
+            if key not in seen:
+                seen.add(key)
+                agenda.append((p, o))
+        predicted: set = set()
+        allowed = 0
+        root = self.root if parent is not None else node
+        accepting = False
+        limit = self.limits.max_items_in_set
+        i = 0
+        while i < len(agenda):
+            p, o = agenda[i]
+            i += 1
+            s = nextsym[p]
+            if s == COMPLETE:
+                n = lhs[p]
+                if n == 0 and o is root:
+                    accepting = True
+                if o is node:  # completed in this set: nullable, its waiters advanced already
+                    continue
+                new = [(q + 1, oo) for q, oo in o.waiting.get(n, ())]
+            else:
+                lst = waiting.get(s)
+                if lst is None:
+                    lst = waiting[s] = []
+                lst.append((p, o))
+                if s < 0:
+                    allowed |= 1 << (-2 - s)
+                    continue
+                new = []
+                if s not in predicted:
+                    predicted.add(s)
+                    new.extend((q, node) for q in first[s])
+                if null_nt[s]:  # Aycock-Horspool: step over a nullable nonterminal now
+                    new.append((p + 1, o))
+            for q, oo in new:
+                key = (q, oo.id)
+                if key not in seen:
+                    seen.add(key)
+                    agenda.append((q, oo))
+            if len(agenda) > limit:
+                raise GrammarLimitError(
+                    f"an Earley set with more than {limit} items (Limits.max_items_in_set): "
+                    "the grammar is too ambiguous or too large")
+        # hash-consing: a set with the same items (origins already shared, "this set" as -1)
+        # has the same future, so it is the same node (and its states, rows and masks);
+        # completed items have done all they will do, so only whether the start rule
+        # completed over the whole input counts of them
+        nid = node.id
+        key = frozenset([(p, -1 if o is node else o.id) for p, o in agenda if nextsym[p] != COMPLETE])
+        key = (key, accepting)
+        same = self.node_ids.get(key)
+        if same is not None:
+            self.nodes.pop()
+            return same
+        self.node_ids[key] = node
+        node.accepting = accepting
+        node.allowed = allowed
+        assert nid == len(self.nodes) - 1
+        return node
+
+    def _scan(self, node: _Node, lexemes: int) -> _Node | None:
+        """The node after `node` reads one lexeme matched by every lexeme in mask `lexemes`."""
+        ch = node.children
+        if lexemes in ch:
+            return ch[lexemes]
+        if lexemes & self.skip_bit:
+            if not self.g.skip_once or node.noskip:
+                r = node
+            else:  # `ignore_once`: the same items, without the skip lexeme next
+                r = _Node(node.id)
+                r.waiting, r.allowed, r.accepting, r.noskip = node.waiting, node.allowed, node.accepting, True
+        else:
+            kernel = []
+            m = lexemes
+            while m:
+                low = m & -m
+                k = low.bit_length() - 1
+                m ^= low
+                for p, o in node.waiting.get(-2 - k, ()):
+                    kernel.append((p + 1, o))
+            r = self._close(kernel, node)
+        ch[lexemes] = r
+        return r
+
+    # -- lexer ------------------------------------------------------------------------------
+    def _lex_intern(self, t: tuple) -> int:
+        i = self.lex_ids.get(t)
+        if i is None:
+            if len(self.lex_tuples) >= self.limits.max_lexer_states:
+                raise GrammarLimitError(
+                    f"more than {self.limits.max_lexer_states} lexer states (Limits.max_lexer_states)")
+            i = len(self.lex_tuples)
+            self.lex_ids[t] = i
+            self.lex_tuples.append(t)
+            self.lex_rows.append([-1] * 256)
+            nl = self._lex_null_list
+            acc = 0
+            for j in range(0, len(t), 2):
+                if nl[t[j]][t[j + 1]]:
+                    acc |= 1 << t[j]
+            self.lex_greedy.append(acc & ~self.lazy_mask)
+            self.lex_lazy.append(acc & self.lazy_mask)
+        return i
+
+    def _lex_start(self, allowed: int) -> int:
+        r = self._start_ls.get(allowed)
+        if r is None:
+            t = []
+            m = allowed
+            lex, lazy = self.g.lexemes, self.lazy_mask
+            while m:
+                low = m & -m
+                k = low.bit_length() - 1
+                m ^= low
+                if lazy >> k & 1 and self._lex_nullable[k]:
+                    continue  # a lazy lexeme matching the empty string reads no byte
+                t.extend((k, lex[k]))
+            r = self._start_ls[allowed] = self._lex_intern(tuple(t))
+        return r
+
+    def _lex_derive(self, ls: int, b: int) -> int:
+        row = self.lex_rows[ls]
+        r = row[b]
+        if r < 0:
+            t = self.lex_tuples[ls]
+            fns = self._lex_derive_fn
+            out = []
+            for j in range(0, len(t), 2):
+                d = fns[t[j]](t[j + 1], b)
+                if d:
+                    out.extend((t[j], d))
+            r = row[b] = self._lex_intern(tuple(out))
+        return r
+
+    def _node_start_ls(self, node: _Node) -> int:
+        r = node.start_ls
+        if r < 0:
+            allowed = node.allowed
+            if allowed and self.skip_bit and not node.noskip:
+                allowed |= self.skip_bit
+            r = node.start_ls = self._lex_start(allowed)
+        return r
+
+    # -- combined states --------------------------------------------------------------------
+    def _intern(self, node: _Node, ls: int, fresh: bool) -> int:
+        key = (node, ls, fresh)
+        i = self.cs_ids.get(key)
+        if i is None:
+            i = len(self.cs)
+            self.cs_ids[key] = i
+            self.cs.append(key)
+            self.rows.append([-1] * 256)
+            self.acc.append(-1)
+        return i
+
+    def _accepting(self, s: int) -> int:
+        node, ls, fresh = self.cs[s]
+        if node is None:
+            return 0
+        if fresh:
+            return int(node.accepting)
+        acc = self.lex_greedy[ls] | self.lex_lazy[ls]  # (lazy: only a lazy lexeme not yet ended)
+        if not acc:
+            return 0
+        n2 = self._scan(node, acc)
+        return int(n2 is not None and n2.accepting)
+
+    def _ends_now(self, ls: int) -> bool:
+        """Whether lexer state `ls` matches some lexeme and no byte can extend it (llguidance's
+        `ForcedEOI`): the lexeme ends at once, without waiting for the next byte."""
+        r = self.lex_final.get(ls)
+        if r is None:
+            r = False
+            if self.lex_greedy[ls] | self.lex_lazy[ls]:
+                d = self._lex_derive
+                r = not any(d(ls, b) for b in range(256))
+            self.lex_final[ls] = r
+        return r
+
+    def _ended(self, node: _Node, lexemes: int) -> int:
+        """The fresh state after `node` reads a lexeme that ended with its last byte."""
+        n2 = self._scan(node, lexemes)
+        return 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+
+    def _after_lexeme(self, node: _Node, b: int) -> int:
+        """The state after `node` when byte `b`, which ended the previous lexeme, starts the
+        next one.  As llguidance: a lexeme that this byte alone completes and nothing can
+        extend ends at once, but a lazy lexeme that can still grow is not ended here (only
+        from the next byte on: then by a byte that completes it again, or by a byte that
+        extends nothing)."""
+        ls = self._lex_derive(self._node_start_ls(node), b)
+        if not ls:
+            return 0
+        if self._ends_now(ls):
+            return self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+        return self._intern(node, ls, False)
+
+    def derive(self, s: int, b: int) -> int:
+        row = self.rows[s]
+        r = row[b]
+        if r >= 0:
+            return r
+        node, ls, fresh = self.cs[s]
+        if node is None:
+            r = 0
+        else:
+            nl = self._lex_derive(ls, b)
+            if nl:
+                lz = self.lex_lazy[nl]
+                if lz:  # a lazy lexeme ends as soon as it matches
+                    r = self._ended(node, lz)
+                elif self._ends_now(nl):
+                    r = self._ended(node, self.lex_greedy[nl])
+                else:
+                    r = self._intern(node, nl, False)
+            else:
+                acc = self.lex_greedy[ls] | self.lex_lazy[ls]
+                if not acc:
+                    r = 0
+                else:
+                    n2 = self._scan(node, acc)
+                    r = 0 if n2 is None else self._after_lexeme(n2, b)
+        row[b] = r
+        return r
+
+    def viable_bytes(self, s: int) -> list:
+        d = self.derive
+        return [b for b in range(256) if d(s, b)]
+
+    def truncated(self, s: int, depth: int) -> int:
+        return s

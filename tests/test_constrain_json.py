@@ -353,3 +353,59 @@ def test_greedy_lexing_quirk_is_why():
     byte_token = {b[0]: t for t, b in TokenTrie.of(enc).token_bytes.items() if len(b) == 1}
     assert ref.consume_token(byte_token[ord("a")]) and ref.consume_token(byte_token[ord("a")])
     assert not ref.is_accepting()
+
+
+# Texts consumed token by token (their own tokenization), the masks compared at every step.
+TEXT_WALKS = [
+    # two keys sharing the forced bytes `Idf` after `{"apple`: llguidance allows the tokens that
+    # are prefixes of the forced bytes even where no token extends them (the mask was empty)
+    ({"type": "object", "additionalProperties": False,
+      "properties": {"appleIdfa": {"type": "string"}, "appleIdfv": {"type": "string"}}}, '{"appleIdfv":"x"}'),
+    ({"type": "object", "additionalProperties": False, "required": ["appleIdfa"],
+      "properties": {"appleIdfa": {"type": "string"}, "appleIdfv": {"type": "string"}, "b": {}}},
+     '{"appleIdfa":"1","b":[]}'),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TEXT_WALKS)))
+def test_text_walk_masks_match_llguidance(k):
+    from test_constrain import _check_same
+
+    schema, text = TEXT_WALKS[k]
+    name = "o200k_base"
+    rng = random.Random(k)
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    for step, t in enumerate(anytok_encoding(name).encode(text)):
+        mask = _check_same(name, text, step, ours, ref, rng)
+        assert any(mask)
+        assert ours.consume(t) and ref.consume_token(t)
+    _check_same(name, text, step + 1, ours, ref, rng)
+    assert ours.is_accepting() and ref.is_accepting()
+
+
+@pytest.mark.parametrize("schema,text", [
+    ({}, "[" * 700 + "]" * 700),
+    ({"$ref": "#/$defs/n", "$defs": {"n": {"type": "object", "properties": {
+        "k": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}}}, '{"k":[' * 400 + "{}" + "]}" * 400),
+], ids=["any-arrays", "ref-objects"])
+def test_deep_output_beyond_recursion_limit(schema, text):
+    """Nesting deeper than Python's recursion limit allows frames: no RecursionError (states
+    are derived from an explicit stack), the same verdicts and final masks as llguidance."""
+    name = "o200k_base"
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    tokens = anytok_encoding(name).encode(text)
+    half = len(tokens) // 2
+    for i, t in enumerate(tokens):
+        if i == half:
+            assert ours.mask() == _ref_mask_o200k(ref)
+        assert ours.consume(t) == ref.consume_token(t) == True  # noqa: E712
+    assert ours.is_accepting() and ref.is_accepting()
+    assert ours.mask() == _ref_mask_o200k(ref)
+
+
+def _ref_mask_o200k(ref):
+    from test_constrain import _ref_mask
+
+    return _ref_mask("o200k_base", ref)

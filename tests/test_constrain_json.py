@@ -409,3 +409,47 @@ def _ref_mask_o200k(ref):
     from test_constrain import _ref_mask
 
     return _ref_mask("o200k_base", ref)
+
+
+def test_regex_escapes_as_rust_regex():
+    """Every ASCII character after a backslash, in and out of a class: compiled exactly where
+    llguidance compiles it (Rust's regex escapes any ASCII character but letters, digits, `<`
+    and `>`; `\\x`, `\\u`, `\\U` need all their hex digits), and then matching what llguidance
+    matches (the text of the escaped character, byte by byte on cl100k_base)."""
+    name = "cl100k_base"
+    enc = anytok_encoding(name)
+    for cp in range(128):
+        c = chr(cp)
+        for pattern, text in (("a\\" + c + "b", "a" + c + "b"), ("[\\" + c + "x]", c), ("\\" + c + "1234567", None)):
+            ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_regex(pattern), log_level=0)
+            if ref.is_error():
+                with pytest.raises(constrain.ConstraintError):
+                    constrain.regex(pattern)
+                continue
+            ours = constrain.regex(pattern).matcher(enc)
+            if text is None:
+                continue
+            for b in text.encode():
+                t = enc.encode_single_token(bytes([b])) if hasattr(enc, "encode_single_token") else None
+                t = t if t is not None else TokenTrie.of(enc).tokenize_bytes(bytes([b]))[0]
+                assert ours.consume(t) == ref.consume_token(t), (pattern, text)
+            assert ours.is_accepting() == ref.is_accepting(), pattern
+
+
+@pytest.mark.parametrize("pattern,text", [
+    ("^https?:\\/\\/[a-z.]+\\/$", '"https://ab.c/"'),
+    ('^\\"[a-z]+\\"\\@\\%\\_\\`$', '"\\"ab\\"@%_`"'),
+])
+def test_json_pattern_escapes_masks_match_llguidance(pattern, text):
+    from test_constrain import _check_same
+
+    schema = {"type": "string", "pattern": pattern}
+    name = "o200k_base"
+    rng = random.Random(pattern)
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    for step, t in enumerate(anytok_encoding(name).encode(text)):
+        _check_same(name, text, step, ours, ref, rng)
+        assert ours.consume(t) and ref.consume_token(t)
+    assert ours.is_accepting() and ref.is_accepting()

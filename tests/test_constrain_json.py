@@ -121,6 +121,18 @@ SCHEMAS = [
     {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {
         "k": {"type": "string"}}, "required": ["k"]}]}, "maxItems": 5},
     True,
+    # allOf / anyOf / $ref next to other keywords, on every kind of schema: merged as llguidance
+    {"allOf": [{"type": "string", "minLength": 1}, {"maxLength": 3}]},
+    {"type": "string", "anyOf": [{"minLength": 2}, {"pattern": "x"}]},
+    {"properties": {"last": {"allOf": [{"type": "string"}, {"maxLength": 4}]}, "n": {"type": "integer"}},
+     "required": ["last"], "anyOf": [{"required": ["n"]}, {"title": "no n"}]},
+    {"$ref": "#/$defs/s", "maxLength": 5, "$defs": {"s": {"type": "string", "minLength": 2}}},
+    {"type": "integer", "allOf": [{"minimum": 3}, {"maximum": 50}, {"enum": [1, 5, 60, 7]}]},
+    {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}},
+     "oneOf": [{"properties": {"k": {"const": "a"}, "x": {"type": "integer"}}},
+               {"properties": {"k": {"const": "b"}, "y": {"type": "boolean"}}, "required": ["y"]}]},
+    {"type": "array", "items": {"type": "number"}, "allOf": [{"maxItems": 3}, {"items": {"maximum": 9}}]},
+    {"oneOf": [{"type": ["string", "null"]}, {"type": "integer"}]},  # was a bare TypeError
 ]
 
 # Lark grammars (the subset anytok implements).
@@ -262,6 +274,7 @@ INVALID = [
     {"type": "string", "pattern": "^a$", "minLength": 2},
     {"type": "object", "patternProperties": {"^a": {}, "b": {}}},
     {"type": "object", "properties": {"a": False}, "required": ["a"]},
+    {"enum": [1], "type": 2.5},  # was a bare TypeError
 ]
 
 
@@ -283,8 +296,7 @@ UNSUPPORTED = [
       "patternProperties": {"^a": {"type": "number"}}}, "patternProperties"),
     ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),
     ({"type": "string", "pattern": "a", "maxLength": 100000}, "intersection"),
-    ({"allOf": [{"type": "string", "minLength": 1}, {"maxLength": 3}]}, "allOf"),
-    ({"type": "string", "anyOf": [{"minLength": 2}, {"pattern": "x"}]}, "anyOf"),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "allOf"),
     ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf"),
     ({"$ref": "https://example.com/s.json"}, "$ref"),
     ({"type": "array", "x-guidance": {"item_separator": ", "}}, "x-guidance"),

@@ -698,13 +698,20 @@ class _Compiler:
                     merged = []
                     for o in opts:
                         try:
-                            merged.append(self.merge_all_of({"allOf": parts[:i] + [rest, o] + parts[i + 1:]},
-                                                            where, depth + 1))
+                            # llguidance: a $ref option's properties first, an inline one's after the rest
+                            order = ([o] + parts[:i] + [rest] if isinstance(o, dict) and "$ref" in o
+                                     else parts[:i] + [rest, o])
+                            merged.append(self.merge_all_of({"allOf": order + parts[i + 1:]}, where, depth + 1))
                         except _Unsat:
                             continue
                     if not merged:
                         raise _Unsat(f"no {a} option is satisfiable")
-                    return {a: merged}
+                    if a == "oneOf" and not self.coerce_one_of and not all(
+                            _disjoint(x, y, named_only=True) for j, x in enumerate(merged) for y in merged[j + 1:]):
+                        raise UnsupportedFeatureError(
+                            "JSON Schema oneOf whose options are not verifiably disjoint",
+                            f"at {where}; llguidance rejects it too unless coerce_one_of")
+                    return {"anyOf": merged}  # oneOf: its merged options proven disjoint
         out = True
         for part in parts:
             out = _intersect(out, part, where)
@@ -717,17 +724,24 @@ class _Compiler:
                                           f"at {where}")
         if not isinstance(s, dict):
             return [s]
-        out = []
-        if "$ref" in s:
-            out += self._flat_parts(self.resolve(s["$ref"], where), where, depth + 1)
-        if "allOf" in s:
-            if not isinstance(s["allOf"], list):
-                raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
-            for member in s["allOf"]:
-                out += self._flat_parts(member, where, depth + 1)
-        rest = {k: v for k, v in s.items() if k not in ("$ref", "allOf") and k not in ANNOTATIONS}
-        if rest or not out:
-            out.append(rest)
+        # $ref and allOf in key order, the sibling keywords as one part, then anyOf/oneOf (as
+        # llguidance orders the properties; see merge_all_of for their options)
+        out, current, later = [], {}, []
+        for k, v in s.items():
+            if k == "$ref":
+                out += self._flat_parts(self.resolve(v, where), where, depth + 1)
+            elif k == "allOf":
+                if not isinstance(v, list):
+                    raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
+                for member in v:
+                    out += self._flat_parts(member, where, depth + 1)
+            elif k in ("anyOf", "oneOf"):
+                later.append({k: v})
+            elif k not in ANNOTATIONS:
+                current[k] = v
+        if current or not out:
+            out.append(current)
+        out += later
         return out
 
     def resolve(self, uri, where: str):
@@ -1310,7 +1324,7 @@ def _intersect(a, b, where: str):
     return out
 
 
-def _disjoint(a, b) -> bool:
+def _disjoint(a, b, named_only: bool = False) -> bool:
     """Whether no JSON value matches both schemas (a sound, partial check)."""
     if a is False or b is False:
         return True
@@ -1341,6 +1355,8 @@ def _disjoint(a, b) -> bool:
         for key in list(ra) + list(rb):
             if not isinstance(key, str):
                 return False
+            if named_only and (key not in pa or key not in pb):  # (as llguidance, for merged oneOf)
+                continue
             sa = pa.get(key, a.get("additionalProperties", True))
             sb = pb.get(key, b.get("additionalProperties", True))
             if _disjoint(sa, sb):

@@ -698,9 +698,9 @@ class _Compiler:
                     merged = []
                     for o in opts:
                         try:
-                            # llguidance: a $ref option's properties first, an inline one's after the rest
-                            order = ([o] + parts[:i] + [rest] if isinstance(o, dict) and "$ref" in o
-                                     else parts[:i] + [rest, o])
+                            # llguidance: a $ref option's properties before those of the keywords
+                            # beside the anyOf/oneOf, an inline option's after them
+                            order = parts[:i] + ([o, rest] if isinstance(o, dict) and "$ref" in o else [rest, o])
                             merged.append(self.merge_all_of({"allOf": order + parts[i + 1:]}, where, depth + 1))
                         except _Unsat:
                             continue
@@ -724,9 +724,9 @@ class _Compiler:
                                           f"at {where}")
         if not isinstance(s, dict):
             return [s]
-        # $ref and allOf in key order, the sibling keywords as one part, then anyOf/oneOf (as
-        # llguidance orders the properties; see merge_all_of for their options)
-        out, current, later = [], {}, []
+        # $ref and allOf in key order, then the sibling keywords as one part (as llguidance
+        # orders the properties)
+        out, current = [], {}
         for k, v in s.items():
             if k == "$ref":
                 out += self._flat_parts(self.resolve(v, where), where, depth + 1)
@@ -735,13 +735,10 @@ class _Compiler:
                     raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
                 for member in v:
                     out += self._flat_parts(member, where, depth + 1)
-            elif k in ("anyOf", "oneOf"):
-                later.append({k: v})
-            elif k not in ANNOTATIONS:
+            elif k not in ANNOTATIONS:  # anyOf/oneOf stay with their siblings (see merge_all_of)
                 current[k] = v
         if current or not out:
             out.append(current)
-        out += later
         return out
 
     def resolve(self, uri, where: str):

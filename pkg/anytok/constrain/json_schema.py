@@ -1273,8 +1273,9 @@ def _intersect(a, b, where: str):
             out[k] = _both(u, v)
         elif k in ("enum", "const"):
             continue  # below
-        elif k not in ("properties", "additionalProperties", "required"):
+        elif k not in ("properties", "additionalProperties", "required") and (k in IMPLEMENTED_HERE or k in REJECTED):
             raise UnsupportedFeatureError(f"JSON Schema allOf merging two different {k!r}", f"at {where}")
+        # (keywords that do not constrain, such as "x-..." extensions: the first one kept)
     # constants: the values of one side that the other lists too
     vals = []
     for side in (a, b):

@@ -121,6 +121,18 @@ SCHEMAS = [
     {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "object", "properties": {
         "k": {"type": "string"}}, "required": ["k"]}]}, "maxItems": 5},
     True,
+    # allOf / anyOf / $ref next to other keywords, on every kind of schema: merged as llguidance
+    {"allOf": [{"type": "string", "minLength": 1}, {"maxLength": 3}]},
+    {"type": "string", "anyOf": [{"minLength": 2}, {"pattern": "x"}]},
+    {"properties": {"last": {"allOf": [{"type": "string"}, {"maxLength": 4}]}, "n": {"type": "integer"}},
+     "required": ["last"], "anyOf": [{"required": ["n"]}, {"title": "no n"}]},
+    {"$ref": "#/$defs/s", "maxLength": 5, "$defs": {"s": {"type": "string", "minLength": 2}}},
+    {"type": "integer", "allOf": [{"minimum": 3}, {"maximum": 50}, {"enum": [1, 5, 60, 7]}]},
+    {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}},
+     "oneOf": [{"properties": {"k": {"const": "a"}, "x": {"type": "integer"}}},
+               {"properties": {"k": {"const": "b"}, "y": {"type": "boolean"}}, "required": ["y"]}]},
+    {"type": "array", "items": {"type": "number"}, "allOf": [{"maxItems": 3}, {"items": {"maximum": 9}}]},
+    {"oneOf": [{"type": ["string", "null"]}, {"type": "integer"}]},  # was a bare TypeError
 ]
 
 # Lark grammars (the subset anytok implements).
@@ -262,6 +274,7 @@ INVALID = [
     {"type": "string", "pattern": "^a$", "minLength": 2},
     {"type": "object", "patternProperties": {"^a": {}, "b": {}}},
     {"type": "object", "properties": {"a": False}, "required": ["a"]},
+    {"enum": [1], "type": 2.5},  # was a bare TypeError
 ]
 
 
@@ -283,8 +296,7 @@ UNSUPPORTED = [
       "patternProperties": {"^a": {"type": "number"}}}, "patternProperties"),
     ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),
     ({"type": "string", "pattern": "a", "maxLength": 100000}, "intersection"),
-    ({"allOf": [{"type": "string", "minLength": 1}, {"maxLength": 3}]}, "allOf"),
-    ({"type": "string", "anyOf": [{"minLength": 2}, {"pattern": "x"}]}, "anyOf"),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "allOf"),
     ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf"),
     ({"$ref": "https://example.com/s.json"}, "$ref"),
     ({"type": "array", "x-guidance": {"item_separator": ", "}}, "x-guidance"),
@@ -348,3 +360,103 @@ def test_greedy_lexing_quirk_is_why():
     byte_token = {b[0]: t for t, b in TokenTrie.of(enc).token_bytes.items() if len(b) == 1}
     assert ref.consume_token(byte_token[ord("a")]) and ref.consume_token(byte_token[ord("a")])
     assert not ref.is_accepting()
+
+
+# Texts consumed token by token (their own tokenization), the masks compared at every step.
+TEXT_WALKS = [
+    # two keys sharing the forced bytes `Idf` after `{"apple`: llguidance allows the tokens that
+    # are prefixes of the forced bytes even where no token extends them (the mask was empty)
+    ({"type": "object", "additionalProperties": False,
+      "properties": {"appleIdfa": {"type": "string"}, "appleIdfv": {"type": "string"}}}, '{"appleIdfv":"x"}'),
+    ({"type": "object", "additionalProperties": False, "required": ["appleIdfa"],
+      "properties": {"appleIdfa": {"type": "string"}, "appleIdfv": {"type": "string"}, "b": {}}},
+     '{"appleIdfa":"1","b":[]}'),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TEXT_WALKS)))
+def test_text_walk_masks_match_llguidance(k):
+    from test_constrain import _check_same
+
+    schema, text = TEXT_WALKS[k]
+    name = "o200k_base"
+    rng = random.Random(k)
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    for step, t in enumerate(anytok_encoding(name).encode(text)):
+        mask = _check_same(name, text, step, ours, ref, rng)
+        assert any(mask)
+        assert ours.consume(t) and ref.consume_token(t)
+    _check_same(name, text, step + 1, ours, ref, rng)
+    assert ours.is_accepting() and ref.is_accepting()
+
+
+@pytest.mark.parametrize("schema,text", [
+    ({}, "[" * 700 + "]" * 700),
+    ({"$ref": "#/$defs/n", "$defs": {"n": {"type": "object", "properties": {
+        "k": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}}}, '{"k":[' * 400 + "{}" + "]}" * 400),
+], ids=["any-arrays", "ref-objects"])
+def test_deep_output_beyond_recursion_limit(schema, text):
+    """Nesting deeper than Python's recursion limit allows frames: no RecursionError (states
+    are derived from an explicit stack), the same verdicts and final masks as llguidance."""
+    name = "o200k_base"
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    tokens = anytok_encoding(name).encode(text)
+    half = len(tokens) // 2
+    for i, t in enumerate(tokens):
+        if i == half:
+            assert ours.mask() == _ref_mask_o200k(ref)
+        assert ours.consume(t) == ref.consume_token(t) == True  # noqa: E712
+    assert ours.is_accepting() and ref.is_accepting()
+    assert ours.mask() == _ref_mask_o200k(ref)
+
+
+def _ref_mask_o200k(ref):
+    from test_constrain import _ref_mask
+
+    return _ref_mask("o200k_base", ref)
+
+
+def test_regex_escapes_as_rust_regex():
+    """Every ASCII character after a backslash, in and out of a class: compiled exactly where
+    llguidance compiles it (Rust's regex escapes any ASCII character but letters, digits, `<`
+    and `>`; `\\x`, `\\u`, `\\U` need all their hex digits), and then matching what llguidance
+    matches (the text of the escaped character, byte by byte on cl100k_base)."""
+    name = "cl100k_base"
+    enc = anytok_encoding(name)
+    for cp in range(128):
+        c = chr(cp)
+        for pattern, text in (("a\\" + c + "b", "a" + c + "b"), ("[\\" + c + "x]", c), ("\\" + c + "1234567", None)):
+            ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_regex(pattern), log_level=0)
+            if ref.is_error():
+                with pytest.raises(constrain.ConstraintError):
+                    constrain.regex(pattern)
+                continue
+            ours = constrain.regex(pattern).matcher(enc)
+            if text is None:
+                continue
+            for b in text.encode():
+                t = enc.encode_single_token(bytes([b])) if hasattr(enc, "encode_single_token") else None
+                t = t if t is not None else TokenTrie.of(enc).tokenize_bytes(bytes([b]))[0]
+                assert ours.consume(t) == ref.consume_token(t), (pattern, text)
+            assert ours.is_accepting() == ref.is_accepting(), pattern
+
+
+@pytest.mark.parametrize("pattern,text", [
+    ("^https?:\\/\\/[a-z.]+\\/$", '"https://ab.c/"'),
+    ('^\\"[a-z]+\\"\\@\\%\\_\\`$', '"\\"ab\\"@%_`"'),
+])
+def test_json_pattern_escapes_masks_match_llguidance(pattern, text):
+    from test_constrain import _check_same
+
+    schema = {"type": "string", "pattern": pattern}
+    name = "o200k_base"
+    rng = random.Random(pattern)
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(name))
+    for step, t in enumerate(anytok_encoding(name).encode(text)):
+        _check_same(name, text, step, ours, ref, rng)
+        assert ours.consume(t) and ref.consume_token(t)
+    assert ours.is_accepting() and ref.is_accepting()

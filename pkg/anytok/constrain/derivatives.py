@@ -122,10 +122,6 @@ class ExprSet:
         """The end marker over the ignored-run expression `ignored` (see the module docstring)."""
         return self._intern(("f", ignored, False), True)
 
-    def _marker_step(self, x, byte: int) -> int:
-        d = self.derive(x[1], byte)
-        return NOTHING if d == NOTHING else self._intern(("f", d, True), self.nullable[d])
-
     def new_rule(self, nullable: bool = False) -> tuple[int, int]:
         """A rule whose body is set later: (rule index, expression id of a reference to it).
         `nullable` must be what the body turns out to be (`set_rule` checks)."""
@@ -334,65 +330,129 @@ class ExprSet:
         if r is not None:
             return r
         exprs, cap = self.exprs, depth + 1
-        x = exprs[e]
-        k = x[0]
-        if k == "c":  # along the chain, without recursion
-            heads = []
-            y = e
-            while exprs[y][0] == "c":
-                heads.append(exprs[y][1])
-                y = exprs[y][2]
-            r = self.truncated(y, depth)
-            for h in reversed(heads):
-                r = self.concat(self.truncated(h, depth), r)
-        elif k == "o":
-            r = self.alt([self.truncated(i, depth) for i in x[1]])
-        elif k == "r":
-            a, lo, hi = x[1], x[2], x[3]
-            r = self.repeat(self.truncated(a, depth), min(lo, cap), None if hi is None else min(hi, cap))
-        else:  # bytes, rules (their bodies are not looked into), end markers: as they are
-            r = e
-        memo[e] = r
-        return r
+        stack = [e]  # children first, from an explicit stack (states nest as deep as the output)
+        while stack:
+            n = stack[-1]
+            if n in memo:
+                stack.pop()
+                continue
+            x = exprs[n]
+            k = x[0]
+            if k == "c":
+                heads = []
+                y = n
+                while exprs[y][0] == "c":
+                    heads.append(exprs[y][1])
+                    y = exprs[y][2]
+                kids = heads + [y]
+            elif k == "o":
+                kids = list(x[1])
+            elif k == "r":
+                kids = [x[1]]
+            else:  # bytes, rules (their bodies are not looked into), end markers: as they are
+                stack.pop()
+                memo[n] = n
+                continue
+            missing = [c for c in kids if c not in memo]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            if k == "c":
+                r = memo[kids[-1]]
+                for h in reversed(kids[:-1]):
+                    r = self.concat(memo[h], r)
+            elif k == "o":
+                r = self.alt([memo[i] for i in kids])
+            else:
+                lo, hi = x[2], x[3]
+                r = self.repeat(memo[x[1]], min(lo, cap), None if hi is None else min(hi, cap))
+            memo[n] = r
+        return memo[e]
 
     # -- derivatives -----------------------------------------------------------------------
     def derive(self, e: int, byte: int) -> int:
-        """The id of the derivative of `e` by `byte` (cached in the row of `e`)."""
+        """The id of the derivative of `e` by `byte` (cached in the row of `e`).
+
+        Without recursion: a state nests one level per open bracket of the output, so the
+        derivatives its parts need are computed children first from an explicit stack."""
         row = self.rows[e]
         r = row[byte]
         if r >= 0:
             return r
+        rows, deps, node = self.rows, self._derive_deps, self._derive_node
+        stack = [e]
+        while stack:
+            n = stack[-1]
+            if rows[n][byte] >= 0:
+                stack.pop()
+                continue
+            missing = [c for c in deps(n) if rows[c][byte] < 0]
+            if missing:
+                stack.extend(missing)
+                continue
+            stack.pop()
+            rows[n][byte] = node(n, byte)
+        return row[byte]
+
+    def _derive_deps(self, e: int) -> list:
+        """The expressions whose derivatives (by the same byte) the derivative of `e` uses."""
+        exprs, nullable = self.exprs, self.nullable
+        x = exprs[e]
+        k = x[0]
+        if k == "c":  # d(a b) = d(a) b | d(b) if a is nullable, along the chain
+            out = [x[1]]
+            while nullable[x[1]]:
+                b = x[2]
+                x = exprs[b]
+                if x[0] == "c":
+                    out.append(x[1])
+                else:
+                    out.append(x[1] if x[0] == "f" else b)
+                    break
+            return out
+        if k == "o":
+            return [exprs[i][1] if exprs[i][0] == "f" else i for i in x[1]]
+        if k == "r":
+            return [x[1]]
+        if k == "x":
+            return [self.rule_bodies[x[1]]]
+        return []
+
+    def _marker_after(self, x, byte: int) -> int:
+        d = self.rows[x[1]][byte]
+        return NOTHING if d == NOTHING else self._intern(("f", d, True), self.nullable[d])
+
+    def _derive_node(self, e: int, byte: int) -> int:
+        """The derivative of `e` by `byte`, once those of `_derive_deps(e)` are in their rows."""
+        rows = self.rows
         x = self.exprs[e]
         k = x[0]
         if k == "b":
-            r = EPSILON if x[1] >> byte & 1 else NOTHING
-        elif k == "c":
-            # d(a b) = d(a) b | d(b) if a is nullable; along the chain, without recursion
+            return EPSILON if x[1] >> byte & 1 else NOTHING
+        if k == "c":
             parts = []
             exprs, nullable = self.exprs, self.nullable
             while True:
                 a, b = x[1], x[2]
-                parts.append(self.concat(self.derive(a, byte), b))
+                parts.append(self.concat(rows[a][byte], b))
                 if not nullable[a]:
                     break
                 x = exprs[b]
                 if x[0] != "c":
-                    parts.append(self._marker_step(x, byte) if x[0] == "f" else self.derive(b, byte))
+                    parts.append(self._marker_after(x, byte) if x[0] == "f" else rows[b][byte])
                     break
-            r = self.alt(parts)
-        elif k == "o":
+            return self.alt(parts)
+        if k == "o":
             exprs = self.exprs
-            r = self.alt([self._marker_step(exprs[i], byte) if exprs[i][0] == "f" else self.derive(i, byte)
-                          for i in x[1]])
-        elif k == "r":
+            return self.alt([self._marker_after(exprs[i], byte) if exprs[i][0] == "f" else rows[i][byte]
+                             for i in x[1]])
+        if k == "r":
             a, lo, hi = x[1], x[2], x[3]
-            r = self.concat(self.derive(a, byte), self.repeat(a, max(lo - 1, 0), None if hi is None else hi - 1))
-        elif k == "x":
-            r = self.derive(self.rule_bodies[x[1]], byte)
-        else:  # NOTHING, EPSILON, an end marker on its own  # NOTHING, EPSILON
-            r = NOTHING
-        row[byte] = r
-        return r
+            return self.concat(rows[a][byte], self.repeat(a, max(lo - 1, 0), None if hi is None else hi - 1))
+        if k == "x":
+            return rows[self.rule_bodies[x[1]]][byte]
+        return NOTHING  # NOTHING, EPSILON, an end marker on its own
 
     def viable_bytes(self, e: int) -> list[int]:
         """The bytes after which `e` is not dead."""

@@ -648,24 +648,9 @@ class _Compiler:
             a = applicators[0]
             if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
                 return self.constants(s, a, where)
-            if applicators == ["allOf"] and (others or len(s["allOf"]) > 1):
+            if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
+                # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
                 return self.value(self.merge_all_of(s, where), where)
-            if applicators in (["anyOf"], ["$ref"]) and others:
-                # keywords next to anyOf/$ref: each option merged with them, in key order (as
-                # allOf: plain object schemas only)
-                def with_option(option):
-                    return {("allOf" if k == a else k): ([option] if k == a else v) for k, v in s.items()}
-
-                if a == "$ref":
-                    return self.value(with_option({"$ref": s[a]}), where)
-                if not isinstance(s[a], list):
-                    raise ConstraintError(f"JSON schema: anyOf must be an array at {where}")
-                return self.first_satisfiable([lambda o=o, i=i: self.value(with_option(o), f"{where}/anyOf/{i}")
-                                               for i, o in enumerate(s[a])])
-            if len(applicators) > 1 or others:
-                raise UnsupportedFeatureError(
-                    f"JSON Schema {'/'.join(applicators)} combined with sibling keywords {others or applicators[1:]}",
-                    f"at {where} (llguidance intersects them)")
             v = s[a]
             if a == "$ref":
                 return self.ref(v, where)
@@ -692,68 +677,69 @@ class _Compiler:
             options.append(lambda t=t: self.typed(t, s, where))
         return self.first_satisfiable(options)
 
-    def merge_all_of(self, s: dict, where: str) -> dict:
-        """`allOf` (and the keywords next to it) merged into one schema, as llguidance merges
-        them, for plain object schemas (`type`, `properties`, `required`, boolean
-        `additionalProperties`; members may be `$ref`s to such schemas): properties in order of
-        appearance, a property of one side not named by the other checked against the other's
-        additionalProperties, `required` concatenated.  Anything else: UnsupportedFeatureError."""
-        if not isinstance(s["allOf"], list):
-            raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
-        parts, current = [], {}
-        for k, v in s.items():
-            if k == "allOf":
-                if current:
-                    parts.append(dict(current, **({"type": s["type"]} if "type" in s else {})))
-                    current = {}
-                parts.extend(v)
-            elif k not in ANNOTATIONS:
-                current[k] = v
-        if current:
-            parts.append(dict(current, **({"type": s["type"]} if "type" in s else {})))
-        merged: dict = {}
+    def merge_all_of(self, s: dict, where: str, depth: int = 0):
+        """`s` with its `allOf` members, `$ref` targets and sibling keywords intersected into one
+        schema, as llguidance merges them: `anyOf`/`oneOf` distributed over the rest (each option
+        merged with it), types intersected, bounds tightened, `required` joined, properties in
+        order of appearance (a property one side does not name is checked against that side's
+        additionalProperties), constants filtered.  What cannot be merged keyword by keyword
+        raises UnsupportedFeatureError."""
+        if depth > 40:
+            raise UnsupportedFeatureError("JSON Schema allOf/$ref merged this deeply (recursive $ref inside allOf)",
+                                          f"at {where}")
+        parts = self._flat_parts(s, where, 0)
         for i, part in enumerate(parts):
-            seen = set()
-            while isinstance(part, dict) and set(part) - ANNOTATIONS == {"$ref"} and part["$ref"] not in seen:
-                seen.add(part["$ref"])
-                part = self.resolve(part["$ref"], where)
-            if part is True or part == {}:
-                continue
-            if part is False:
-                raise _Unsat("allOf with a false schema")
-            if not isinstance(part, dict) or set(part) - ANNOTATIONS - {
-                    "type", "properties", "required", "additionalProperties"}:
-                raise UnsupportedFeatureError(
-                    "JSON Schema allOf/anyOf/$ref merged with other keywords, for schemas other than plain objects", f"at {where}/allOf")
-            t = part.get("type", "object")
-            extra = part.get("additionalProperties", True)
-            if t != "object" or not isinstance(extra, bool) or ("additionalProperties" in part
-                                                              and "properties" not in part and "properties" in s):
-                raise UnsupportedFeatureError(
-                    "JSON Schema allOf/anyOf/$ref merged with other keywords, for schemas other than plain objects", f"at {where}/allOf")
-            props = part.get("properties", {})
-            if not merged:
-                merged = {"properties": dict(props), "required": list(part.get("required", [])),
-                          "additionalProperties": extra}
-                if "type" in part:
-                    merged["type"] = "object"
-                continue
-            left = merged["properties"]
-            out = {}
-            for name, sub in left.items():
-                if name in props:
-                    out[name] = _same_schema(sub, props[name], where)
-                else:
-                    out[name] = sub if extra else False
-            for name, sub in props.items():
-                if name not in left:
-                    out[name] = sub if merged["additionalProperties"] else False
-            merged["properties"] = out
-            merged["required"] += [r for r in part.get("required", []) if r not in merged["required"]]
-            merged["additionalProperties"] = merged["additionalProperties"] and extra
-            if "type" in part:
-                merged["type"] = "object"
-        return merged or True
+            for a in ("anyOf", "oneOf"):
+                if isinstance(part, dict) and a in part:
+                    opts = part[a]
+                    if not isinstance(opts, list):
+                        raise ConstraintError(f"JSON schema: {a} must be an array at {where}")
+                    rest = {k: v for k, v in part.items() if k != a}
+                    merged = []
+                    for o in opts:
+                        try:
+                            # llguidance: a $ref option's properties before those of the keywords
+                            # beside the anyOf/oneOf, an inline option's after them
+                            order = parts[:i] + ([o, rest] if isinstance(o, dict) and "$ref" in o else [rest, o])
+                            merged.append(self.merge_all_of({"allOf": order + parts[i + 1:]}, where, depth + 1))
+                        except _Unsat:
+                            continue
+                    if not merged:
+                        raise _Unsat(f"no {a} option is satisfiable")
+                    if a == "oneOf" and not self.coerce_one_of and not all(
+                            _disjoint(x, y, named_only=True) for j, x in enumerate(merged) for y in merged[j + 1:]):
+                        raise UnsupportedFeatureError(
+                            "JSON Schema oneOf whose options are not verifiably disjoint",
+                            f"at {where}; llguidance rejects it too unless coerce_one_of")
+                    return {"anyOf": merged}  # oneOf: its merged options proven disjoint
+        out = True
+        for part in parts:
+            out = _intersect(out, part, where)
+        return out
+
+    def _flat_parts(self, s, where: str, depth: int) -> list:
+        """`s` as a list of schemas without allOf or $ref at their top level (siblings last)."""
+        if depth > 40:
+            raise UnsupportedFeatureError("JSON Schema allOf/$ref merged this deeply (recursive $ref inside allOf)",
+                                          f"at {where}")
+        if not isinstance(s, dict):
+            return [s]
+        # $ref and allOf in key order, then the sibling keywords as one part (as llguidance
+        # orders the properties)
+        out, current = [], {}
+        for k, v in s.items():
+            if k == "$ref":
+                out += self._flat_parts(self.resolve(v, where), where, depth + 1)
+            elif k == "allOf":
+                if not isinstance(v, list):
+                    raise ConstraintError(f"JSON schema: allOf must be an array at {where}")
+                for member in v:
+                    out += self._flat_parts(member, where, depth + 1)
+            elif k not in ANNOTATIONS:  # anyOf/oneOf stay with their siblings (see merge_all_of)
+                current[k] = v
+        if current or not out:
+            out.append(current)
+        return out
 
     def resolve(self, uri, where: str):
         if not isinstance(uri, str) or (uri != "#" and not uri.startswith("#/")):
@@ -1100,6 +1086,8 @@ class _Compiler:
         types = s.get("type")
         if isinstance(types, str):
             types = [types]
+        if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
+            raise ConstraintError(f"JSON schema: type must be a string or an array of strings at {where}")
         options = []
         checks = set(s) & (_CONST_SIBLINGS - {"type"})
         for v in values:
@@ -1211,18 +1199,130 @@ class _Compiler:
         return self.es.strip_leading(top, self.ws_mask)
 
 
-def _same_schema(a, b, where: str):
-    """The intersection of two property schemas, where it is one of them."""
+def _both(a, b):
+    """A schema for the values both `a` and `b` allow (merged lazily, through allOf)."""
     if a is True or a == {}:
         return b
     if b is True or b == {} or a == b:
         return a
     if a is False or b is False:
         return False
-    raise UnsupportedFeatureError("JSON Schema allOf naming the same property with different schemas", f"at {where}")
+    appl = {"$ref", "allOf", "anyOf", "oneOf"}
+    if isinstance(a, dict) and isinstance(b, dict) and not (set(a) | set(b)) & appl:
+        try:
+            return _intersect(a, b, "")
+        except ConstraintError:
+            pass
+    return {"allOf": [a, b]}
 
 
-def _disjoint(a, b) -> bool:
+_LOWER = ("minimum", "minLength", "minItems", "minProperties")
+_UPPER = ("maximum", "maxLength", "maxItems", "maxProperties")
+
+
+def _types(s: dict):
+    t = s.get("type")
+    if t is None:
+        return None
+    return [t] if isinstance(t, str) else t
+
+
+def _canon(v) -> str:
+    return json.dumps(v, sort_keys=True)
+
+
+def _intersect(a, b, where: str):
+    """The keyword-by-keyword intersection of two schemas without allOf/$ref/anyOf/oneOf."""
+    if a is True or a == {}:
+        return b
+    if b is True or b == {}:
+        return a
+    if a is False or b is False:
+        return False
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        raise ConstraintError(f"JSON schema at {where} must be an object or a boolean")
+    out = dict(a)
+    ta, tb = _types(a), _types(b)
+    if ta is not None and tb is not None:
+        if not all(isinstance(t, str) for t in ta + tb):
+            raise ConstraintError(f"JSON schema: type must be a string or an array of strings at {where}")
+        both = [t for t in ta if t in tb or (t == "integer" and "number" in tb)]
+        both += [t for t in tb if t == "integer" and "number" in ta and t not in both]
+        if not both:
+            return False
+        out["type"] = both[0] if len(both) == 1 else both
+    elif tb is not None:
+        out["type"] = b["type"]
+    for k, v in b.items():
+        if k == "type" or k in ANNOTATIONS:
+            continue
+        if k not in out:
+            if k in ("properties", "additionalProperties", "required") and "properties" in b:
+                continue  # below
+            out[k] = v
+            continue
+        u = out[k]
+        if u == v:
+            continue
+        if k in _LOWER or k in _UPPER or k in ("exclusiveMinimum", "exclusiveMaximum"):
+            if isinstance(u, bool) or isinstance(v, bool) or not isinstance(u, (int, float)) \
+                    or not isinstance(v, (int, float)):
+                raise UnsupportedFeatureError(f"JSON Schema allOf merging {k} of {u!r} and {v!r}", f"at {where}")
+            out[k] = max(u, v) if k in _LOWER or k == "exclusiveMinimum" else min(u, v)
+        elif k in ("items", "additionalItems"):
+            out[k] = _both(u, v)
+        elif k in ("enum", "const"):
+            continue  # below
+        elif k not in ("properties", "additionalProperties", "required") and (k in IMPLEMENTED_HERE or k in REJECTED):
+            raise UnsupportedFeatureError(f"JSON Schema allOf merging two different {k!r}", f"at {where}")
+        # (keywords that do not constrain, such as "x-..." extensions: the first one kept)
+    # constants: the values of one side that the other lists too
+    vals = []
+    for side in (a, b):
+        if "const" in side:
+            vals.append([side["const"]])
+        elif "enum" in side:
+            if not isinstance(side["enum"], list):
+                raise ConstraintError(f"JSON schema: enum must be an array at {where}")
+            vals.append(side["enum"])
+    if len(vals) == 2:
+        keep = {_canon(v) for v in vals[1]}
+        common = [v for v in vals[0] if _canon(v) in keep]
+        if not common:
+            return False
+        out.pop("const", None)
+        out.pop("enum", None)
+        out["enum"] = common
+    # objects
+    if any(k in a or k in b for k in ("properties", "additionalProperties", "required")):
+        pa, pb = a.get("properties", {}), b.get("properties", {})
+        if not isinstance(pa, dict) or not isinstance(pb, dict):
+            raise ConstraintError(f"JSON schema: properties must be an object at {where}")
+        if (pa or pb) and ("patternProperties" in a or "patternProperties" in b):
+            raise UnsupportedFeatureError("JSON Schema allOf merging properties with patternProperties", f"at {where}")
+        xa, xb = a.get("additionalProperties", True), b.get("additionalProperties", True)
+        props = {}
+        for name, sub in pa.items():
+            props[name] = _both(sub, pb[name]) if name in pb else _both(sub, xb)
+        for name, sub in pb.items():
+            if name not in pa:
+                props[name] = _both(sub, xa)
+        if props:
+            out["properties"] = props
+        if "additionalProperties" in a or "additionalProperties" in b:
+            out["additionalProperties"] = _both(xa, xb)
+        req = []
+        for side in (a, b):
+            r = side.get("required", [])
+            if not isinstance(r, list) or not all(isinstance(x, str) for x in r):
+                raise ConstraintError(f"JSON schema: required must be an array of strings at {where}")
+            req += [x for x in r if x not in req]
+        if req:
+            out["required"] = req
+    return out
+
+
+def _disjoint(a, b, named_only: bool = False) -> bool:
     """Whether no JSON value matches both schemas (a sound, partial check)."""
     if a is False or b is False:
         return True
@@ -1230,10 +1330,18 @@ def _disjoint(a, b) -> bool:
         return False
     if set(a) & {"$ref", "anyOf", "oneOf", "allOf", "enum"} or set(b) & {"$ref", "anyOf", "oneOf", "allOf", "enum"}:
         return False
-    kind = lambda s: {"integer": "number"}.get(s.get("type"), s.get("type"))  # noqa: E731
-    ta, tb = kind(a), kind(b)
-    if isinstance(ta, str) and isinstance(tb, str) and ta != tb:
+    def kind(s):  # the set of types, integer counted as number; None: any or malformed
+        t = s.get("type")
+        t = [t] if isinstance(t, str) else t
+        if not isinstance(t, list) or not all(isinstance(x, str) for x in t):
+            return None
+        return frozenset("number" if x == "integer" else x for x in t)
+
+    ka, kb = kind(a), kind(b)
+    if ka is not None and kb is not None and not ka & kb:
         return True
+    ta = next(iter(ka)) if ka is not None and len(ka) == 1 else None
+    tb = next(iter(kb)) if kb is not None and len(kb) == 1 else None
     if "const" in a and "const" in b:
         ca, cb = a["const"], b["const"]
         return isinstance(ca, str) and isinstance(cb, str) and ca != cb
@@ -1245,6 +1353,8 @@ def _disjoint(a, b) -> bool:
         for key in list(ra) + list(rb):
             if not isinstance(key, str):
                 return False
+            if named_only and (key not in pa or key not in pb):  # (as llguidance, for merged oneOf)
+                continue
             sa = pa.get(key, a.get("additionalProperties", True))
             sb = pb.get(key, b.get("additionalProperties", True))
             if _disjoint(sa, sb):

@@ -279,6 +279,8 @@ class _Parser:
         else:
             txt = self.p[self.i:self.i + n_digits]
             self.i += n_digits
+            if len(txt) != n_digits:
+                self.err("incomplete hexadecimal escape")
         if not txt or len(txt) > 8 or any(ch not in "0123456789abcdefABCDEF" for ch in txt):
             self.err("invalid hexadecimal digit")
         cp = int(txt, 16)
@@ -295,8 +297,8 @@ class _Parser:
         self.i += 1
         if c in _ESCAPES:
             return _ESCAPES[c]
-        if c in _META:
-            return ord(c)
+        if c in _META or (c < "\x80" and not c.isalnum() and c not in "<>"):
+            return ord(c)  # as Rust's regex: any ASCII character but letters, digits, < and >
         if c in "xuU":
             width = {"x": 2, "u": 4, "U": 8}[c]
             return self.hexnum(None if self.peek() == "{" else width)

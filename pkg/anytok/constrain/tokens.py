@@ -127,15 +127,17 @@ class TokenTrie:
         """Ids of the tokens T = prefix + rest where every byte of `rest` keeps `state` live,
         and of the tokens that are prefixes of `prefix` (as llguidance's token healing)."""
         byte, depth, end, token, extra = self.byte, self.depth, self.end, self.token, self.extra
-        node = self.node_at(prefix)
-        if node is None:
-            return []
         out: list = []
-        for k in range(1, len(prefix) + 1):  # tokens that are prefixes of `prefix` (llguidance too)
-            p = self.node_at(prefix[:k])
+        for k in range(1, len(prefix) + 1):  # tokens that are prefixes of `prefix` (llguidance too),
+            p = self.node_at(prefix[:k])  # also when no token extends all of `prefix`
+            if p is None:
+                break
             if token[p] >= 0:
                 out.append(token[p])
                 out.extend(extra.get(p, ()))
+        node = self.node_at(prefix)
+        if node is None:
+            return out
         base = depth[node]
         states = [0] * (self.max_token_len + 2)
         states[base] = state

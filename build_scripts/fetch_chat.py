@@ -15,7 +15,6 @@ kept.  Only `npm pack` touches the network.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -23,6 +22,9 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fetch_models import _sha256  # noqa: E402  (one streaming sha256 for every fetch script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,13 +50,6 @@ PACKAGES = [
 def chat_dir() -> Path:
     return Path(os.environ.get("ANYTOK_CHAT_DIR", ROOT / ".cache" / "chat"))
 
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def fetch() -> Path:

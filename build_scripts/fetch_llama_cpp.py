@@ -18,7 +18,6 @@ extracted, so a second run touches no network.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -26,6 +25,9 @@ import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fetch_models import _sha256  # noqa: E402  (one streaming sha256 for every fetch script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,13 +51,6 @@ ARCHIVES = [
 def cache_dir() -> Path:
     return Path(os.environ.get("ANYTOK_LLAMA_CPP_DIR", ROOT / ".cache" / "llama_cpp"))
 
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _members(archive: Path, prefix: str, keep):

@@ -133,6 +133,10 @@ SCHEMAS = [
                {"properties": {"k": {"const": "b"}, "y": {"type": "boolean"}}, "required": ["y"]}]},
     {"type": "array", "items": {"type": "number"}, "allOf": [{"maxItems": 3}, {"items": {"maximum": 9}}]},
     {"oneOf": [{"type": ["string", "null"]}, {"type": "integer"}]},  # was a bare TypeError
+    # `properties` before `allOf: [{$ref}]`: llguidance lists its own properties first
+    # (JSONSchemaBench Github_hard---o73917)
+    {"properties": {"b": {"type": "integer"}}, "required": ["a", "b"], "allOf": [{"$ref": "#/$defs/A"}],
+     "$defs": {"A": {"type": "object", "properties": {"a": {"type": "string"}}}}},
 ]
 
 # Lark grammars (the subset anytok implements).
@@ -371,6 +375,10 @@ TEXT_WALKS = [
     ({"type": "object", "additionalProperties": False, "required": ["appleIdfa"],
       "properties": {"appleIdfa": {"type": "string"}, "appleIdfv": {"type": "string"}, "b": {}}},
      '{"appleIdfa":"1","b":[]}'),
+    # `properties` before `allOf: [{$ref}]` (optional properties): its own first, then the $ref's
+    ({"properties": {"spacing": {"type": "integer"}}, "allOf": [{"$ref": "#/$defs/base"}],
+      "$defs": {"base": {"type": "object", "properties": {"level": {"type": "string"}}}}},
+     '{"spacing":1,"level":"warn","x":0}'),
 ]
 
 

@@ -718,16 +718,21 @@ class _Compiler:
         return out
 
     def _flat_parts(self, s, where: str, depth: int) -> list:
-        """`s` as a list of schemas without allOf or $ref at their top level (siblings last)."""
+        """`s` as a list of schemas without allOf or $ref at their top level (siblings placed as
+        llguidance orders properties)."""
         if depth > 40:
             raise UnsupportedFeatureError("JSON Schema allOf/$ref merged this deeply (recursive $ref inside allOf)",
                                           f"at {where}")
         if not isinstance(s, dict):
             return [s]
-        # $ref and allOf in key order, then the sibling keywords as one part (as llguidance
-        # orders the properties)
-        out, current = [], {}
+        # $ref and allOf in key order, the sibling keywords as one part: where the first of
+        # `properties`/`additionalProperties` stands among them, else last (as llguidance
+        # orders the properties: {"properties": ..., "allOf": [{"$ref": ...}]} lists its own
+        # properties first)
+        out, current, at = [], {}, None
         for k, v in s.items():
+            if k in ("properties", "additionalProperties") and at is None:
+                at = len(out)
             if k == "$ref":
                 out += self._flat_parts(self.resolve(v, where), where, depth + 1)
             elif k == "allOf":
@@ -738,7 +743,7 @@ class _Compiler:
             elif k not in ANNOTATIONS:  # anyOf/oneOf stay with their siblings (see merge_all_of)
                 current[k] = v
         if current or not out:
-            out.append(current)
+            out.insert(len(out) if at is None else at, current)
         return out
 
     def resolve(self, uri, where: str):

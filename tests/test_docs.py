@@ -58,7 +58,12 @@ def _blocks(text: str):
 
 def _prose(text: str) -> list[tuple[int, str]]:
     """(line number, line) outside fenced code, with inline code spans blanked."""
-    out, fence = [], None
+    return [(n, re.sub(r"(`+)(.+?)\1", lambda s: " " * len(s.group(0)), line)) for n, line in _unfenced(text)]
+
+
+def _unfenced(text: str):
+    """(line number, line) of the lines outside fenced code blocks."""
+    fence = None
     for n, line in enumerate(text.split("\n"), 1):
         m = FENCE.match(line)
         if fence is None and m:
@@ -68,8 +73,7 @@ def _prose(text: str) -> list[tuple[int, str]]:
             if line.startswith(fence):
                 fence = None
             continue
-        out.append((n, re.sub(r"(`+)(.+?)\1", lambda s: " " * len(s.group(0)), line)))
-    return out
+        yield n, line
 
 
 def slug(heading: str) -> str:
@@ -82,16 +86,7 @@ def slug(heading: str) -> str:
 def anchors(path: Path) -> set[str]:
     seen: dict[str, int] = {}
     out = set()
-    fence = None
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        m = FENCE.match(line)
-        if fence is None and m:
-            fence = m.group(1)
-            continue
-        if fence is not None:
-            if line.startswith(fence):
-                fence = None
-            continue
+    for _, line in _unfenced(path.read_text(encoding="utf-8")):
         h = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if h:
             s = slug(h.group(1))

@@ -59,6 +59,14 @@ def _get(schema: Any, key: str) -> Any:
     return schema.get(key) if isinstance(schema, Mapping) else None
 
 
+def _property_default_text(schema: Mapping) -> str:
+    """A property's `default: ...` comment (a string quoted unless an enum's, then bare)."""
+    dv = schema["default"]
+    if isinstance(dv, str):
+        return f"default: {dv}" if _is_enum(schema) else f'default: "{dv}"'
+    return f"default: {_json(dv)}"
+
+
 def _is_enum(schema: Any) -> bool:
     e = _get(schema, "enum")
     return isinstance(e, list) and len(e) > 0
@@ -155,13 +163,7 @@ def _object(schema: Mapping, indent: str) -> str:
                     out.append(f"{indent}// {prop_desc}\n")
                     above = True
                 if "default" in val:
-                    dv = val["default"]
-                    if isinstance(dv, str) and not _is_enum(val):
-                        out.append(f'{indent}// default: "{dv}"\n')
-                    elif isinstance(dv, str):
-                        out.append(f"{indent}// default: {dv}\n")
-                    else:
-                        out.append(f"{indent}// default: {_json(dv)}\n")
+                    out.append(f"{indent}// {_property_default_text(val)}\n")
                 out.append(f"{indent}{key}{opt}:\n")
                 for i, variant in enumerate(one_of):
                     out.append(f"{indent} | ")
@@ -171,13 +173,7 @@ def _object(schema: Mapping, indent: str) -> str:
                     if not (i == 0 and above) and isinstance(vd, str) and vd != prop_desc:
                         comments.append(vd)
                     if isinstance(variant, Mapping) and "default" in variant:
-                        dv = variant["default"]
-                        if isinstance(dv, str) and not _is_enum(variant):
-                            comments.append(f'default: "{dv}"')
-                        elif isinstance(dv, str):
-                            comments.append(f"default: {dv}")
-                        else:
-                            comments.append(f"default: {_json(dv)}")
+                        comments.append(_property_default_text(variant))
                     if comments:
                         out.append(" // " + " ".join(comments))
                     out.append("\n")

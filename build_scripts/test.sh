@@ -40,13 +40,14 @@ fi
 # the tests below on it. A reference library with no wheel for that Python is left out, and so
 # is each test that needs it, named in the output ("NOT RUN"). Any failure fails this script.
 # ANYTOK_OTHER_PYTHONS=0 skips this part (quick local runs); CI runs it.
-OTHER_PY_DISTS="hypothesis tiktoken regex unicodedata2 tokenizers sentencepiece mistral-common"
-# The selection, ~170 CPU-seconds a Python (1.5 to 3 minutes on 2 workers), as "distributions it
+OTHER_PY_DISTS="hypothesis tiktoken regex unicodedata2 tokenizers sentencepiece mistral-common llguidance protobuf gguf"
+# The selection, ~240 CPU-seconds a Python (2 to 4 minutes on 2 workers), as "distributions it
 # needs | pytest argument": whole files for the tiktoken-compatible core (corpora parity, API,
 # BPE, format, incremental, fuzzing, segments, CLI); one full code-point sweep (o200k's pattern,
 # revealing vocabulary) and the class tables against tiktoken, where the interpreter's own Unicode
 # data would show; the cheap parts of the tokenizer.json, SentencePiece and tekken tests (corpora,
-# fuzzing, decode, whitespace and case-insensitive classes against Oniguruma). Not the other
+# fuzzing, decode, whitespace and case-insensitive classes against Oniguruma); token masks against
+# llguidance; GGUF tokenizers against llama.cpp's expected ids. Not the other
 # code-point sweeps: they would add over 10 minutes a Python.
 OTHER_PY_TESTS=(
     "tiktoken | tests/test_parity.py"
@@ -82,6 +83,8 @@ OTHER_PY_TESTS=(
     "mistral-common hypothesis | tests/test_tekken.py::test_corpus"
     "mistral-common hypothesis | tests/test_tekken.py::test_fuzz"
     "mistral-common hypothesis | tests/test_tekken.py::test_vocabulary_and_special_tokens"
+    "llguidance tiktoken tokenizers sentencepiece protobuf | tests/test_constrain.py"
+    "gguf tokenizers sentencepiece hypothesis | tests/test_gguf.py"
 )
 if [ "${ANYTOK_OTHER_PYTHONS:-1}" != 0 ]; then
     PYINFO='import sys, sysconfig; print("%d.%d%s" % (*sys.version_info[:2], "t" * bool(sysconfig.get_config_var("Py_GIL_DISABLED"))), sys.implementation.name, sys.version.split()[0])'
@@ -125,7 +128,7 @@ PYEOF
             fi
             echo "$stamp" >"$venv/anytok-stamp"
         fi
-        lacking=" $("$venv/bin/python" -c 'import importlib.util as u, sys; print(*(d for d in sys.argv[1:] if not u.find_spec(d.replace("-", "_"))))' $OTHER_PY_DISTS) "
+        lacking=" $("$venv/bin/python" -c 'import importlib.util as u, sys; print(*(d for d in sys.argv[1:] if not u.find_spec({"protobuf": "google.protobuf"}.get(d, d.replace("-", "_")))))' $OTHER_PY_DISTS) "
         selected=(); not_run=0
         for entry in "${OTHER_PY_TESTS[@]}"; do
             deps=${entry%%|*}; arg=${entry#*| }; need=""

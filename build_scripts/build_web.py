@@ -66,7 +66,7 @@ VOCAB_DIR = ROOT / "vocab_binaries"
 
 # The hand-written browser side, copied as is.
 WEB_SOURCES = [
-    "anytok.js", "anytok.d.ts", "worker.js", "worker_glue.py",
+    "anytok.js", "anytok.d.ts", "worker.js", "node_worker.mjs", "worker_glue.py",
     "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js",
 ]
 # What a page needs from the npm package: the loader, the runtime and the standard library.

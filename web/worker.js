@@ -338,10 +338,18 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   const loaderMs = performance.now() - start;
 
   const startPython = async (extra) => {
-    const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line), ...extra };
+    // Under Node (node_worker.mjs), Pyodide reads its files by path.
+    const nodePath = self.anytokNodePath;
+    const options = { indexURL: nodePath ? nodePath(pyodideURL) : pyodideURL, stdout: () => {},
+                      stderr: (line) => console.warn(line), ...extra };
     if (pyodideLock) options.lockFileContents = pyodideLock; // (no pyodide-lock.json to fetch)
     let blob = null;
-    if (stdlib) options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
+    if (stdlib && nodePath) {
+      await stdlib; // (read, to report a missing file by its name)
+      options.stdLibURL = nodePath(stdlibURL);
+    } else if (stdlib) {
+      options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
+    }
     try {
       return await loadPyodide(options);
     } finally {

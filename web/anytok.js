@@ -624,6 +624,8 @@ export class AnyTok {
       if (!entry) throw new AnyTokError(`anytok: unknown encoding "${name}". Bundled encodings: ${names.join(", ")}`);
       const url = options.vocabURL ? new URL(options.vocabURL, manifestURL).href : new URL(entry.url, manifestURL).href;
       request = { key: `${name} ${url}`, name, url, sha256: options.vocabURL ? null : entry.sha256 };
+      // An encoding made from another one's file (o200k_harmony from o200k_base.atok).
+      if (entry.derive && !options.vocabURL) request.derive = entry.derive;
     }
     const workers = options.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) throw new TypeError("anytok: workers must be an integer >= 1");

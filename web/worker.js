@@ -494,11 +494,20 @@ function readEarly({ url, sha256, bytes }) {
   earlyReads.set(k, openCache().then((cache) => (cache ? readCached(cache, k) : null)).catch(() => null));
 }
 
-async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
+// A file fetched and not yet in Cache Storage (it is put there once the worker is idle), for a
+// load of the same file meanwhile: an encoding derived from it (o200k_harmony from
+// o200k_base.atok) loaded with its base is fetched once.
+const fetchedNotKept = new Map();
+
+// derive: a bundled encoding made from another one's file (the manifest's "derive": the fields
+// that differ, as o200k_harmony from o200k_base.atok); that file is fetched and cached as for
+// its own encoding.
+async function loadVocab({ key, name, url, sha256, bytes, fileName, derive }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
-  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined)), loadMs: Math.round(performance.now() - start) });
+  const fields = derive ? JSON.stringify(derive) : undefined;
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;
@@ -506,7 +515,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   if (cache) {
     const early = earlyReads.get(k);
     earlyReads.delete(k);
-    const stored = await (early ?? readCached(cache, k));
+    const stored = (await (early ?? readCached(cache, k))) ?? fetchedNotKept.get(k) ?? null;
     if (stored) {
       try {
         return [{ ...parse(stored), source: "cache" }];
@@ -518,6 +527,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const data = new Uint8Array(await (await fetchOk(url, `vocabulary ${what}`)).arrayBuffer());
   const info = parse(data);
   if (cache) {
+    fetchedNotKept.set(k, data);
     // Kept with its payload stored uncompressed and a text index added (an .atok file still,
     // checked as any): a later visit skips the decompression and, until a longer text comes,
     // the text table (~50-70 ms of its first count).  Made once the worker is idle (making the
@@ -532,6 +542,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
       } catch (err) {
         console.warn(`anytok: could not keep ${what} in Cache Storage: ${err.message}`);
       }
+      fetchedNotKept.delete(k);
     });
   }
   return [{ ...info, source: "network" }];

@@ -11,6 +11,11 @@ fetched), and
       tests; vitest itself would need the registry) asserts the same against expected values
       written into it.
 
+Deno and Bun (which run worker.js in their own DOM-style Worker and read the package folder
+by file: URLs) run the same script when ANYTOK_DENO / ANYTOK_BUN name their binaries (the npm
+packages `deno` and `bun` fetch them from registry.npmjs.org; docs/browser.md has the command):
+not in the default run, which would need ~150 MB of binaries.
+
 Node has no DOM-style Worker: anytok.js starts worker.js in a `worker_threads` Worker
 (node_worker.mjs) and reads every file from the package folder.  The scripts run with fetch
 refused for anything but file: URLs, so a request to the network would fail the test."""
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -78,6 +84,7 @@ out.consumed = await m.consume(input.consume);
 out.masks.push(Array.from(await m.mask()));
 await m.free();
 console.log(JSON.stringify(out));
+AnyTok.terminate(); // (Deno's and Bun's workers keep the process alive until then; Node's do not)
 """
 
 NODE_TEST = """import { test } from "node:test";
@@ -157,7 +164,20 @@ def app(tmp_path_factory):
     return folder, run, node
 
 
-def test_node_script_gives_reference_ids(app):
+# The runtimes the script runs under: Node always, Deno and Bun when their binaries are named.
+RUNTIMES = ["node"] + [name for name, var in (("deno", "ANYTOK_DENO"), ("bun", "ANYTOK_BUN")) if os.environ.get(var)]
+
+
+def _command(runtime: str, node: str) -> list[str]:
+    if runtime == "node":
+        return [node]
+    binary = os.environ["ANYTOK_" + runtime.upper()]
+    assert Path(binary).is_file(), f"ANYTOK_{runtime.upper()}={binary} is not a file"
+    return [binary, "run", "--allow-read", "--allow-env"] if runtime == "deno" else [binary]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_node_script_gives_reference_ids(app, runtime):
     folder, run, node = app
     tokenizer_json = _small_tokenizer_json()
     ref, masks, allowed = _native_masks()
@@ -167,7 +187,7 @@ def test_node_script_gives_reference_ids(app):
         "regex": REGEX, "consume": consume,
     }))
     (folder / "script.mjs").write_text(GUARD + SCRIPT)
-    r = run([node, "script.mjs", "input.json"], timeout=120)
+    r = run([*_command(runtime, node), "script.mjs", "input.json"], timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     got = json.loads(r.stdout.strip().splitlines()[-1])
     for name in ENCODINGS:

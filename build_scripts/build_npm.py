@@ -36,7 +36,6 @@ import build_web  # noqa: E402
 
 ROOT = build_web.ROOT
 OUT = build_web.WEB / "dist-npm"
-STAGE = OUT / "package"
 # web/dist/ files that belong to the demo page, not to the library.
 DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "bench"}
 # Not packed, to keep the tarball small: the .br streams serve_demo.py sends (a server compresses
@@ -99,25 +98,29 @@ standard library, is not in this package.)
 """
 
 
-def build(quiet: bool = False) -> Path:
+def build(quiet: bool = False, out: Path | None = None) -> Path:
+    """Packs the tarball into `out` (default web/dist-npm/), staged in its package/ folder; tests
+    give folders of their own, so that two test workers never pack over each other."""
     log = (lambda *a: None) if quiet else print
     dist = build_web.build(quiet=True)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    if STAGE.exists():
-        shutil.rmtree(STAGE)
-    STAGE.mkdir(parents=True)
+    out = OUT if out is None else Path(out)
+    stage = out / "package"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
     files = []
     for path in sorted(dist.iterdir()):
         if path.name in DEMO_ONLY or path.name.startswith("bench"):  # benchmark pages (bench*/)
             continue
         if path.is_dir():
-            shutil.copytree(path, STAGE / path.name,
+            shutil.copytree(path, stage / path.name,
                             ignore=lambda folder, names: [n for n in names if _left_out(f"{Path(folder).name}/{n}")])
         else:
-            shutil.copy2(path, STAGE / path.name)
+            shutil.copy2(path, stage / path.name)
         files.append(path.name)
-    (STAGE / "anytok-assets.mjs").write_text(COPY_ASSETS)
-    (STAGE / "README.md").write_text(README)
+    (stage / "anytok-assets.mjs").write_text(COPY_ASSETS)
+    (stage / "README.md").write_text(README)
     package = {
         "name": "anytok",
         "version": version,
@@ -135,18 +138,19 @@ def build(quiet: bool = False) -> Path:
         "engines": {"node": ">=20"},
         "sideEffects": False,
     }
-    (STAGE / "package.json").write_text(json.dumps(package, indent=2) + "\n")
-    for old in OUT.glob("anytok-*.tgz"):
+    (stage / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    for old in out.glob("anytok-*.tgz"):
         old.unlink()
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("build_npm: npm is not installed")
-    subprocess.run([npm, "pack", "--silent", "--pack-destination", str(OUT)], cwd=STAGE, check=True,
+    subprocess.run([npm, "pack", "--silent", "--pack-destination", str(out)], cwd=stage, check=True,
                    stdout=subprocess.DEVNULL)
-    tgz = OUT / f"anytok-{version}.tgz"
+    tgz = out / f"anytok-{version}.tgz"
     if not tgz.exists():
         raise SystemExit(f"build_npm: npm pack did not write {tgz}")
-    log(f"build_npm: {tgz.relative_to(ROOT)} ({tgz.stat().st_size / 1e6:.1f} MB)")
+    shown = tgz.relative_to(ROOT) if tgz.is_relative_to(ROOT) else tgz
+    log(f"build_npm: {shown} ({tgz.stat().st_size / 1e6:.1f} MB)")
     return tgz
 
 

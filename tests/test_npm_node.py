@@ -154,7 +154,7 @@ def app(tmp_path_factory):
     assert npm and node, "npm and node are needed (build_scripts/test.sh installs them for the web assets)"
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     assert int(version.lstrip("v").split(".")[0]) >= 20, f"anytok's npm package needs Node >= 20, not {version}"
-    tgz = build_npm.build(quiet=True)
+    tgz = build_npm.build(quiet=True, out=tmp_path_factory.mktemp("npm"))
     folder = tmp_path_factory.mktemp("node-app")
     (folder / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "npm_config_update_notifier": "false"}

@@ -14,6 +14,11 @@ nothing more.  A bundler that inlines `anytok.js` into the app's bundle moves
 
 (or anywhere, with `AnyTok.load({ baseURL })`).  tests/test_npm_package.py makes a web app with
 esbuild from that tarball, offline, and counts tokens in it.
+
+In Node (>= 20) the same package runs worker.js in a `worker_threads` Worker (node_worker.mjs)
+and reads every file from the package folder; Deno and Bun run worker.js in their own Workers.
+tests/test_npm_node.py installs the tarball offline and checks ids, decode, `load({ data })` and
+a constrain mask under Node (and Deno/Bun when their binaries are named: docs/browser.md).
 """
 
 from __future__ import annotations
@@ -31,14 +36,19 @@ import build_web  # noqa: E402
 
 ROOT = build_web.ROOT
 OUT = build_web.WEB / "dist-npm"
-STAGE = OUT / "package"
 # web/dist/ files that belong to the demo page, not to the library.
 DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "bench"}
 # Not packed, to keep the tarball small: the .br streams serve_demo.py sends (a server compresses
-# on its own, or runs build_web.py: docs/browser-serving.md), and Pyodide's stock standard
-# library (python_stdlib.zip, only for `stdlibURL: null`; the package has the compiled one).
+# on its own, or runs build_web.py: docs/browser-serving.md), Pyodide's stock standard
+# library (python_stdlib.zip, only for `stdlibURL: null`; the package has the compiled one), and
+# the Pyodide files anytok never reads: its lock file (the manifest gives Pyodide its contents),
+# its UMD loader (anytok imports pyodide.mjs) and its type declarations.
+PYODIDE_UNUSED = {"python_stdlib.zip", "pyodide-lock.json", "pyodide.js", "pyodide.d.ts", "ffi.d.ts"}
+
+
 def _left_out(rel: str) -> bool:
-    return rel.endswith(".br") or rel == "pyodide/python_stdlib.zip"
+    folder, _, name = rel.rpartition("/")
+    return rel.endswith(".br") or (folder == "pyodide" and name in PYODIDE_UNUSED)
 
 
 COPY_ASSETS = """#!/usr/bin/env node
@@ -75,6 +85,10 @@ const tok = await AnyTok.load({ encoding: "o200k_base" });
 await tok.count("hello world");   // 2
 ```
 
+In Node (>= 20) the same import works: Python runs in a `worker_threads` Worker and every file
+is read from this package's folder (no network, no cache; `AnyTok.terminate()` ends it at once).
+Deno and Bun run it too (end their scripts with `AnyTok.terminate()`).
+
 With a bundler (esbuild, Vite, webpack), copy the assets next to the bundle once per build:
 `npx anytok-assets OUTDIR` (or serve them anywhere and pass `AnyTok.load({ baseURL })`).
 Types: `anytok.d.ts`.  Source, docs and the Python package: the anytok repository's README.
@@ -84,29 +98,33 @@ standard library, is not in this package.)
 """
 
 
-def build(quiet: bool = False) -> Path:
+def build(quiet: bool = False, out: Path | None = None) -> Path:
+    """Packs the tarball into `out` (default web/dist-npm/), staged in its package/ folder; tests
+    give folders of their own, so that two test workers never pack over each other."""
     log = (lambda *a: None) if quiet else print
     dist = build_web.build(quiet=True)
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    if STAGE.exists():
-        shutil.rmtree(STAGE)
-    STAGE.mkdir(parents=True)
+    out = OUT if out is None else Path(out)
+    stage = out / "package"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
     files = []
     for path in sorted(dist.iterdir()):
         if path.name in DEMO_ONLY or path.name.startswith("bench"):  # benchmark pages (bench*/)
             continue
         if path.is_dir():
-            shutil.copytree(path, STAGE / path.name,
+            shutil.copytree(path, stage / path.name,
                             ignore=lambda folder, names: [n for n in names if _left_out(f"{Path(folder).name}/{n}")])
         else:
-            shutil.copy2(path, STAGE / path.name)
+            shutil.copy2(path, stage / path.name)
         files.append(path.name)
-    (STAGE / "anytok-assets.mjs").write_text(COPY_ASSETS)
-    (STAGE / "README.md").write_text(README)
+    (stage / "anytok-assets.mjs").write_text(COPY_ASSETS)
+    (stage / "README.md").write_text(README)
     package = {
         "name": "anytok",
         "version": version,
-        "description": "Exact tiktoken-compatible tokenization in the browser: anytok (pure Python) under Pyodide in a Web Worker.",
+        "description": "Exact tiktoken-compatible tokenization in the browser and Node: anytok (pure Python) under Pyodide in a worker.",
         "license": "MIT",
         "type": "module",
         "main": "./anytok.js",
@@ -117,20 +135,22 @@ def build(quiet: bool = False) -> Path:
         },
         "bin": {"anytok-assets": "./anytok-assets.mjs"},
         "files": sorted(files + ["anytok-assets.mjs"]),
+        "engines": {"node": ">=20"},
         "sideEffects": False,
     }
-    (STAGE / "package.json").write_text(json.dumps(package, indent=2) + "\n")
-    for old in OUT.glob("anytok-*.tgz"):
+    (stage / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    for old in out.glob("anytok-*.tgz"):
         old.unlink()
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("build_npm: npm is not installed")
-    subprocess.run([npm, "pack", "--silent", "--pack-destination", str(OUT)], cwd=STAGE, check=True,
+    subprocess.run([npm, "pack", "--silent", "--pack-destination", str(out)], cwd=stage, check=True,
                    stdout=subprocess.DEVNULL)
-    tgz = OUT / f"anytok-{version}.tgz"
+    tgz = out / f"anytok-{version}.tgz"
     if not tgz.exists():
         raise SystemExit(f"build_npm: npm pack did not write {tgz}")
-    log(f"build_npm: {tgz.relative_to(ROOT)} ({tgz.stat().st_size / 1e6:.1f} MB)")
+    shown = tgz.relative_to(ROOT) if tgz.is_relative_to(ROOT) else tgz
+    log(f"build_npm: {shown} ({tgz.stat().st_size / 1e6:.1f} MB)")
     return tgz
 
 

@@ -66,7 +66,7 @@ VOCAB_DIR = ROOT / "vocab_binaries"
 
 # The hand-written browser side, copied as is.
 WEB_SOURCES = [
-    "anytok.js", "anytok.d.ts", "worker.js", "worker_glue.py",
+    "anytok.js", "anytok.d.ts", "worker.js", "node_worker.mjs", "worker_glue.py",
     "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js",
 ]
 # What a page needs from the npm package: the loader, the runtime and the standard library.
@@ -296,6 +296,41 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
             (f"python_stdlib-rest-{_sha256(rest_zip)[:16]}.zip", rest_zip), modules)
 
 
+# --- vocabularies --------------------------------------------------------------------------
+
+# Encodings that are another one's tokens with other special tokens, name or source: the page
+# fetches the base file and the worker applies the fields (anytok.format.derive), so neither the
+# demo nor the npm package carries a second copy of the tokens (~1.4 MB).
+DERIVED = {"o200k_harmony": "o200k_base", "gpt2": "r50k_base", "p50k_edit": "p50k_base"}
+
+
+def derived_encodings() -> dict[str, tuple[str, dict]]:
+    """name -> (base name, the fields that make it from the base's file), each checked: the base
+    file with those fields is exactly the encoding's own file (anytok.format.derivation).  Cached
+    in .cache/ by the files' sha256 (loading them takes a few seconds)."""
+    sys.path.insert(0, str(PACKAGE_DIR.parent))
+    from anytok import format as vocab_format
+
+    key = _sha256(b"".join(_sha256((VOCAB_DIR / f"{n}.atok").read_bytes()).encode()
+                           for pair in sorted(DERIVED.items()) for n in pair)
+                  + (PACKAGE_DIR / "format.py").read_bytes())
+    cached = ROOT / ".cache" / "derived-encodings" / f"{key[:32]}.json"
+    if cached.exists():
+        return {k: tuple(v) for k, v in json.loads(cached.read_text()).items()}
+    out = {}
+    for name, base in DERIVED.items():
+        load = lambda n: vocab_format.loads((VOCAB_DIR / f"{n}.atok").read_bytes(), f"{n}.atok")  # noqa: E731
+        fields = vocab_format.derivation(load(base), load(name))
+        if fields is None:
+            raise SystemExit(f"build_web: {name}.atok is not {base}.atok's tokens (DERIVED is wrong)")
+        if vocab_format.derive(load(base), json.loads(json.dumps(fields))) != load(name):
+            raise SystemExit(f"build_web: {base}.atok with {fields} is not {name}.atok")
+        out[name] = (base, fields)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(out))
+    return out
+
+
 # --- the slim wheel -------------------------------------------------------------------------
 
 def _record_hash(data: bytes) -> str:
@@ -443,11 +478,17 @@ def _build() -> Path:
             old.unlink()
 
     vocab = {}
+    derived = derived_encodings()
     for path in sorted(VOCAB_DIR.glob("*.atok")):
+        if path.stem in derived:
+            continue
         _copy_if_changed(path, DIST / "vocab" / path.name)
         data = path.read_bytes()
         vocab[path.stem] = {"url": f"vocab/{path.name}", "bytes": len(data), "sha256": _sha256(data)}
-    _prune(DIST / "vocab", {p + ".atok" for p in vocab})
+    for name, (base, fields) in derived.items():
+        vocab[name] = {**vocab[base], "derive": fields}
+    vocab = dict(sorted(vocab.items()))
+    _prune(DIST / "vocab", {p + ".atok" for p in vocab if p not in derived})
 
     manifest = {
         "anytok": tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],

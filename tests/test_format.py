@@ -603,3 +603,32 @@ def test_text_index_errors():
                 tok.encode("ab" * 20000)
         else:
             assert "an empty token" in errors_of(data)
+
+
+# --- derived encodings (the npm package ships o200k_harmony as o200k_base.atok + fields) -------
+
+@pytest.mark.parametrize("name, base", [("o200k_harmony", "o200k_base"), ("gpt2", "r50k_base"), ("p50k_edit", "p50k_base")])
+def test_derived_encoding_from_its_base_file_has_tiktokens_ids(name, base):
+    read = lambda n: vf.loads((ROOT / "vocab_binaries" / f"{n}.atok").read_bytes(), n)  # noqa: E731
+    fields = vf.derivation(read(base), read(name))
+    assert fields is not None and fields["name"] == name and "tokens" not in fields
+    derived = vf.derive(read(base), fields)
+    assert derived == read(name)
+    enc = anytok.Encoding._from_vocab(derived, name)
+    ref = tiktoken_encoding(name)
+    text = "hello <|endoftext|> world, naïve 日本語 " + "".join(sorted(ref.special_tokens_set)[:3])
+    assert enc.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+    assert enc.n_vocab == ref.n_vocab
+
+
+def test_derivation_refuses_other_tokens_and_derive_checks_its_fields():
+    assert vf.derivation(small_vocab(), small_vocab(tokens=small_vocab().tokens[:-1])) is None
+    assert vf.derivation(small_vocab(), small_vocab(name="other")) == {"name": "other"}
+    with pytest.raises(VocabFormatError, match="cannot derive tokens"):
+        vf.derive(small_vocab(), {"tokens": []})
+    with pytest.raises(VocabFormatError, match="special_tokens must map strings to ids"):
+        vf.derive(small_vocab(), {"special_tokens": {"<|x|>": "300"}})
+    with pytest.raises(VocabFormatError, match="has id 5, which a mergeable token already has"):
+        vf.derive(small_vocab(), {"special_tokens": {"<|x|>": 5}})
+    with pytest.raises(VocabFormatError, match="explicit n_vocab is 7"):
+        vf.derive(small_vocab(), {"explicit_n_vocab": 7})

@@ -49,7 +49,7 @@ TEXT = "Hello, world! naïve café — 日本語のテキスト, def f(x): retur
 def test_web_app_from_the_tarball_counts_offline(tmp_path):
     npm = shutil.which("npm")
     assert npm, "npm is missing (build_scripts/test.sh needs it for the web assets)"
-    tgz = build_npm.build(quiet=True)
+    tgz = build_npm.build(quiet=True, out=tmp_path / "npm")
     with tarfile.open(tgz) as tar:
         names = set(tar.getnames())
         package = json.load(tar.extractfile("package/package.json"))

@@ -1,5 +1,5 @@
 // Types for anytok.js: tiktoken-exact tokenization in the browser (anytok under Pyodide, in a
-// Web Worker).
+// Web Worker), and in Node >= 20 (a worker_threads Worker; files read from the package folder).
 //
 //   import { AnyTok } from "./anytok.js";
 //   const tok = await AnyTok.load({ encoding: "o200k_base" });
@@ -267,7 +267,11 @@ export declare class AnyTok {
   static load(options: LoadOptions): Promise<AnyTok>;
   /** Names of the bundled encodings. */
   static encodings(options?: Pick<LoadOptions, "baseURL" | "manifestURL">): Promise<string[]>;
-  /** Stop every worker; existing tokenizers reject from then on. */
+  /**
+   * Stop every worker; existing tokenizers reject from then on.  (Node's worker thread keeps
+   * the process alive only while an answer is awaited; Deno's and Bun's workers keep it alive
+   * until this is called.)
+   */
   static terminate(): void;
   /**
    * Train a byte-level BPE tokenizer on texts (anytok.train, in a Web Worker of its own);

@@ -36,6 +36,59 @@ export class AnyTokError extends Error {
 
 // --- the worker -----------------------------------------------------------------------------
 
+// Node (>= 20) has no DOM-style Worker: there anytok runs worker.js in a `worker_threads` Worker
+// (through node_worker.mjs, next to worker.js) and reads its files from the package folder.
+const IN_NODE = typeof Worker === "undefined" && typeof globalThis.process?.versions?.node === "string";
+// (A computed specifier, so that a bundler for the browser leaves Node's modules alone.)
+const nodeModule = (name) => import(/* @vite-ignore */ /* webpackIgnore: true */ `node:${name}`);
+
+// A `worker_threads` Worker behind the Web Worker interface Runtime uses (postMessage,
+// onmessage/onerror/onmessageerror, terminate).  Messages wait until it has started.  It keeps
+// Node's process alive only while an answer is awaited (`hold`), so a script that is done exits
+// without `AnyTok.terminate()`.
+class NodeWorker {
+  constructor(url) {
+    this.onmessage = this.onerror = this.onmessageerror = null;
+    this.worker = null;
+    this.waiting = [];
+    this.held = false;
+    this.ended = false;
+    nodeModule("worker_threads").then(({ Worker: ThreadWorker }) => {
+      if (this.ended) return;
+      const worker = new ThreadWorker(new URL("node_worker.mjs", url), { workerData: { workerURL: url }, name: "anytok" });
+      worker.on("message", (data) => this.onmessage?.({ data }));
+      worker.on("messageerror", () => this.onmessageerror?.());
+      worker.on("error", (err) => this.onerror?.({ message: err?.message ?? String(err) }));
+      worker.on("exit", (code) => {
+        if (!this.ended) this.onerror?.({ message: `its thread exited (code ${code})` });
+      });
+      if (!this.held) worker.unref();
+      this.worker = worker;
+      for (const [message, transfer] of this.waiting) worker.postMessage(message, transfer);
+      this.waiting = [];
+    }).catch((err) => this.onerror?.({ message: `worker_threads: ${err.message}` }));
+  }
+
+  postMessage(message, transfer = []) {
+    if (this.worker) this.worker.postMessage(message, transfer);
+    else this.waiting.push([message, transfer]);
+  }
+
+  hold(on) {
+    this.held = on;
+    if (this.worker) on ? this.worker.ref() : this.worker.unref();
+  }
+
+  terminate() {
+    this.ended = true;
+    this.worker?.terminate();
+  }
+}
+
+function newWorker(url) {
+  return IN_NODE ? new NodeWorker(url) : new Worker(url, { type: "module", name: "anytok" });
+}
+
 // One Web Worker per set of runtime URLs, shared by every encoding loaded with them.
 const runtimes = new Map();
 
@@ -47,7 +100,7 @@ class Runtime {
     this.encodings = new Map(); // key -> Promise of info
     this.decodeTables = new Map(); // key -> Promise of its ByteTable (or null), made on first decode
     this.dead = null;
-    this.worker = takeSpare(urls.workerURL) ?? new Worker(urls.workerURL, { type: "module", name: "anytok" });
+    this.worker = takeSpare(urls.workerURL) ?? newWorker(urls.workerURL);
     this.worker.onmessage = ({ data }) => {
       const request = this.pending.get(data.id);
       if (!request) return;
@@ -61,6 +114,7 @@ class Runtime {
         return;
       }
       this.pending.delete(data.id);
+      if (this.pending.size === 0) this.worker.hold?.(false);
       if (data.ok) request.resolve(data.result);
       else request.reject(new AnyTokError(data.error.message, data.error));
     };
@@ -84,6 +138,7 @@ class Runtime {
     if (this.dead) return Promise.reject(this.dead);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
+      if (this.pending.size === 0) this.worker.hold?.(true);
       this.pending.set(id, { resolve, reject, onProgress });
       this.worker.postMessage({ id, op, args }, transfer);
     });
@@ -94,6 +149,7 @@ class Runtime {
     this.decodeTables.clear();
     for (const { reject } of this.pending.values()) reject(error);
     this.pending.clear();
+    this.worker?.hold?.(false);
   }
 
   terminate(reason = new AnyTokError("anytok worker was terminated")) {
@@ -183,11 +239,13 @@ const manifests = new Map();
 
 function fetchManifest(url) {
   if (!manifests.has(url)) {
-    const promise = fetch(url)
-      .then((response) => {
+    const read = IN_NODE && url.startsWith("file:")
+      ? nodeModule("fs/promises").then(({ readFile }) => readFile(new URL(url))).then((bytes) => JSON.parse(bytes.toString("utf8")))
+      : fetch(url).then((response) => {
         if (!response.ok) throw new Error(`HTTP ${response.status}`);
         return response.json();
-      })
+      });
+    const promise = read
       .catch((err) => {
         manifests.delete(url);
         throw new AnyTokError(`anytok: could not read ${url}: ${err.message}`);
@@ -566,6 +624,8 @@ export class AnyTok {
       if (!entry) throw new AnyTokError(`anytok: unknown encoding "${name}". Bundled encodings: ${names.join(", ")}`);
       const url = options.vocabURL ? new URL(options.vocabURL, manifestURL).href : new URL(entry.url, manifestURL).href;
       request = { key: `${name} ${url}`, name, url, sha256: options.vocabURL ? null : entry.sha256 };
+      // An encoding made from another one's file (o200k_harmony from o200k_base.atok).
+      if (entry.derive && !options.vocabURL) request.derive = entry.derive;
     }
     const workers = options.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) throw new TypeError("anytok: workers must be an integer >= 1");

@@ -14,6 +14,11 @@
 // a worker of its own and cancels by terminating that worker.
 
 const VOCAB_CACHE = "anytok-vocab-v1";
+// This worker's URL (Bun's workers have no self.location).  Cache Storage is used only when it is
+// served over HTTP(S): Deno's Cache Storage takes no file: URLs (and a package read from disk
+// needs no copy of its files).
+const HERE = self.location?.href ?? import.meta.url;
+const CACHEABLE = /^https?:/.test(HERE);
 
 let runtime = null; // Promise of { py, glue }, set by "init"
 let queue = Promise.resolve();
@@ -153,7 +158,7 @@ async function sha256Hex(...parts) {
 
 async function openSnapshotCache() {
   try {
-    return self.caches ? await caches.open(SNAPSHOT_CACHE) : null;
+    return self.caches && CACHEABLE ? await caches.open(SNAPSHOT_CACHE) : null;
   } catch {
     return null;
   }
@@ -273,7 +278,7 @@ function install(py, { wheel, glueSource, gluePyc }) {
 // A URL that names its content (build_web.py's `-<16 hex>.` file names and `?v=<16 hex>`): its
 // bytes need not be hashed for the snapshot key, the URL stands for them.
 function contentNamed(url) {
-  const u = new URL(url, self.location.href);
+  const u = new URL(url, HERE);
   return /-[0-9a-f]{16}\.[A-Za-z]+$/.test(u.pathname) || /^[0-9a-f]{16,64}$/.test(u.searchParams.get("v") ?? "");
 }
 
@@ -281,7 +286,25 @@ function contentNamed(url) {
 // lazyParts): Python asks for one (worker_glue._LazyParts) when it first imports a module of it,
 // and the import waits for it, so it is fetched synchronously (allowed in a worker); the HTTP
 // cache keeps it for later visits (its URL names its content).
+// Outside a browser (Deno and Bun run this worker as it is; Node through node_worker.mjs), the
+// package's files are read from disk: a file: URL as a path.
+function filePath(url) {
+  const path = decodeURIComponent(new URL(url).pathname);
+  return /^\/[A-Za-z]:\//.test(path) ? path.slice(1) : path; // (Windows: /C:/... -> C:/...)
+}
+
+function readFileSyncOf() {
+  if (globalThis.Deno?.readFileSync) return (path) => globalThis.Deno.readFileSync(path);
+  const fs = globalThis.process?.getBuiltinModule?.("node:fs");
+  return fs ? (path) => fs.readFileSync(path) : null;
+}
+
 self.anytokFetchPart = (url) => {
+  const readSync = typeof XMLHttpRequest === "undefined" && String(url).startsWith("file:") ? readFileSyncOf() : null;
+  if (readSync) {
+    const bytes = readSync(filePath(url));
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
   const request = new XMLHttpRequest();
   request.open("GET", url, false);
   request.responseType = "arraybuffer";
@@ -318,7 +341,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     // version is checked against the entry's header once its loader is imported, so the
     // snapshot is read while the loader loads.
     const named = [stdlibURL, wheelURL, glueURL, gluePycURL].every((u) => !u || contentNamed(u));
-    const abs = (u) => new URL(u, self.location.href).href;
+    const abs = (u) => new URL(u, HERE).href;
     const parts = named
       ? ["urls", stdlibURL ? abs(stdlibURL) : "stock", abs(wheelURL), abs(glueURL), gluePycURL ? abs(gluePycURL) : ""]
       : await (async () => {
@@ -338,10 +361,18 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   const loaderMs = performance.now() - start;
 
   const startPython = async (extra) => {
-    const options = { indexURL: pyodideURL, stdout: () => {}, stderr: (line) => console.warn(line), ...extra };
+    // Under Node (node_worker.mjs), Pyodide reads its files by path.
+    const nodePath = self.anytokNodePath ?? (String(pyodideURL).startsWith("file:") ? filePath : null);
+    const options = { indexURL: nodePath ? nodePath(pyodideURL) : pyodideURL, stdout: () => {},
+                      stderr: (line) => console.warn(line), ...extra };
     if (pyodideLock) options.lockFileContents = pyodideLock; // (no pyodide-lock.json to fetch)
     let blob = null;
-    if (stdlib) options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
+    if (stdlib && nodePath) {
+      await stdlib; // (read, to report a missing file by its name)
+      options.stdLibURL = nodePath(stdlibURL);
+    } else if (stdlib) {
+      options.stdLibURL = blob = URL.createObjectURL(new Blob([await stdlib]));
+    }
     try {
       return await loadPyodide(options);
     } finally {
@@ -439,7 +470,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     snapshot: snapshotState,
     files: filesState,
     startMs: { loader: Math.round(loaderMs), wasmFetch: fetched("pyodide.asm.wasm"),
-               stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL, self.location.href).pathname) : fetched("python_stdlib.zip"),
+               stdlibFetch: stdlibURL ? fetched(new URL(stdlibURL, HERE).pathname) : fetched("python_stdlib.zip"),
                ...ms },
   };
   return { py, glue, timings };
@@ -457,7 +488,7 @@ function ready() {
 // never kept.
 async function openCache() {
   try {
-    return self.caches ? await caches.open(VOCAB_CACHE) : null;
+    return self.caches && CACHEABLE ? await caches.open(VOCAB_CACHE) : null;
   } catch {
     return null; // e.g. storage disabled: fall back to plain fetches
   }
@@ -486,11 +517,20 @@ function readEarly({ url, sha256, bytes }) {
   earlyReads.set(k, openCache().then((cache) => (cache ? readCached(cache, k) : null)).catch(() => null));
 }
 
-async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
+// A file fetched and not yet in Cache Storage (it is put there once the worker is idle), for a
+// load of the same file meanwhile: an encoding derived from it (o200k_harmony from
+// o200k_base.atok) loaded with its base is fetched once.
+const fetchedNotKept = new Map();
+
+// derive: a bundled encoding made from another one's file (the manifest's "derive": the fields
+// that differ, as o200k_harmony from o200k_base.atok); that file is fetched and cached as for
+// its own encoding.
+async function loadVocab({ key, name, url, sha256, bytes, fileName, derive }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
-  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined)), loadMs: Math.round(performance.now() - start) });
+  const fields = derive ? JSON.stringify(derive) : undefined;
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;
@@ -498,7 +538,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   if (cache) {
     const early = earlyReads.get(k);
     earlyReads.delete(k);
-    const stored = await (early ?? readCached(cache, k));
+    const stored = (await (early ?? readCached(cache, k))) ?? fetchedNotKept.get(k) ?? null;
     if (stored) {
       try {
         return [{ ...parse(stored), source: "cache" }];
@@ -510,6 +550,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
   const data = new Uint8Array(await (await fetchOk(url, `vocabulary ${what}`)).arrayBuffer());
   const info = parse(data);
   if (cache) {
+    fetchedNotKept.set(k, data);
     // Kept with its payload stored uncompressed and a text index added (an .atok file still,
     // checked as any): a later visit skips the decompression and, until a longer text comes,
     // the text table (~50-70 ms of its first count).  Made once the worker is idle (making the
@@ -524,6 +565,7 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
       } catch (err) {
         console.warn(`anytok: could not keep ${what} in Cache Storage: ${err.message}`);
       }
+      fetchedNotKept.delete(k);
     });
   }
   return [{ ...info, source: "network" }];

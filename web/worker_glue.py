@@ -266,14 +266,23 @@ def _other_format(data: bytes) -> bool:
     return head.startswith(b"{") or data[:1] == b"\x0a" or (len(first) == 2 and first[1].isdigit())
 
 
-def load(key: str, data, what: str, expected_name) -> dict:
+def load(key: str, data, what: str, expected_name, derive=None) -> dict:
     """Build a tokenizer from a file's bytes, whatever its format; `key` names it from now on.
 
     An .atok file of any kind, a tokenizer.json, a SentencePiece .model or a tekken JSON:
     as `anytok.load` reads them.  A file that holds no name is named after `what` (its file
-    name without extensions)."""
+    name without extensions).  `derive` (JSON, the manifest's "derive" of a bundled encoding):
+    the encoding is that .atok file's tokens with these fields (anytok.format.derive), as
+    o200k_harmony is made from o200k_base.atok."""
     data = _bytes(data)
-    if data.startswith(vocab_format.MAGIC):
+    if derive is not None:
+        if not data.startswith(vocab_format.MAGIC):
+            raise anytok.VocabFormatError(f"{what}: not an anytok vocab file, which a derived encoding needs")
+        with anytok.registry.gc_paused():
+            vocab = vocab_format.loads(data, what, check_duplicates=False)
+            what = f"{what} (as {expected_name})"
+            tok = anytok.Encoding._from_vocab(vocab_format.derive(vocab, json.loads(derive), what), what)
+    elif data.startswith(vocab_format.MAGIC):
         tok = tokenizer_from_bytes(data, what)
     elif not _other_format(data):
         raise anytok.VocabFormatError(

@@ -421,6 +421,41 @@ def _read_tokens(data: bytes) -> list[bytes]:
 _PLUS_ONE = bytes(range(1, 257)[:255]) + b"\x00"  # only used on bytes < 0x80
 
 
+# What an encoding derived from another one's vocabulary may change (derive): everything but its
+# tokens and their ids.  o200k_harmony is o200k_base with more special tokens; gpt2 is r50k_base
+# under another name; p50k_edit is p50k_base with FIM tokens.  The npm package ships the base
+# file and these fields, not a second copy of the tokens (build_scripts/build_web.py).
+DERIVED_FIELDS = ("name", "pat_str", "special_tokens", "explicit_n_vocab", "source")
+
+
+def derivation(base: VocabData, vocab: VocabData) -> dict | None:
+    """The fields (JSON-ready) that turn `base` into `vocab` with `derive`, or None when `vocab`
+    is not `base`'s tokens with other DERIVED_FIELDS."""
+    same = ("tokens", "ids", "properties", "config", "unknown_fields")
+    if any(getattr(base, k) != getattr(vocab, k) for k in same):
+        return None
+    return {k: getattr(vocab, k) for k in DERIVED_FIELDS if getattr(base, k) != getattr(vocab, k)}
+
+
+def derive(vocab: VocabData, fields: dict, what: str = "derived vocab") -> VocabData:
+    """`vocab` (changed in place, and returned) with `fields` (as `derivation` gives them)."""
+    unknown = sorted(set(fields) - set(DERIVED_FIELDS))
+    if unknown:
+        raise VocabFormatError(f"{what}: cannot derive {', '.join(unknown)} (only {', '.join(DERIVED_FIELDS)})")
+    for key, value in fields.items():
+        if key == "special_tokens":
+            if not isinstance(value, dict) or not all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items()):
+                raise VocabFormatError(f"{what}: special_tokens must map strings to ids")
+        elif key == "explicit_n_vocab":
+            if value is not None and (type(value) is not int or value < 0):
+                raise VocabFormatError(f"{what}: explicit_n_vocab must be a count or null")
+        elif not isinstance(value, str):
+            raise VocabFormatError(f"{what}: {key} must be a string")
+        setattr(vocab, key, value)
+    _check_ids(vocab, what)
+    return vocab
+
+
 def loads(buf: bytes | bytearray | memoryview, what: str = "vocab file", *, check_duplicates: bool = True) -> VocabData:
     """Parse a vocab file.  Raises `VocabFormatError` on anything wrong with it.
 

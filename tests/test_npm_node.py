@@ -1,0 +1,230 @@
+"""The npm package (build_scripts/build_npm.py) under Node, as docs/browser.md's "In Node" says:
+a fresh folder installs the tarball offline (`npm install --offline`, no registry, nothing
+fetched), and
+
+  (a) a Node script imports `anytok` and prints what it computes: o200k_base, cl100k_base and
+      the encodings the package derives from a base vocabulary (o200k_harmony, gpt2, p50k_edit)
+      against tiktoken's ids, decode, `load({ data })` of a small tokenizer.json against
+      Hugging Face tokenizers' ids, and a `constrain` matcher's masks against native
+      anytok.constrain's (which tests/test_constrain*.py hold equal to llguidance's);
+  (b) a test file for Node's own runner (`node --test`, the vitest/jest style of a web app's
+      tests; vitest itself would need the registry) asserts the same against expected values
+      written into it.
+
+Deno and Bun (which run worker.js in their own DOM-style Worker and read the package folder
+by file: URLs) run the same script when ANYTOK_DENO / ANYTOK_BUN name their binaries (the npm
+packages `deno` and `bun` fetch them from registry.npmjs.org; docs/browser.md has the command):
+not in the default run, which would need ~150 MB of binaries.
+
+Node has no DOM-style Worker: anytok.js starts worker.js in a `worker_threads` Worker
+(node_worker.mjs) and reads every file from the package folder.  The scripts run with fetch
+refused for anything but file: URLs, so a request to the network would fail the test."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import tiktoken_encoding
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "build_scripts"))
+import build_npm  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("npm")
+
+TEXTS = [
+    "Hello, world! naïve café — 日本語のテキスト, def f(x): return x ** 2\n",
+    "  leading spaces\t\ttabs\r\n\r\nand 12345678 digits, 🤖🚀 emoji, ÅÄÖ",
+    "<|endoftext|> is text here, and <|fim_prefix|> too",
+]
+ENCODINGS = ["o200k_base", "cl100k_base", "o200k_harmony", "gpt2", "p50k_edit"]
+REGEX = "(yes|no), [0-9]{1,3}!"
+SMALL_CORPUS = ["the quick brown fox jumps over the lazy dog", "a tokenizer of a few hundred tokens",
+                "café naïve 日本語", "numbers 0123456789 and punctuation: ,.;!?"] * 5
+SMALL_TEXT = "the lazy tokenizer jumps over 42 cafés"
+
+# Refuses any fetch that is not of a file: URL before anytok is imported (the worker thread has
+# its own fetch, node_worker.mjs's, which reads file: URLs only and hands others to Node's: the
+# main thread's guard is what a page's network would be).
+GUARD = """const realFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  const url = String(input instanceof Request ? input.url : input);
+  if (!url.startsWith("file:")) throw new Error(`network request in the test: ${url}`);
+  return realFetch(input, init);
+};
+"""
+
+SCRIPT = """import { readFileSync } from "node:fs";
+import { AnyTok } from "anytok";
+
+const input = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const out = { ids: {}, counts: {}, decoded: {} };
+for (const name of input.encodings) {
+  const tok = await AnyTok.load({ encoding: name });
+  out.ids[name] = await Promise.all(input.texts.map((t) => tok.encode(t, { disallowedSpecial: [] })));
+  out.counts[name] = await Promise.all(input.texts.map((t) => tok.count(t, { disallowedSpecial: [] })));
+  out.decoded[name] = await Promise.all(out.ids[name].map((ids) => tok.decode(ids)));
+}
+const small = await AnyTok.load({ data: new TextEncoder().encode(input.tokenizerJson), fileName: "tokenizer.json" });
+out.small = await small.encode(input.smallText);
+out.smallDecoded = await small.decode(out.small);
+const o200k = await AnyTok.load({ encoding: "o200k_base" });
+const m = await o200k.constrain({ regex: input.regex });
+out.masks = [Array.from(await m.mask())];
+out.allowed = (await m.allowed()).length;
+out.consumed = await m.consume(input.consume);
+out.masks.push(Array.from(await m.mask()));
+await m.free();
+console.log(JSON.stringify(out));
+AnyTok.terminate(); // (Deno's and Bun's workers keep the process alive until then; Node's do not)
+"""
+
+NODE_TEST = """import { test } from "node:test";
+import assert from "node:assert/strict";
+import { AnyTok } from "anytok";
+
+const want = __WANT__;
+
+test("o200k_base ids, counts and decode as tiktoken", async () => {
+  const tok = await AnyTok.load({ encoding: "o200k_base" });
+  for (const [text, ids] of want.o200k) {
+    assert.deepEqual(await tok.encode(text, { disallowedSpecial: [] }), ids);
+    assert.equal(await tok.count(text, { disallowedSpecial: [] }), ids.length);
+    assert.equal(await tok.decode(ids), text);
+  }
+});
+
+test("a derived encoding (o200k_harmony) as tiktoken", async () => {
+  const tok = await AnyTok.load({ encoding: "o200k_harmony" });
+  assert.deepEqual(await tok.encode(want.harmony[0], { allowedSpecial: "all" }), want.harmony[1]);
+});
+
+test("load({ data }) of a tokenizer.json as Hugging Face tokenizers", async () => {
+  const tok = await AnyTok.load({ data: new TextEncoder().encode(want.tokenizerJson), fileName: "tokenizer.json" });
+  assert.deepEqual(await tok.encode(want.small[0]), want.small[1]);
+});
+
+test("a constrain mask as native anytok.constrain", async () => {
+  const tok = await AnyTok.load({ encoding: "o200k_base" });
+  const m = await tok.constrain({ regex: want.regex });
+  assert.deepEqual(Array.from(await m.mask()), want.mask);
+  await m.free();
+});
+
+test("a bad constraint rejects with Python's error", async () => {
+  const tok = await AnyTok.load({ encoding: "o200k_base" });
+  await assert.rejects(tok.constrain({ regex: "(" }), (err) => err.name === "AnyTokError" && err.pythonType !== null);
+});
+"""
+
+
+def _small_tokenizer_json() -> str:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(SMALL_CORPUS, trainer)
+    return tok.to_str()
+
+
+def _native_masks():
+    import anytok
+    from anytok import constrain
+
+    m = constrain.regex(REGEX).matcher(anytok.get_encoding("o200k_base"))
+    masks = [list(memoryview(m.mask()).cast("I"))]
+    allowed = m.allowed()
+    return m, masks, allowed
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    npm = shutil.which("npm")
+    node = shutil.which("node")
+    assert npm and node, "npm and node are needed (build_scripts/test.sh installs them for the web assets)"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert int(version.lstrip("v").split(".")[0]) >= 20, f"anytok's npm package needs Node >= 20, not {version}"
+    tgz = build_npm.build(quiet=True, out=tmp_path_factory.mktemp("npm"))
+    folder = tmp_path_factory.mktemp("node-app")
+    (folder / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "npm_config_update_notifier": "false"}
+    run = functools.partial(subprocess.run, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    r = run([npm, "install", "--offline", "--no-audit", "--no-fund", str(tgz)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    return folder, run, node
+
+
+# The runtimes the script runs under: Node always, Deno and Bun when their binaries are named.
+RUNTIMES = ["node"] + [name for name, var in (("deno", "ANYTOK_DENO"), ("bun", "ANYTOK_BUN")) if os.environ.get(var)]
+
+
+def _command(runtime: str, node: str) -> list[str]:
+    if runtime == "node":
+        return [node]
+    binary = os.environ["ANYTOK_" + runtime.upper()]
+    assert Path(binary).is_file(), f"ANYTOK_{runtime.upper()}={binary} is not a file"
+    return [binary, "run", "--allow-read", "--allow-env"] if runtime == "deno" else [binary]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_node_script_gives_reference_ids(app, runtime):
+    folder, run, node = app
+    tokenizer_json = _small_tokenizer_json()
+    ref, masks, allowed = _native_masks()
+    consume = allowed[len(allowed) // 2]
+    (folder / "input.json").write_text(json.dumps({
+        "texts": TEXTS, "encodings": ENCODINGS, "tokenizerJson": tokenizer_json, "smallText": SMALL_TEXT,
+        "regex": REGEX, "consume": consume,
+    }))
+    (folder / "script.mjs").write_text(GUARD + SCRIPT)
+    r = run([*_command(runtime, node), "script.mjs", "input.json"], timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    for name in ENCODINGS:
+        enc = tiktoken_encoding(name)
+        want = [enc.encode(t, disallowed_special=()) for t in TEXTS]
+        assert got["ids"][name] == want, name
+        assert got["counts"][name] == [len(w) for w in want], name
+        assert got["decoded"][name] == [enc.decode(w) for w in want], name
+    from tokenizers import Tokenizer
+
+    small = Tokenizer.from_str(tokenizer_json)
+    assert got["small"] == small.encode(SMALL_TEXT).ids
+    assert got["smallDecoded"] == small.decode(got["small"])
+    assert got["allowed"] == len(allowed)
+    assert got["consumed"] is ref.consume(consume)
+    masks.append(list(memoryview(ref.mask()).cast("I")))
+    assert got["masks"] == masks
+
+
+def test_node_test_runner_file(app):
+    folder, run, node = app
+    tokenizer_json = _small_tokenizer_json()
+    o200k = tiktoken_encoding("o200k_base")
+    harmony = tiktoken_encoding("o200k_harmony")
+    harmony_text = "<|start|>user<|message|>What is 2 + 2?<|end|><|start|>assistant"
+    _, masks, _ = _native_masks()
+    from tokenizers import Tokenizer
+
+    want = {
+        "o200k": [[t, o200k.encode(t, disallowed_special=())] for t in TEXTS[:2]],
+        "harmony": [harmony_text, harmony.encode(harmony_text, allowed_special="all")],
+        "tokenizerJson": tokenizer_json,
+        "small": [SMALL_TEXT, Tokenizer.from_str(tokenizer_json).encode(SMALL_TEXT).ids],
+        "regex": REGEX,
+        "mask": masks[0],
+    }
+    (folder / "anytok.test.mjs").write_text(GUARD + NODE_TEST.replace("__WANT__", json.dumps(want)))
+    r = run([node, "--test", "--test-reporter=tap", "anytok.test.mjs"], timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "# pass 5" in r.stdout and "# fail 0" in r.stdout, r.stdout

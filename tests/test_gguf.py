@@ -20,6 +20,7 @@ import os
 import random
 import struct
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -382,10 +383,41 @@ def _tiny_bytes(tmp_path) -> bytes:
 
 
 def _must_fail_fast(data: bytes):
+    # a clear error in < 1 s, allocating no more than a few times the bytes given
+    tracemalloc.start()
     t = time.perf_counter()
-    with pytest.raises(VocabFormatError):
-        read_gguf_header(data)
-    assert time.perf_counter() - t < 1.0
+    try:
+        with pytest.raises(VocabFormatError):
+            read_gguf_header(data)
+        elapsed = time.perf_counter() - t
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert elapsed < 1.0
+    assert peak < 4 * len(data) + (1 << 20), peak
+
+
+def test_header_prefix_with_the_file_size(tmp_path):
+    # What the page does: the header's bytes only, and the whole file's size.
+    data = _tiny_bytes(tmp_path) + bytes(1 << 16)
+    h = read_gguf_header(data)
+    head = data[:h.kv_end]
+    got = read_gguf_header(head, size=len(data))
+    assert got.kv == h.kv and got.kv_end == h.kv_end
+    assert load_gguf(head, size=len(data), what="x.gguf").encode("ab a") == load_gguf(data).encode("ab a")
+    with pytest.raises(VocabFormatError, match=r"x\.gguf: .* goes past the 100 bytes read of the file's"):
+        read_gguf_header(head[:100], size=len(data), what="x.gguf")
+    # a length past the end of the file is named as with the whole file
+    bad = bytearray(data)
+    at = bad.index(b"tokenizer.ggml.tokens") + len(b"tokenizer.ggml.tokens") + 8
+    struct.pack_into("<Q", bad, at, 2**40)
+    with pytest.raises(VocabFormatError) as whole:
+        read_gguf_header(bytes(bad))
+    with pytest.raises(VocabFormatError) as prefix:
+        read_gguf_header(bytes(bad[:at + 8]), size=len(bad))
+    assert str(whole.value) == str(prefix.value) and "cannot fit" in str(whole.value)
+    with pytest.raises(ValueError):
+        read_gguf_header(data, size=10)
 
 
 def test_truncated_headers(tmp_path):

@@ -486,11 +486,12 @@ function readEarly({ url, sha256, bytes }) {
   earlyReads.set(k, openCache().then((cache) => (cache ? readCached(cache, k) : null)).catch(() => null));
 }
 
-async function loadVocab({ key, name, url, sha256, bytes, fileName }) {
+async function loadVocab({ key, name, url, sha256, bytes, fileName, fileSize }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
-  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined)), loadMs: Math.round(performance.now() - start) });
+  // (fileSize: a GGUF model file's size, of which `bytes` is the header that anytok.js read)
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fileSize ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;

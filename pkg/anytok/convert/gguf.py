@@ -95,7 +95,8 @@ class _Reader:
         if end > self.size:
             self.fail(f"{what} needs {n} bytes, only {self.size - self.pos} are left in the file")
         if end > len(self.buf):
-            assert self.f is not None
+            if self.f is None:  # bytes holding the file's beginning only (size= given)
+                self.fail(f"{what} goes past the {len(self.buf)} bytes read of the file's {self.size}")
             # Grow by at least as much again (a header is read in O(log) reads).
             want = max(end, min(self.size, 2 * len(self.buf), len(self.buf) + (64 << 20)), _FIRST_CHUNK)
             want = min(want, self.size)
@@ -106,10 +107,16 @@ class _Reader:
                 self.fail(f"{what}: the file ended early")
 
 
-def _open(source: Source, what: str | None) -> tuple[_Reader, Any]:
+def _open(source: Source, what: str | None, size: int | None = None) -> tuple[_Reader, Any]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
-        return _Reader(data, None, len(data), what or "GGUF data"), None
+        if size is None:
+            size = len(data)
+        elif size < len(data):
+            raise ValueError(f"read_gguf_header: size={size} is less than the {len(data)} bytes given")
+        return _Reader(data, None, size, what or "GGUF data"), None
+    if size is not None:
+        raise TypeError("read_gguf_header: size= is for bytes holding the beginning of a file")
     if isinstance(source, (str, os.PathLike)):
         f = open(source, "rb")
         size = os.fstat(f.fileno()).st_size
@@ -129,14 +136,17 @@ def is_gguf(data: bytes) -> bool:
     return data[:4] == MAGIC
 
 
-def read_gguf_header(source: Source, *, what: str | None = None) -> GGUFHeader:
+def read_gguf_header(source: Source, *, what: str | None = None, size: int | None = None) -> GGUFHeader:
     """The header key-values of a GGUF file given as a path, bytes, or a seekable binary file.
+
+    `size`: with bytes that hold only the beginning of a file (e.g. what a browser read of a
+    dropped file), the whole file's size, so that lengths are checked against the file.
 
     Reads only the header (from a path or file: about its size rounded up to a power of two,
     at least 1 MiB or the whole file if smaller), never the tensors.  Raises
     `VocabFormatError` saying what is wrong for anything that is not a well-formed header.
     """
-    r, owned = _open(source, what)
+    r, owned = _open(source, what, size)
     try:
         return _read(r)
     finally:

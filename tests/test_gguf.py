@@ -218,6 +218,11 @@ def test_spm_against_sentencepiece():
     tok = gguf_tok(name)
     bad = [t for t in corpus_samples(200 if FULL else 25) if tok.encode(t) != sp.encode(t)]
     assert not bad, bad[:3]
+    # long texts (cut into pieces at "▁" no token holds with the character before it, pieces
+    # cached), with runs of spaces and "▁" written in the text itself
+    for text in corpus_samples(1, 4000) + ["x  y   z \u2581\u2581a\u2581 b " * 200, "  ".join(corpus_samples(2, 800))]:
+        assert tok.encode(text) == sp.encode(text)
+        assert tok.encode(text) == tok.encode(text)  # from the piece cache
 
 
 # ------------------------------------------------------------------------------------------

@@ -161,8 +161,43 @@ class _SPMEngine:
         self.byte_ids = [v.token_to_id.get(f"<0x{b:02X}>", v.token_to_id.get(chr(b)) if b < 128 else None)
                          for b in range(256)]
         self.unk = v.special["unk"]
+        self._tokens = v.tokens
+        self._joins: set[str] | None = None  # "c▁" pairs some token holds (made on first use)
+        self._cache: dict[str, list[int]] = {}
 
     def encode(self, text: str, out: list[int]) -> None:
+        """The text cut before each "▁" that no token holds together with the character in
+        front of it: no merge can join symbols across such a cut (a merge makes a token, which
+        would hold that pair), and merges on either side do not affect each other, so the
+        pieces' ids (cached per piece, like words) are the whole text's."""
+        if len(text) < 24:
+            self._encode(text, out)
+            return
+        joins = self._joins
+        if joins is None:
+            joins = self._joins = {t[k - 1:k + 1] for t in self._tokens for k in range(1, len(t)) if t[k] == "\u2581"}
+        cache = self._cache
+        if len(cache) > 50_000:
+            cache.clear()
+        parts = text.split("\u2581")
+        cur = parts[0]
+        for p in parts[1:]:
+            if cur and cur[-1] + "\u2581" not in joins:
+                ids = cache.get(cur)
+                if ids is None:
+                    ids = cache[cur] = []
+                    self._encode(cur, ids)
+                out += ids
+                cur = "\u2581" + p
+            else:
+                cur += "\u2581" + p
+        ids = cache.get(cur)
+        if ids is None:
+            ids = cache[cur] = []
+            self._encode(cur, ids)
+        out += ids
+
+    def _encode(self, text: str, out: list[int]) -> None:
         t2i = self.t2i
         scores = self.scores
         whole = t2i.get(text)
@@ -304,6 +339,7 @@ class _UGMEngine:
         self.unk_score = struct.unpack("f", struct.pack("f", min_score - 10.0))[0] if self.matcher else -10.0
         self.unk = v.special["unk"]
         self.max_len = max((len(t) for t in self.matcher), default=1)
+        self._prefixes: dict | None = None  # every prefix of a token -> its (id, score) or False
         self.user = sorted({v.tokens[i].encode("utf-8") for i, a in enumerate(attrs) if a & V.USER_DEFINED},
                            key=len, reverse=True)
         self.prepend = v.add_space_prefix
@@ -351,7 +387,17 @@ class _UGMEngine:
         n = len(norm)
         if not n:
             return
-        get = self.matcher.get
+        get = self._prefixes
+        if get is None:
+            # The longest-match scan stops at the first substring that starts no token (the
+            # same tokens are found in the same order, so ties break as before).
+            pref: dict = {}
+            for t, hit in self.matcher.items():
+                for k in range(1, len(t)):
+                    pref.setdefault(t[:k], False)
+            pref.update(self.matcher)
+            get = self._prefixes = pref
+        get = get.get
         maxlen = self.max_len
         unk = self.unk
         unk_score = self.unk_score
@@ -364,7 +410,9 @@ class _UGMEngine:
             single = False
             for j in range(i + 1, min(n, i + maxlen) + 1):
                 hit = get(norm[i:j])
-                if hit is not None:
+                if hit is None:
+                    break
+                if hit:
                     if j == i + 1:
                         single = True
                     s = cur + hit[1]

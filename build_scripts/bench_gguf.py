@@ -1,6 +1,6 @@
 """Loading a tokenizer from a GGUF file against loading the same model's tokenizer.json.
 
-    .venv/bin/python build_scripts/bench_gguf.py [--rounds 5] [--no-native] [--no-browser]
+    .venv/bin/python build_scripts/bench_gguf.py [--rounds 5] [--no-native] [--no-browser] [--encode]
 
 For Llama 3 (llama.cpp's ggml-vocab-llama-bpe.gguf / the fixtures' llama3.tokenizer.json) and
 Qwen (ggml-vocab-qwen2.gguf / qwen3.tokenizer.json; the same BPE vocabulary), each round
@@ -23,6 +23,11 @@ clock from the call to the count's answer:
   (standing for the weights; only the header is read), then `count("hello world")`;
 * "anytok tokenizer.json": `AnyTok.load({ data, fileName })` with the tokenizer.json's bytes
   (already in the page), then the same count.
+
+`--encode` (native only, instead of the loads): encoding speed, MB/s of UTF-8 (CPU time, the
+best of `--rounds`, a fresh tokenizer each round so no cache carries over) of the first 200 KB of
+each corpus of bench_common.CORPORA, for the SPM (Llama), UGM (nomic-bert-moe), WPM (BERT-BGE)
+and BPE (Llama 3) GGUFs.
 
 The fixtures come from build_scripts/fetch_llama_cpp.py and fetch_models.py.
 """
@@ -112,6 +117,30 @@ def browser(rounds: int) -> None:
               f"anytok tokenizer.json {tj:7.0f} ms (1.00x; worker {wj:5.0f})")
 
 
+ENGINES = [("SPM", "ggml-vocab-llama-spm.gguf"), ("UGM", "ggml-vocab-nomic-bert-moe.gguf"),
+           ("WPM", "ggml-vocab-bert-bge.gguf"), ("BPE", "ggml-vocab-llama-bpe.gguf")]
+
+
+def encode_speed(rounds: int) -> None:
+    import bench_common
+
+    texts = {k: (bench_common.CORPORA_DIR / f).read_text(encoding="utf-8")[:200_000] for k, f in bench_common.CORPORA.items()}
+    print(f"\nEncoding MB/s (CPU time, best of {rounds}, fresh tokenizer each round), first 200 KB of each corpus:")
+    print("  " + " " * 36 + "".join(f"{k:>8}" for k in texts))
+    for kind, name in ENGINES:
+        row = []
+        for text in texts.values():
+            best = float("inf")
+            for _ in range(rounds):
+                tok = anytok.load(MODELS / name)
+                gc.collect()
+                start = time.process_time()
+                tok.encode(text)
+                best = min(best, time.process_time() - start)
+            row.append(len(text.encode()) / best / 1e6)
+        print(f"  {kind} {name:<32}" + "".join(f"{x:8.2f}" for x in row))
+
+
 def _fixture(name: str) -> Path:
     return MODELS / name if name.endswith(".gguf") else JSONS / name
 
@@ -121,6 +150,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-native", action="store_true", help="only the page")
     ap.add_argument("--no-browser", action="store_true", help="only native CPython")
+    ap.add_argument("--encode", action="store_true", help="encoding speed of each engine instead")
     args = ap.parse_args()
     import bench_common
 
@@ -128,6 +158,9 @@ def main() -> int:
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; {bench_common.cpu_model()}, "
           f"nproc {os.cpu_count()}, load average {load}; CPython {platform.python_version()}")
     print("command: .venv/bin/python build_scripts/bench_gguf.py " + " ".join(sys.argv[1:]))
+    if args.encode:
+        encode_speed(args.rounds)
+        return 0
     if not args.no_native:
         native(args.rounds)
     if not args.no_browser:

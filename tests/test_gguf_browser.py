@@ -174,3 +174,37 @@ def test_demo_opens_a_gguf(page):
     shown = page.evaluate("Array.from(document.querySelectorAll('#tokens .t'), (t) => t.dataset.ids).join(' ')")
     assert [int(i) for i in shown.split()] == native.encode(sample)
     assert f"Loaded {name}: GGUF (llama.cpp) tokenizer" in page.text_content("#notice")
+
+
+def test_constrain_in_the_page(page):
+    # anytok.constrain on a GGUF tokenizer in the worker: the masks and forced tokens native
+    # anytok gives (tests/test_gguf_constrain.py checks those against llguidance)
+    from anytok import constrain
+
+    name = "ggml-vocab-llama-spm.gguf"
+    native = anytok.load(MODELS / name)
+    pattern = r"(yes|no), [0-9]{2,4}!"
+    got = page.evaluate(
+        """async ([name, pattern]) => {
+            const tok = await window.AnyTok.load({ file: await window.ggufFile(name) });
+            const m = await tok.constrain({ regex: pattern });
+            const steps = [];
+            for (let i = 0; i < 6; i++) {
+                const allowed = await m.allowed();
+                steps.push({ allowed, forced: await m.forced(), accepting: await m.isAccepting() });
+                if (!allowed.length || await m.isStopped()) break;
+                await m.consume(allowed[(7 * i + 3) % allowed.length]);
+            }
+            await m.free();
+            return steps;
+        }""",
+        [name, pattern],
+    )
+    m = constrain.regex(pattern).matcher(native)
+    assert len(got) >= 3
+    for i, step in enumerate(got):
+        allowed = m.allowed()
+        assert step == {"allowed": allowed, "forced": m.forced(), "accepting": m.is_accepting()}, i
+        if not allowed or m.is_stopped():
+            break
+        assert m.consume(allowed[(7 * i + 3) % len(allowed)])

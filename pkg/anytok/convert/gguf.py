@@ -261,7 +261,32 @@ def _read(r: _Reader) -> GGUFHeader:
 
 
 def _read_strings(r: _Reader, n: int, bo: str, what: str) -> list[str]:
-    """`n` consecutive GGUF strings (a token list: ~10^5 of them), decoded as UTF-8."""
+    """`n` consecutive GGUF strings (a token list: ~10^5 of them), decoded as UTF-8.
+
+    When the bytes at hand hold them all (bytes given, or a header read whole), one loop
+    without bounds checks reads them, and the end is checked once; anything else (a string
+    past the bytes at hand, invalid UTF-8, a huge length) goes to the checked loop, which reads
+    more of the file or names the fault."""
+    buf = r.buf
+    blen = len(buf)
+    unpack = struct.Struct(bo + "Q").unpack_from
+    out: list[str] = []
+    append = out.append
+    pos = r.pos
+    try:
+        for _ in range(n):
+            start = pos + 8
+            pos = start + unpack(buf, pos)[0]
+            append(buf[start:pos].decode())
+    except (struct.error, UnicodeDecodeError, OverflowError):
+        pos = blen + 1
+    if pos <= blen:
+        r.pos = pos
+        return out
+    return _read_strings_checked(r, n, bo, what)
+
+
+def _read_strings_checked(r: _Reader, n: int, bo: str, what: str) -> list[str]:
     unpack = struct.Struct(bo + "Q").unpack_from
     out: list[str] = []
     append = out.append

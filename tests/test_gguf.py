@@ -152,6 +152,22 @@ def test_against_tokenizers(gguf_name, hf_name, n_same, form, same_specials):
         assert tok.encode(t, add_special_tokens=True) == hf.encode(t, add_special_tokens=True).ids
 
 
+def test_gpt2_against_tiktoken():
+    # GPT-2's GGUF against tiktoken's "gpt2" encoding (the same 50,257 tokens, the same split
+    # expression): each token's bytes first, then llama.cpp's texts and corpus slices
+    from conftest import tiktoken_encoding
+
+    enc = tiktoken_encoding("gpt2")
+    tok = gguf_tok("ggml-vocab-gpt-2.gguf")
+    assert tok.n_vocab == enc.n_vocab
+    # (each token's piece as llama_token_to_piece gives it; decode_bytes also cleans spaces)
+    pieces = tok._piece_table()
+    assert all(pieces[i] == enc.decode_single_token_bytes(i) for i in range(enc.n_vocab))
+    texts = [t for t, _ in read_cases("ggml-vocab-gpt-2.gguf")] + corpus_samples(400 if FULL else 30)
+    bad = [t for t in texts if tok.encode(t) != enc.encode_ordinary(t)]
+    assert not bad, bad[:3]
+
+
 def test_ugm_against_sentencepiece():
     # nomic-bert-moe (t5 / UGM, no .out): the `sentencepiece` library on a ModelProto made of the
     # same pieces, scores, types and charsmap.  sentencepiece sums scores in float32 and

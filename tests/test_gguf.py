@@ -20,6 +20,7 @@ import os
 import random
 import struct
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,22 @@ def test_against_tokenizers(gguf_name, hf_name, n_same, form, same_specials):
         assert tok.encode(t, add_special_tokens=True) == hf.encode(t, add_special_tokens=True).ids
 
 
+def test_gpt2_against_tiktoken():
+    # GPT-2's GGUF against tiktoken's "gpt2" encoding (the same 50,257 tokens, the same split
+    # expression): each token's bytes first, then llama.cpp's texts and corpus slices
+    from conftest import tiktoken_encoding
+
+    enc = tiktoken_encoding("gpt2")
+    tok = gguf_tok("ggml-vocab-gpt-2.gguf")
+    assert tok.n_vocab == enc.n_vocab
+    # (each token's piece as llama_token_to_piece gives it; decode_bytes also cleans spaces)
+    pieces = tok._piece_table()
+    assert all(pieces[i] == enc.decode_single_token_bytes(i) for i in range(enc.n_vocab))
+    texts = [t for t, _ in read_cases("ggml-vocab-gpt-2.gguf")] + corpus_samples(400 if FULL else 30)
+    bad = [t for t in texts if tok.encode(t) != enc.encode_ordinary(t)]
+    assert not bad, bad[:3]
+
+
 def test_ugm_against_sentencepiece():
     # nomic-bert-moe (t5 / UGM, no .out): the `sentencepiece` library on a ModelProto made of the
     # same pieces, scores, types and charsmap.  sentencepiece sums scores in float32 and
@@ -217,6 +234,11 @@ def test_spm_against_sentencepiece():
     tok = gguf_tok(name)
     bad = [t for t in corpus_samples(200 if FULL else 25) if tok.encode(t) != sp.encode(t)]
     assert not bad, bad[:3]
+    # long texts (cut into pieces at "▁" no token holds with the character before it, pieces
+    # cached), with runs of spaces and "▁" written in the text itself
+    for text in corpus_samples(1, 4000) + ["x  y   z \u2581\u2581a\u2581 b " * 200, "  ".join(corpus_samples(2, 800))]:
+        assert tok.encode(text) == sp.encode(text)
+        assert tok.encode(text) == tok.encode(text)  # from the piece cache
 
 
 # ------------------------------------------------------------------------------------------
@@ -382,10 +404,41 @@ def _tiny_bytes(tmp_path) -> bytes:
 
 
 def _must_fail_fast(data: bytes):
+    # a clear error in < 1 s, allocating no more than a few times the bytes given
+    tracemalloc.start()
     t = time.perf_counter()
-    with pytest.raises(VocabFormatError):
-        read_gguf_header(data)
-    assert time.perf_counter() - t < 1.0
+    try:
+        with pytest.raises(VocabFormatError):
+            read_gguf_header(data)
+        elapsed = time.perf_counter() - t
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert elapsed < 1.0
+    assert peak < 4 * len(data) + (1 << 20), peak
+
+
+def test_header_prefix_with_the_file_size(tmp_path):
+    # What the page does: the header's bytes only, and the whole file's size.
+    data = _tiny_bytes(tmp_path) + bytes(1 << 16)
+    h = read_gguf_header(data)
+    head = data[:h.kv_end]
+    got = read_gguf_header(head, size=len(data))
+    assert got.kv == h.kv and got.kv_end == h.kv_end
+    assert load_gguf(head, size=len(data), what="x.gguf").encode("ab a") == load_gguf(data).encode("ab a")
+    with pytest.raises(VocabFormatError, match=r"x\.gguf: .* goes past the 100 bytes read of the file's"):
+        read_gguf_header(head[:100], size=len(data), what="x.gguf")
+    # a length past the end of the file is named as with the whole file
+    bad = bytearray(data)
+    at = bad.index(b"tokenizer.ggml.tokens") + len(b"tokenizer.ggml.tokens") + 8
+    struct.pack_into("<Q", bad, at, 2**40)
+    with pytest.raises(VocabFormatError) as whole:
+        read_gguf_header(bytes(bad))
+    with pytest.raises(VocabFormatError) as prefix:
+        read_gguf_header(bytes(bad[:at + 8]), size=len(bad))
+    assert str(whole.value) == str(prefix.value) and "cannot fit" in str(whole.value)
+    with pytest.raises(ValueError):
+        read_gguf_header(data, size=10)
 
 
 def test_truncated_headers(tmp_path):

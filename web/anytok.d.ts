@@ -33,8 +33,11 @@ export interface EncodeOptions extends SpecialOptions {
   addSpecialTokens?: boolean;
 }
 
-/** What a tokenizer is: tiktoken-style, a Hugging Face tokenizer.json pipeline, or SentencePiece. */
-export type TokenizerKind = "encoding" | "hf" | "sentencepiece";
+/**
+ * What a tokenizer is: tiktoken-style, a Hugging Face tokenizer.json pipeline, SentencePiece,
+ * or the tokenizer of a GGUF model file (llama.cpp's ids).
+ */
+export type TokenizerKind = "encoding" | "hf" | "sentencepiece" | "gguf";
 
 export interface LoadOptions {
   /** A bundled encoding: "o200k_base", "cl100k_base", ... (see `AnyTok.encodings()`). */
@@ -44,7 +47,7 @@ export interface LoadOptions {
    * bytes.  Any file `anytok.load` reads: an anytok `.atok` (tiktoken-style, or a converted
    * tokenizer.json / SentencePiece model), a Hugging Face `tokenizer.json`, a SentencePiece
    * `.model`, a Mistral tekken `.json`.  `encoding`, if also given, must match the tokenizer's
-   * name.  Give one of `vocab`, `url` and `data`.
+   * name.  Give one of `vocab`, `url`, `data` and `file`.
    */
   vocab?: string | URL | ArrayBuffer | ArrayBufferView;
   /** A tokenizer file by URL (as `vocab` with a URL). */
@@ -52,7 +55,14 @@ export interface LoadOptions {
   /** A tokenizer file's bytes (as `vocab` with bytes), e.g. from a file input. */
   data?: ArrayBuffer | ArrayBufferView;
   /**
-   * With `data`: the file's name, used in error messages and, without extensions, as the
+   * A tokenizer file as a `File` or `Blob` (from a file input or a drop): any file `data` takes,
+   * or a GGUF model file (llama.cpp, Ollama, LM Studio), of which only the header is read
+   * (`Blob.slice` of its first megabytes, never the weights), giving llama.cpp's ids
+   * (`kind` "gguf").  A `File`'s name is its `fileName` unless one is given.
+   */
+  file?: Blob;
+  /**
+   * With `data` or `file`: the file's name, used in error messages and, without extensions, as the
    * tokenizer's name when the file holds none (a tokenizer.json or .model).  A URL's file name
    * is used that way already.
    */
@@ -280,7 +290,11 @@ export declare class AnyTok {
   static train(texts: readonly string[], options: TrainOptions, control?: TrainControl): Promise<AnyTok>;
 
   readonly name: string;
-  /** "encoding" for bundled encodings, .atok vocabularies and tekken files. */
+  /**
+   * "encoding" for bundled encodings, .atok vocabularies and tekken files; "gguf" for GGUF
+   * model files (`encode` as llama.cpp with parse_special=false; `addSpecialTokens: true` adds
+   * what llama.cpp adds for that file).
+   */
   readonly kind: TokenizerKind;
   readonly nVocab: number;
   readonly maxTokenValue: number;

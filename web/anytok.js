@@ -8,9 +8,10 @@
 //   await tok.decode([24912, 2375]);       // "hello world"
 //
 // Any tokenizer file anytok reads loads the same way, converted in the worker: a Hugging Face
-// tokenizer.json, a SentencePiece .model, a Mistral tekken .json or an anytok .atok.
+// tokenizer.json, a SentencePiece .model, a Mistral tekken .json, an anytok .atok, or the
+// tokenizer in a GGUF model file (llama.cpp's ids).
 //   const llama = await AnyTok.load({ url: "/models/llama3/tokenizer.json" });
-//   const mine = await AnyTok.load({ data: await file.arrayBuffer(), fileName: file.name });
+//   const mine = await AnyTok.load({ file });   // a File or Blob; a GGUF model file: its header only
 //   await llama.encode("hello", { addSpecialTokens: true });   // with BOS, as HF's default
 //   const atok = await llama.toAtok();                          // Uint8Array: save it, load it faster
 //
@@ -611,9 +612,11 @@ export class AnyTok {
     const { manifest, manifestURL } = await manifestFor(options);
     const names = Object.keys(manifest.encodings).sort();
     let request;
-    const sources = ["vocab", "url", "data"].filter((k) => options[k] !== undefined);
-    if (sources.length > 1) throw new TypeError(`anytok: give one of vocab, url and data, not ${sources.join(" and ")}`);
-    if (sources.length) {
+    const sources = ["vocab", "url", "data", "file"].filter((k) => options[k] !== undefined);
+    if (sources.length > 1) throw new TypeError(`anytok: give one of vocab, url, data and file, not ${sources.join(" and ")}`);
+    if (options.file !== undefined) {
+      request = await fileVocab(options);
+    } else if (sources.length) {
       request = await customVocab(options, manifestURL);
     } else {
       const name = options.encoding;
@@ -986,6 +989,124 @@ export class Matcher {
 }
 
 let customCount = 0;
+
+// A tokenizer file given as a File or Blob.  A GGUF model file is read only as far as its
+// header's key-values go (the tokenizer), never its tensors: a first slice of 1 MiB, then
+// slices doubling what was read until the key-values end (`ggufExtent` walks them); the
+// worker gets those bytes and the file's size.  Any other file is read whole.
+async function fileVocab(options) {
+  const blob = options.file;
+  if (!(blob instanceof Blob)) throw new TypeError("anytok: file must be a File or a Blob");
+  const fileName = options.fileName !== undefined ? String(options.fileName) : blob.name ?? null;
+  const size = blob.size;
+  const read = async (start, end) => new Uint8Array(await blob.slice(start, end).arrayBuffer());
+  let bytes = await read(0, Math.min(size, GGUF_FIRST_READ));
+  const request = { key: `file ${++customCount}`, name: options.encoding ?? null, url: null, sha256: null, fileName };
+  if (bytes.length < 4 || String.fromCharCode(...bytes.subarray(0, 4)) !== "GGUF") {
+    if (bytes.length < size) bytes = concat(bytes, await read(bytes.length, size));
+    return { ...request, bytes };
+  }
+  for (;;) {
+    const extent = ggufExtent(bytes, size);
+    if (extent.end !== undefined) {
+      bytes = bytes.subarray(0, extent.end);
+      break;
+    }
+    if (extent.need === undefined) break; // damaged: the worker says what is wrong where
+    const more = Math.min(size, Math.max(extent.need, 2 * bytes.length));
+    bytes = concat(bytes, await read(bytes.length, more));
+  }
+  return { ...request, bytes, fileSize: size };
+}
+
+const GGUF_FIRST_READ = 1 << 20;
+// Bytes of each fixed-size GGUF value type (by type number); 8 is a string, 9 an array.
+const GGUF_WIDTH = [1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8];
+
+/**
+ * How far the key-values of a GGUF file go, from its first bytes `buf` (of `size` in all):
+ * { end } (the offset after the last key-value), { need } (read up to there at least, then
+ * ask again) or {} when the header cannot be right (a length past the end of the file, an
+ * unknown type): the Python reader then names the fault, checking the same bounds.
+ */
+function ggufExtent(buf, size) {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const have = buf.length;
+  const BAD = {};
+  let pos = 0;
+  const need = (n) => {
+    if (pos + n > size) throw BAD;
+    if (pos + n > have) throw { need: pos + n };
+  };
+  try {
+    need(24);
+    let le = true;
+    const version = view.getUint32(4, true);
+    if (version !== 2 && version !== 3) {
+      const be = view.getUint32(4, false);
+      if (be !== 2 && be !== 3) throw BAD;
+      le = false;
+    }
+    const u64 = (at) => {
+      // (two 32-bit halves: no BigInt made for each of the ~10^5 strings walked)
+      const lo = view.getUint32(at + (le ? 0 : 4), le);
+      const hi = view.getUint32(at + (le ? 4 : 0), le);
+      const n = hi * 4294967296 + lo;
+      return hi >= 0x200000 || n > size ? Infinity : n;
+    };
+    const kvCount = u64(16);
+    pos = 24;
+    if (kvCount * 14 > size - pos) throw BAD;
+    const skip = (type, depth) => {
+      const width = GGUF_WIDTH[type];
+      if (width === undefined) throw BAD;
+      if (width) {
+        need(width);
+        pos += width;
+      } else if (type === 8) {
+        need(8);
+        const n = u64(pos);
+        pos += 8;
+        need(n);
+        pos += n;
+      } else {
+        if (depth >= 4) throw BAD;
+        need(12);
+        const elementType = view.getUint32(pos, le);
+        const n = u64(pos + 4);
+        pos += 12;
+        const w = GGUF_WIDTH[elementType];
+        if (w === undefined) throw BAD;
+        if (w) {
+          need(n * w);
+          pos += n * w;
+        } else {
+          if (n * (elementType === 8 ? 8 : 12) > size - pos) throw BAD;
+          for (let i = 0; i < n; i++) skip(elementType, depth + 1);
+        }
+      }
+    };
+    for (let i = 0; i < kvCount; i++) {
+      skip(8, 0); // the key
+      need(4);
+      const type = view.getUint32(pos, le);
+      pos += 4;
+      skip(type, 0);
+    }
+    return { end: pos };
+  } catch (err) {
+    if (err === BAD) return {};
+    if (err && err.need !== undefined) return { need: err.need };
+    throw err;
+  }
+}
+
+function concat(a, b) {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
 
 async function customVocab(options, manifestURL) {
   const vocab = options.vocab ?? options.url ?? options.data;

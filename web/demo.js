@@ -1,6 +1,6 @@
 // The demo page: live token counts while typing, a token view, counts in every encoding, and
 // large files with a progress bar; a user's own tokenizer file (tokenizer.json, .model, .atok,
-// tekken .json) can be opened and is converted in the page.  Everything goes through the public
+// tekken .json, or a GGUF model file's header) can be opened and is converted in the page.  Everything goes through the public
 // shim (anytok.js).
 //
 // Typing must not re-encode a long text: the text is cut into segments at positions where
@@ -492,7 +492,7 @@ function selectEncoding(name) {
 
 // --- the user's tokenizer files -------------------------------------------------------------
 
-const KIND_NAMES = { encoding: "tiktoken-style", hf: "Hugging Face tokenizer.json", sentencepiece: "SentencePiece" };
+const KIND_NAMES = { encoding: "tiktoken-style", hf: "Hugging Face tokenizer.json", sentencepiece: "SentencePiece", gguf: "GGUF (llama.cpp)" };
 
 // Read a tokenizer file, have the worker build it (anytok.load converts it), and select it.
 async function openTokenizer(file) {
@@ -501,12 +501,11 @@ async function openTokenizer(file) {
   showError(null);
   const name = `file:${file.name}`;
   try {
-    progress(0, `Reading ${file.name}`);
-    const buffer = await readFile(file);
-    progress(0.5, `Converting ${file.name} (${sizeText(buffer.byteLength)})…`);
+    // AnyTok.load reads the file (of a GGUF model file only its header) and converts it.
+    progress(0.5, `Reading and converting ${file.name} (${sizeText(file.size)})…`);
     const started = performance.now();
-    const tok = await AnyTok.load({ data: buffer, fileName: file.name });
-    const head = new Uint8Array(buffer, 0, Math.min(6, buffer.byteLength));
+    const tok = await AnyTok.load({ file, fileName: file.name });
+    const head = new Uint8Array(await file.slice(0, 6).arrayBuffer());
     const isAtok = String.fromCharCode(...head) === "ANYTOK";
     for (const key of [...state.caches.keys()]) if (key.startsWith(`${name}|`)) state.caches.delete(key);
     for (const key of [...segmentViews.keys()]) if (key.startsWith(`${name}|`)) segmentViews.delete(key);
@@ -545,7 +544,7 @@ async function saveAtok() {
     const data = await (await tokenizer(name)).toAtok();
     const link = document.createElement("a");
     link.href = URL.createObjectURL(new Blob([data], { type: "application/octet-stream" }));
-    link.download = `${file.fileName.replace(/\.(json|model(\.v\d+)?|tiktoken)$/i, "")}.atok`;
+    link.download = `${file.fileName.replace(/\.(json|model(\.v\d+)?|tiktoken|gguf)$/i, "")}.atok`;
     document.body.append(link);
     link.click();
     link.remove();
@@ -660,7 +659,7 @@ function wireDrop() {
     const onButton = onTokenizerButton(e);
     $("open-tokenizer").classList.toggle("drop-target", onButton);
     overlay.firstElementChild.textContent = onButton
-      ? "Drop a tokenizer file (tokenizer.json, .model, .atok) to use it"
+      ? "Drop a tokenizer file (tokenizer.json, .model, .atok, .gguf) to use it"
       : "Drop a text file to count its tokens";
   });
   window.addEventListener("drop", (e) => {
@@ -670,7 +669,8 @@ function wireDrop() {
     const file = e.dataTransfer?.files?.[0];
     if (!file) return;
     e.preventDefault();
-    if (onTokenizerButton(e)) openTokenizer(file);
+    // (a GGUF model file is a tokenizer wherever it is dropped: never read as text)
+    if (onTokenizerButton(e) || /\.gguf$/i.test(file.name)) openTokenizer(file);
     else openFile(file);
   });
 }

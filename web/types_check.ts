@@ -17,7 +17,10 @@ export async function usage(): Promise<void> {
   const fromFile = await AnyTok.load({ data: new ArrayBuffer(0), fileName: "tokenizer.json" });
   const parallel = await AnyTok.load({ encoding: "o200k_base", workers: 2 });
   const nWorkers: number = parallel.workers;
-  const kind: "encoding" | "hf" | "sentencepiece" = hf.kind;
+  const kind: "encoding" | "hf" | "sentencepiece" | "gguf" = hf.kind;
+  const gguf = await AnyTok.load({ file: new Blob([]), fileName: "model.gguf" });
+  const ggufIds: number[] = await gguf.encode("hello", { addSpecialTokens: true });
+  void ggufIds;
   const withBos: number[] = await hf.encode("hello", { addSpecialTokens: true });
   const atok: Uint8Array = await fromFile.toAtok();
   void kind, withBos, atok, nWorkers;

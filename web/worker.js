@@ -525,12 +525,13 @@ const fetchedNotKept = new Map();
 // derive: a bundled encoding made from another one's file (the manifest's "derive": the fields
 // that differ, as o200k_harmony from o200k_base.atok); that file is fetched and cached as for
 // its own encoding.
-async function loadVocab({ key, name, url, sha256, bytes, fileName, derive }) {
+// (fileSize: a GGUF model file's size, of which `bytes` is the header that anytok.js read)
+async function loadVocab({ key, name, url, sha256, bytes, fileName, derive, fileSize }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
   const fields = derive ? JSON.stringify(derive) : undefined;
-  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields)), loadMs: Math.round(performance.now() - start) });
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields, fileSize ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;

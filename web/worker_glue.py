@@ -64,13 +64,15 @@ def _special(value):
 def _kind(tok) -> str:
     if isinstance(tok, anytok.Encoding):
         return "encoding"
+    if getattr(tok, "vocab", None) is not None and type(tok).__name__ == "GGUFTokenizer":
+        return "gguf"
     if hasattr(tok, "pieces") and hasattr(tok, "types"):
         return "sentencepiece"
     return "hf"
 
 
 _KIND_NAMES = {"encoding": "a tiktoken-style encoding", "hf": "a Hugging Face tokenizer",
-               "sentencepiece": "a SentencePiece tokenizer"}
+               "sentencepiece": "a SentencePiece tokenizer", "gguf": "a GGUF (llama.cpp) tokenizer"}
 
 
 def _kwargs(tok, allowed, disallowed, add_special) -> dict:
@@ -266,14 +268,15 @@ def _other_format(data: bytes) -> bool:
     return head.startswith(b"{") or data[:1] == b"\x0a" or (len(first) == 2 and first[1].isdigit())
 
 
-def load(key: str, data, what: str, expected_name, derive=None) -> dict:
+def load(key: str, data, what: str, expected_name, derive=None, file_size=None) -> dict:
     """Build a tokenizer from a file's bytes, whatever its format; `key` names it from now on.
 
     An .atok file of any kind, a tokenizer.json, a SentencePiece .model or a tekken JSON:
     as `anytok.load` reads them.  A file that holds no name is named after `what` (its file
     name without extensions).  `derive` (JSON, the manifest's "derive" of a bundled encoding):
     the encoding is that .atok file's tokens with these fields (anytok.format.derive), as
-    o200k_harmony is made from o200k_base.atok."""
+    o200k_harmony is made from o200k_base.atok.  A GGUF model file comes as its header's bytes
+    only (what anytok.js read of it) with `file_size` the whole file's size."""
     data = _bytes(data)
     if derive is not None:
         if not data.startswith(vocab_format.MAGIC):
@@ -282,6 +285,13 @@ def load(key: str, data, what: str, expected_name, derive=None) -> dict:
             vocab = vocab_format.loads(data, what, check_duplicates=False)
             what = f"{what} (as {expected_name})"
             tok = anytok.Encoding._from_vocab(vocab_format.derive(vocab, json.loads(derive), what), what)
+    elif data[:4] == b"GGUF":
+        from anytok.gguf import load_gguf
+
+        stem = what.rsplit("/", 1)[-1]
+        stem = stem[:-5] if stem.lower().endswith(".gguf") else stem
+        tok = load_gguf(data, name=stem if stem and what != "vocab file" else None, what=what,
+                        size=None if file_size is None else int(file_size))
     elif data.startswith(vocab_format.MAGIC):
         tok = tokenizer_from_bytes(data, what)
     elif not _other_format(data):
@@ -652,7 +662,10 @@ def _surface(key: str, tok, i: int) -> bytes | None:
     cache = _surfaces.setdefault(key, {})
     if i in cache:
         return cache[i]
-    if _kind(tok) == "sentencepiece":
+    kind = _kind(tok)
+    if kind == "gguf":
+        out = _gguf_surface(tok, i)
+    elif kind == "sentencepiece":
         t = tok.types[i] if 0 <= i < tok.n_vocab else _SP_UNKNOWN
         if t == _SP_BYTE:
             out = bytes([_byte_piece(tok.pieces[i])])
@@ -666,6 +679,21 @@ def _surface(key: str, tok, i: int) -> bytes | None:
         out = _hf_surface(key, tok, i)
     cache[i] = out
     return out
+
+
+def _gguf_surface(tok, i: int) -> bytes | None:
+    """A GGUF token's text as llama.cpp detokenizes it; none for control tokens (a BOS added in
+    front), unknown for unknown ones."""
+    from anytok.gguf import vocab as V
+
+    if not 0 <= i < tok.n_vocab:
+        return None
+    a = tok.vocab.attrs[i]
+    if a & V.UNKNOWN:
+        return None
+    if a & V.CONTROL:
+        return b""
+    return tok._piece_table()[i]
 
 
 def _hf_surface(key: str, tok, i: int) -> bytes | None:

@@ -21,7 +21,8 @@ token bytes directly; SentencePiece-style vocabularies (a `tokenizer.json` with 
 decoder, `_byte_fallback_trie`, or a `.model` file, `_sentencepiece_trie`) are read as
 llguidance reads them: `<0xXX>` pieces are that byte, other pieces their text with U+2581 as a
 space, control/unknown pieces special; their forced bytes are tokenized without the prepended
-U+2581.
+U+2581.  GGUF tokenizers (`anytok.load("x.gguf")`) as `llguidance.llamacpp` reads a llama.cpp
+vocabulary (`_gguf_trie`).
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ class TokenTrie:
         if cache is not None and key in cache:
             return cache[key]
         enc = tokenizer
+        if type(tokenizer).__name__ == "GGUFTokenizer" and hasattr(tokenizer, "vocab"):
+            trie = _gguf_trie(tokenizer, eos_token)
+            tokenizer.__dict__.setdefault(_CACHE_ATTR, {})[key] = trie
+            return trie
         if not isinstance(getattr(tokenizer, "_mergeable_ranks", None), dict):
             to_encoding = getattr(tokenizer, "to_encoding", None)
             if to_encoding is None:  # a SentencePiece `.model`, or nothing we know
@@ -291,6 +296,56 @@ def _byte_fallback_trie(tokenizer, eos_token, why: str) -> TokenTrie:
         return encoder.encode(text, add_special_tokens=False)
 
     return TokenTrie(token_bytes, tokenizer.n_vocab, eos_token, encode)
+
+
+def _gguf_trie(tokenizer, eos_token) -> TokenTrie:
+    """The trie of a GGUF file's tokenizer (`anytok.gguf.GGUFTokenizer`), as llguidance's
+    `llguidance.llamacpp.lltokenizer_from_vocab` reads a llama.cpp vocabulary: each token's
+    bytes are llama.cpp's piece for it (`llama_token_to_piece` with special=true: control,
+    unknown and user-defined tokens as their text, byte tokens as that byte, `▁` as a space);
+    control tokens and user-defined tokens shaped `<...>` are special (never allowed but for
+    EOS); unused tokens have no bytes.  EOS: the file's EOS token.  Forced bytes are tokenized
+    as llama.cpp does (add_special=false, parse_special=false); where that puts something in
+    front of the text (SentencePiece's added space), llguidance tokenizes a sentinel byte and
+    the text, and drops the sentinel's tokens: the same is done here."""
+    from ..gguf import vocab as V
+
+    v = tokenizer.vocab
+    pieces = tokenizer._piece_table()
+    token_bytes = {}
+    for t, (piece, a) in enumerate(zip(pieces, v.attrs)):
+        if a & V.CONTROL or (a & V.USER_DEFINED and piece[:1] == b"<" and piece[-1:] == b">"):
+            continue
+        token_bytes[t] = piece
+    if eos_token is None:
+        eos_token = v.special.get("eos")
+    raw = tokenizer.encode
+    trie = TokenTrie(token_bytes, tokenizer.n_vocab, eos_token, raw)
+    if trie.decode(raw("a")) == b"a":
+        return trie
+
+    def childless(data: bytes) -> bool:
+        node = trie.node_at(data)
+        return node is None or trie.end[node] == node + 1
+
+    sentinel = next((b for b in range(1, 32) if (n := trie.node_at(bytes([b]))) is not None and trie.token[n] >= 0
+                     and childless(bytes([b])) and childless(bytes([32, b]))), None)
+    if sentinel is None:
+        raise UnsupportedFeatureError(f"GGUF tokenizer {tokenizer.name!r}: no sentinel byte for forced text",
+                                      "its tokenizer adds to the text and no byte token in 1..31 stands alone")
+    mark = chr(sentinel)
+    lead = raw(mark)
+
+    def encode(text: str) -> list:
+        if not text:
+            return []
+        ids = raw(mark + text)
+        if ids[:len(lead)] != lead:
+            raise ValueError(f"GGUF tokenizer {tokenizer.name!r}: the sentinel byte {sentinel} merged with {text!r}")
+        return ids[len(lead):]
+
+    trie.encode = encode
+    return trie
 
 
 def _types(node) -> set:

@@ -95,7 +95,8 @@ class _Reader:
         if end > self.size:
             self.fail(f"{what} needs {n} bytes, only {self.size - self.pos} are left in the file")
         if end > len(self.buf):
-            assert self.f is not None
+            if self.f is None:  # bytes holding the file's beginning only (size= given)
+                self.fail(f"{what} goes past the {len(self.buf)} bytes read of the file's {self.size}")
             # Grow by at least as much again (a header is read in O(log) reads).
             want = max(end, min(self.size, 2 * len(self.buf), len(self.buf) + (64 << 20)), _FIRST_CHUNK)
             want = min(want, self.size)
@@ -106,10 +107,16 @@ class _Reader:
                 self.fail(f"{what}: the file ended early")
 
 
-def _open(source: Source, what: str | None) -> tuple[_Reader, Any]:
+def _open(source: Source, what: str | None, size: int | None = None) -> tuple[_Reader, Any]:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
-        return _Reader(data, None, len(data), what or "GGUF data"), None
+        if size is None:
+            size = len(data)
+        elif size < len(data):
+            raise ValueError(f"read_gguf_header: size={size} is less than the {len(data)} bytes given")
+        return _Reader(data, None, size, what or "GGUF data"), None
+    if size is not None:
+        raise TypeError("read_gguf_header: size= is for bytes holding the beginning of a file")
     if isinstance(source, (str, os.PathLike)):
         f = open(source, "rb")
         size = os.fstat(f.fileno()).st_size
@@ -129,14 +136,17 @@ def is_gguf(data: bytes) -> bool:
     return data[:4] == MAGIC
 
 
-def read_gguf_header(source: Source, *, what: str | None = None) -> GGUFHeader:
+def read_gguf_header(source: Source, *, what: str | None = None, size: int | None = None) -> GGUFHeader:
     """The header key-values of a GGUF file given as a path, bytes, or a seekable binary file.
+
+    `size`: with bytes that hold only the beginning of a file (e.g. what a browser read of a
+    dropped file), the whole file's size, so that lengths are checked against the file.
 
     Reads only the header (from a path or file: about its size rounded up to a power of two,
     at least 1 MiB or the whole file if smaller), never the tensors.  Raises
     `VocabFormatError` saying what is wrong for anything that is not a well-formed header.
     """
-    r, owned = _open(source, what)
+    r, owned = _open(source, what, size)
     try:
         return _read(r)
     finally:
@@ -251,7 +261,32 @@ def _read(r: _Reader) -> GGUFHeader:
 
 
 def _read_strings(r: _Reader, n: int, bo: str, what: str) -> list[str]:
-    """`n` consecutive GGUF strings (a token list: ~10^5 of them), decoded as UTF-8."""
+    """`n` consecutive GGUF strings (a token list: ~10^5 of them), decoded as UTF-8.
+
+    When the bytes at hand hold them all (bytes given, or a header read whole), one loop
+    without bounds checks reads them, and the end is checked once; anything else (a string
+    past the bytes at hand, invalid UTF-8, a huge length) goes to the checked loop, which reads
+    more of the file or names the fault."""
+    buf = r.buf
+    blen = len(buf)
+    unpack = struct.Struct(bo + "Q").unpack_from
+    out: list[str] = []
+    append = out.append
+    pos = r.pos
+    try:
+        for _ in range(n):
+            start = pos + 8
+            pos = start + unpack(buf, pos)[0]
+            append(buf[start:pos].decode())
+    except (struct.error, UnicodeDecodeError, OverflowError):
+        pos = blen + 1
+    if pos <= blen:
+        r.pos = pos
+        return out
+    return _read_strings_checked(r, n, bo, what)
+
+
+def _read_strings_checked(r: _Reader, n: int, bo: str, what: str) -> list[str]:
     unpack = struct.Struct(bo + "Q").unpack_from
     out: list[str] = []
     append = out.append

@@ -30,10 +30,11 @@ from ..pipeline import UnsupportedTokenizerError
 __all__ = ["load_gguf", "GGUFTokenizer", "UnsupportedTokenizerError"]
 
 
-def load_gguf(source, *, name: str | None = None):
+def load_gguf(source, *, name: str | None = None, what: str | None = None, size: int | None = None):
     """The tokenizer of a GGUF file given as a path, bytes or a seekable binary file.
 
-    Reads only the header.  `VocabFormatError` for a damaged header,
+    Reads only the header.  `what` names the source in errors; `size` (with bytes holding only
+    the beginning of a file, at least its header) is the whole file's size.  `VocabFormatError` for a damaged header,
     `UnsupportedTokenizerError` (naming what) for a tokenizer anytok cannot run exactly.
     """
     from ..convert.gguf import read_gguf_header
@@ -41,9 +42,10 @@ def load_gguf(source, *, name: str | None = None):
     from .tokenizer import GGUFTokenizer
     from .vocab import LlamaVocab
 
-    what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    if what is None and isinstance(source, (str, os.PathLike)):
+        what = os.fspath(source)
     with gc_paused():
-        header = read_gguf_header(source, what=what)
+        header = read_gguf_header(source, what=what, size=size)
         if name is None:
             if what is not None:
                 name = os.path.basename(what).rsplit(".", 1)[0] or None

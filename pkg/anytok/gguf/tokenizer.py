@@ -72,33 +72,35 @@ class _BPEEngine:
         # the unknown result as single-byte tokens; no vocabulary here has one).
         t2i = v.token_to_id
         get = t2i.get
-        merge_ids: list[int] = []
-        add = merge_ids.extend
-        for m in v.merges_raw:
-            cut = m.find(" ", 1)
-            if cut < 0:
-                continue
-            a = m[:cut]
-            b = m[cut + 1:]
-            ia = get(a)
-            ib = get(b)
-            if ia is not None and ib is not None and a + b in t2i:
-                add((ia, ib))
-        self.n_merges = len(merge_ids) // 2
+        left, right = _split_merges(v.merges_raw)
+        # (C-level map/zip over the ~10^5 merges: the largest part of a load after the header)
+        joined = list(map(str.__add__, left, right))
+        ia = list(map(get, left))
+        ib = list(map(get, right))
+        made_ids = list(map(get, joined))
+        if None in ia or None in ib or None in made_ids:
+            keep = [k for k, (x, y, z) in enumerate(zip(ia, ib, made_ids)) if x is not None and y is not None
+                    and z is not None]
+            ia, ib, joined = [ia[k] for k in keep], [ib[k] for k in keep], [joined[k] for k in keep]
+            made_ids = [made_ids[k] for k in keep]
+        merge_ids: list[int] = [0] * (2 * len(ia))
+        merge_ids[::2] = ia
+        merge_ids[1::2] = ib
+        self.n_merges = len(ia)
         vocab = t2i
         if not v.ignore_merges:
             # Control, user-defined and unknown tokens that BPE can never make (neither one
             # character nor a merge's result) are left out of the model's vocabulary: the ids
             # are the same, and the pipeline can then be proven a tiktoken-style Encoding.
             tokens = v.tokens
-            made = {tokens[a] + tokens[b] for a, b in zip(merge_ids[::2], merge_ids[1::2])}
+            made = set(joined)
             drop = {tokens[i] for i, a in enumerate(v.attrs)
                     if a & (V.CONTROL | V.USER_DEFINED | V.UNKNOWN) and len(tokens[i]) > 1 and tokens[i] not in made}
             if drop:
                 vocab = {t: i for t, i in t2i.items() if t not in drop}
         model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": not self.byte_encode,
-                 "ignore_merges": v.ignore_merges, "vocab": vocab, "anytok_merges": merge_ids}
+                 "ignore_merges": v.ignore_merges, "vocab": vocab, "anytok_merges": merge_ids, "anytok_merge_made": made_ids}
         self.config = {
             "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}
             if v.escape_whitespaces else None,
@@ -129,6 +131,26 @@ class _BPEEngine:
         out += self.pipeline.encode(text)
 
 
+def _split_merges(merges: list[str]) -> tuple[list[str], list[str]]:
+    """The two tokens of each `tokenizer.ggml.merges` line "a b", cut at the first space after
+    its first character; a line with no such space is left out."""
+    if not merges:
+        return [], []
+    joined = "\n".join(merges)
+    n = len(merges)
+    if joined.count(" ") == n and joined.count("\n") == n - 1 and joined[0] != " " and "\n " not in joined:
+        # one space in each line, none first, no newline in any token: one split does all
+        flat = joined.replace("\n", " ").split(" ")
+        return flat[0::2], flat[1::2]
+    left, right = [], []
+    for m in merges:
+        cut = m.find(" ", 1)
+        if cut >= 0:
+            left.append(m[:cut])
+            right.append(m[cut + 1:])
+    return left, right
+
+
 class _SPMEngine:
     """llama.cpp's SPM: merge the adjacent pair whose concatenation is the token of highest
     score (leftmost on ties) until none is left; what is not a token becomes byte tokens."""
@@ -139,8 +161,43 @@ class _SPMEngine:
         self.byte_ids = [v.token_to_id.get(f"<0x{b:02X}>", v.token_to_id.get(chr(b)) if b < 128 else None)
                          for b in range(256)]
         self.unk = v.special["unk"]
+        self._tokens = v.tokens
+        self._joins: set[str] | None = None  # "c▁" pairs some token holds (made on first use)
+        self._cache: dict[str, list[int]] = {}
 
     def encode(self, text: str, out: list[int]) -> None:
+        """The text cut before each "▁" that no token holds together with the character in
+        front of it: no merge can join symbols across such a cut (a merge makes a token, which
+        would hold that pair), and merges on either side do not affect each other, so the
+        pieces' ids (cached per piece, like words) are the whole text's."""
+        if len(text) < 24:
+            self._encode(text, out)
+            return
+        joins = self._joins
+        if joins is None:
+            joins = self._joins = {t[k - 1:k + 1] for t in self._tokens for k in range(1, len(t)) if t[k] == "\u2581"}
+        cache = self._cache
+        if len(cache) > 50_000:
+            cache.clear()
+        parts = text.split("\u2581")
+        cur = parts[0]
+        for p in parts[1:]:
+            if cur and cur[-1] + "\u2581" not in joins:
+                ids = cache.get(cur)
+                if ids is None:
+                    ids = cache[cur] = []
+                    self._encode(cur, ids)
+                out += ids
+                cur = "\u2581" + p
+            else:
+                cur += "\u2581" + p
+        ids = cache.get(cur)
+        if ids is None:
+            ids = cache[cur] = []
+            self._encode(cur, ids)
+        out += ids
+
+    def _encode(self, text: str, out: list[int]) -> None:
         t2i = self.t2i
         scores = self.scores
         whole = t2i.get(text)
@@ -282,6 +339,7 @@ class _UGMEngine:
         self.unk_score = struct.unpack("f", struct.pack("f", min_score - 10.0))[0] if self.matcher else -10.0
         self.unk = v.special["unk"]
         self.max_len = max((len(t) for t in self.matcher), default=1)
+        self._prefixes: dict | None = None  # every prefix of a token -> its (id, score) or False
         self.user = sorted({v.tokens[i].encode("utf-8") for i, a in enumerate(attrs) if a & V.USER_DEFINED},
                            key=len, reverse=True)
         self.prepend = v.add_space_prefix
@@ -329,7 +387,17 @@ class _UGMEngine:
         n = len(norm)
         if not n:
             return
-        get = self.matcher.get
+        get = self._prefixes
+        if get is None:
+            # The longest-match scan stops at the first substring that starts no token (the
+            # same tokens are found in the same order, so ties break as before).
+            pref: dict = {}
+            for t, hit in self.matcher.items():
+                for k in range(1, len(t)):
+                    pref.setdefault(t[:k], False)
+            pref.update(self.matcher)
+            get = self._prefixes = pref
+        get = get.get
         maxlen = self.max_len
         unk = self.unk
         unk_score = self.unk_score
@@ -342,7 +410,9 @@ class _UGMEngine:
             single = False
             for j in range(i + 1, min(n, i + maxlen) + 1):
                 hit = get(norm[i:j])
-                if hit is not None:
+                if hit is None:
+                    break
+                if hit:
                     if j == i + 1:
                         single = True
                     s = cur + hit[1]
@@ -629,6 +699,7 @@ class GGUFTokenizer(IncrementalMixin):
         model = dict(cfg["model"])
         model["vocab"] = dict(model["vocab"])
         flat = model.pop("anytok_merges")
+        model.pop("anytok_merge_made", None)
         tokens = v.tokens
         model["merges"] = [[tokens[a], tokens[b]] for a, b in zip(flat[::2], flat[1::2])]
         return {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added,

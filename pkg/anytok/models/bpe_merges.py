@@ -71,9 +71,11 @@ class BPEMerges:
         end_of_word_suffix: str | None = None,
         ignore_merges: bool = False,
         merge_ids: list[int] | None = None,
+        merge_made: list[int] | None = None,
     ):
         """`merges` as (left, right) token pairs; or, with `merges=None`, `merge_ids`: the ids
-        of each merge's two tokens, flattened (the form anytok's files store)."""
+        of each merge's two tokens, flattened (the form anytok's files store), and optionally
+        `merge_made`, the id of the token each merge makes (when the caller has it already)."""
         self.vocab = dict(vocab)
         self._merges = None if merges is None else [tuple(m) for m in merges]
         self._merge_ids = merge_ids
@@ -106,6 +108,9 @@ class BPEMerges:
             ids = self._ids
             if merge_ids is None or len(merge_ids) % 2:
                 raise ValueError("BPE: merges missing, or merge_ids of odd length")
+            pairs = self._pairs_of_ids(merge_ids, size, prefix_len, merge_made)
+        if pairs is None:  # a merge that names or makes no token: found and named here
+            pairs = {}
             for rank, (a_id, b_id) in enumerate(zip(merge_ids[::2], merge_ids[1::2])):
                 a = ids[a_id] if 0 <= a_id < size else None
                 b = ids[b_id] if 0 <= b_id < size else None
@@ -113,6 +118,7 @@ class BPEMerges:
                 if new_id is None:
                     raise ValueError(f"BPE merge {rank} ({a_id}, {b_id}): names no token, or makes none")
                 pairs[a_id * k + b_id] = (rank << _ID_BITS) | new_id
+            raise AssertionError("BPE merge_ids: every merge was found valid on a second look")  # pragma: no cover
         self._pairs = pairs
         self._unk_id = vocab_get(unk_token) if unk_token is not None else None
         if unk_token is not None and self._unk_id is None:
@@ -125,6 +131,35 @@ class BPEMerges:
         self._segmenter = None
         self._segment_wait = SEGMENT_START
         self._segment_cache: dict[str, list[int]] = {}
+
+    def _pairs_of_ids(self, merge_ids: list[int], size: int, prefix_len: int,
+                      merge_made: list[int] | None = None) -> dict[int, int] | None:
+        """The pair table of merges given as ids, built with C-level map/zip over the ~10^5
+        merges (a load's largest cost after reading the file); None when a merge names or makes
+        no token (the caller's loop then names it).  `merge_made`: the tokens the merges make,
+        from a caller that found them in this vocabulary already (anytok.gguf): then taken as
+        they are, only their range checked."""
+        if not merge_ids:
+            return {}
+        if min(merge_ids) < 0 or max(merge_ids) >= size:
+            return None
+        made = merge_made
+        if made is not None and (len(made) * 2 != len(merge_ids) or min(made) < 0 or max(made) >= size):
+            made = None
+        if made is None:
+            ids = self._ids
+            left = list(map(ids.__getitem__, merge_ids[::2]))
+            right = list(map(ids.__getitem__, merge_ids[1::2]))
+            if None in left or None in right:
+                return None
+            if prefix_len:
+                right = [b[prefix_len:] for b in right]
+            made = list(map(self.vocab.get, map(str.__add__, left, right)))
+            if None in made:
+                return None
+        k = self._k
+        keys = [a * k + b for a, b in zip(merge_ids[::2], merge_ids[1::2])]
+        return dict(zip(keys, [(rank << _ID_BITS) | t for rank, t in enumerate(made)]))
 
     @property
     def merges(self) -> list[tuple[str, str]]:
@@ -465,4 +500,5 @@ class BPEMerges:
             end_of_word_suffix=cfg.get("end_of_word_suffix"),
             ignore_merges=cfg.get("ignore_merges", False),
             merge_ids=merge_ids,
+            merge_made=cfg.get("anytok_merge_made"),
         )

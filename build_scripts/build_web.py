@@ -42,6 +42,7 @@ changed since the last install; files are copied or written only when missing or
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import contextlib
 import fcntl
@@ -49,6 +50,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -272,6 +274,102 @@ def _module_of(arc: str) -> str | None:
     return None
 
 
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)|import[ \t]+([^\n#;]*))", re.M)
+_NAMED_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*['"]([\w.]+)['"]""")
+
+
+def imported_names(source: bytes, module: str, is_package: bool) -> set[str]:
+    """Every module name `source` (the code of `module`) may import: its import statements
+    wherever they are (in functions, under try or if too), relative ones resolved, each with its
+    parents; `from a import b` gives "a" and "a.b" (b may be a module); importlib.import_module /
+    __import__ of a string literal.  Over-counting costs only bytes, so code that this Python
+    cannot parse (newer syntax) is scanned line by line instead."""
+    package = module if is_package else module.rpartition(".")[0]
+
+    def absolute(name: str, level: int) -> str:
+        if not level:
+            return name
+        base = package.split(".")
+        base = base[: len(base) - (level - 1)] if level > 1 else base
+        return ".".join([*base, name] if name else base)
+
+    found: list[str] = []
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        text = source.decode("utf-8", "replace")
+        for m in _IMPORT_LINE.finditer(text):
+            if m.group(3) is not None:
+                found += [n.split()[0] for n in m.group(3).split(",") if n.split()]
+            else:
+                dots = len(m.group(1)) - len(m.group(1).lstrip("."))
+                base = absolute(m.group(1).lstrip("."), dots)
+                found.append(base)
+                names = m.group(2).strip("() \n").replace("\\", " ")
+                found += [f"{base}.{n.split()[0]}" for n in names.split(",") if n.split()]
+    else:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = absolute(node.module or "", node.level)
+                found.append(base)
+                found += [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+    found += _NAMED_IMPORT.findall(source.decode("utf-8", "replace"))
+    out = set()
+    for name in found:
+        parts = name.split(".")
+        out.update(".".join(parts[: i + 1]) for i in range(len(parts)) if all(parts[: i + 1]))
+    return out
+
+
+def _codec_modules(sources: list[bytes], available: set[str]) -> set[str]:
+    """The encodings.* modules that a string literal of `sources` names as a codec ("latin-1",
+    "utf-16", ...): codecs are imported by name when first used, not by an import statement."""
+    import encodings.aliases
+
+    out = set()
+    for source in sources:
+        for literal in re.findall(rb"""['"]([A-Za-z][\w.-]{1,30})['"]""", source):
+            name = literal.decode().lower().replace("-", "_").replace(" ", "_")
+            name = encodings.aliases.aliases.get(name, name)
+            if f"encodings.{name}" in available:
+                out.add(f"encodings.{name}")
+    return out
+
+
+def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
+    """The standard library's modules that the worker can ever import: the closure, under
+    imported_names, of anytok's modules, the worker's glue and STDLIB_START (what Pyodide's own
+    start imports), plus the codecs their string literals name.  `sources`: module name ->
+    (source, is a package) of the standard library.  The worker runs only anytok (its API takes
+    no Python code), so a module outside this set is never imported by it; if a change makes it
+    one, the import fails at once with ModuleNotFoundError naming it (and tests/test_browser.py's
+    runs of each feature show it)."""
+    roots: list[tuple[str, bytes, bool]] = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
+        is_package = rel.name == "__init__"
+        name = ".".join(rel.parent.parts if is_package else rel.parts)
+        roots.append((name, path.read_bytes(), is_package))
+    roots.append(("anytok_web_glue", (WEB / "worker_glue.py").read_bytes(), False))
+    seen: set[str] = set()
+    todo = [m for m in STDLIB_START if m in sources]
+    todo += sorted(_codec_modules([r[1] for r in roots], set(sources)))
+    for name, source, is_package in roots:
+        todo += imported_names(source, name, is_package)
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sources:
+            continue
+        seen.add(name)
+        source, is_package = sources[name]
+        todo += imported_names(source, name, is_package)
+    return seen
+
+
 def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     """The compiled stdlib (less STDLIB_LEFT_OUT) in two zips, each (file name, bytes) named by its sha256: the start's
     (STDLIB_START's modules, stored uncompressed: the server compresses it as one stream, which
@@ -281,12 +379,19 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     third item)."""
     with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
         stock = {info.filename: zf.read(info) for info in zf.infolist()}
+    importable = importable_stdlib({_module_of(arc): (data, arc.endswith("/__init__.py"))
+                                    for arc, data in stock.items() if arc.endswith(".py")})
     start, rest = [], []
     for arc, data in compiled_stdlib():
         if arc.split("/")[0].removesuffix(".pyc") in STDLIB_LEFT_OUT:
             continue
+        module = _module_of(arc) or arc.rstrip("/").rpartition("/")[0].replace("/", ".")
+        if arc.endswith("/"):  # a folder: kept with its package
+            module = arc.rstrip("/").replace("/", ".")
         if _module_of(arc) in STDLIB_START:
             start.append((arc, data))
+        elif module not in importable:  # never imported by the worker (importable_stdlib)
+            continue
         else:  # as source: 40 % smaller than .pyc, and compiled only if ever imported
             source = arc[:-4] + ".py" if arc.endswith(".pyc") else arc
             rest.append((source, stock[source]))

@@ -208,9 +208,12 @@ def _prune(folder: Path, keep: set[str]) -> None:
 def pyodide_compile(mode: str, sources: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """(name, bytes) of the .pyc of `sources` ((name, bytes) of .py files), compiled under Pyodide
     (see pyodide_compile.py for `mode`); cached in .cache/pyc/ by the sha256 of everything that
-    goes in: the sources, the mode, Pyodide's version and both scripts."""
+    goes in: the sources, the mode, Pyodide's version and both scripts.  Compiled without column
+    ranges (PYTHONNODEBUGRANGES): line numbers are kept, so tracebacks name file and line, but
+    not the ^^^ under the failing expression; the .pyc are ~25 % smaller (0.55 MB of the npm
+    package, 0.3 MB of a first visit)."""
     h = hashlib.sha256()
-    for part in (mode.encode(), pinned_pyodide_version().encode(), PYODIDE_RUN.read_bytes(), PYODIDE_COMPILE.read_bytes()):
+    for part in (mode.encode(), b"no debug ranges", pinned_pyodide_version().encode(), PYODIDE_RUN.read_bytes(), PYODIDE_COMPILE.read_bytes()):
         h.update(len(part).to_bytes(8, "little") + part)
     for name, data in sorted(sources):
         h.update(len(name).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
@@ -228,7 +231,7 @@ def pyodide_compile(mode: str, sources: list[tuple[str, bytes]]) -> list[tuple[s
             subprocess.run(
                 [node, str(PYODIDE_RUN), str(NODE_MODULES / "pyodide"), tmp, str(PYODIDE_COMPILE),
                  mode, "/host/in.zip", "/host/out.zip"],
-                check=True, stdout=subprocess.DEVNULL,
+                check=True, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONNODEBUGRANGES": "1"},
             )
             os.replace(Path(tmp) / "out.zip", cached)
     with zipfile.ZipFile(cached) as zf:

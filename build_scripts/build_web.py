@@ -11,12 +11,13 @@ Output, all served as static files (see serve_demo.py):
   pyodide/python_stdlib-start-<hash>.zip              the part of Pyodide's standard library that the
                                                       start and a first count import, compiled to .pyc
                                                       (stored: the server compresses it)
-  pyodide/python_stdlib-rest-<hash>.zip               the rest of it, fetched when first imported
+  pyodide/python_stdlib-rest-<hash>.zip               the rest of what the worker can ever import
+                                                      (importable_stdlib), fetched when first imported
   pyodide/*.br                                        brotli streams of the big files (serve_demo.py)
   wheels/anytok-<version>-py3-none-any.whl            a *slim* wheel: the modules of the package that a
                                                       first count imports, with their .pyc
-  wheels/anytok-rest-<hash>.zip                       the package's other modules, fetched when first
-                                                      imported
+  wheels/anytok-rest-<hash>.zip                       the package's other modules (.pyc only), fetched
+                                                      when first imported
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
   anytok-assets.json                                  what the shim needs to find all of the above
 
@@ -493,13 +494,17 @@ def slim_wheel(compiled: bool = True, modules: set[str] | None = None) -> tuple[
 
 def anytok_parts() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     """anytok in two parts: the wheel of ANYTOK_START's modules, unpacked by the worker at its
-    start, and a zip of the other modules (their .py and __pycache__/ .pyc, laid out as in the
-    wheel), fetched and unpacked next to them when Python first imports one of them (whose names
+    start, and a zip of the other modules (their .pyc only, each where its .py would be),
+    fetched and unpacked next to them when Python first imports one of them (whose names
     are the third item).  Each (file name, bytes); the zip is named by its sha256."""
     wheel_name, wheel = slim_wheel(modules=ANYTOK_START)
     with zipfile.ZipFile(io.BytesIO(slim_wheel()[1])) as zf:
-        rest = [(n, zf.read(n)) for n in zf.namelist()
-                if _module_of(n) is not None and _module_of(n) not in ANYTOK_START and ".dist-info/" not in n]
+        # Sourceless: each module's .pyc where its .py would be (`anytok/x/__pycache__/y.cpython-3XY.pyc`
+        # -> `anytok/x/y.pyc`), which the importer loads as it is (Pyodide's Python is pinned,
+        # so the magic number is right); tracebacks still name the file and line, without the
+        # line's text.  Half the bytes of source and .pyc.
+        rest = [(n.replace("/__pycache__/", "/").rsplit(".", 2)[0] + ".pyc", zf.read(n)) for n in zf.namelist()
+                if "/__pycache__/" in n and _module_of(n) not in ANYTOK_START]
     rest_zip = _zip(rest)
     modules = sorted({_module_of(n) for n, _ in rest})
     return (wheel_name, wheel), (f"anytok-rest-{_sha256(rest_zip)[:16]}.zip", rest_zip), modules

@@ -342,22 +342,43 @@ def _codec_modules(sources: list[bytes], available: set[str]) -> set[str]:
     return out
 
 
-def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
-    """The standard library's modules that the worker can ever import: the closure, under
-    imported_names, of anytok's modules, the worker's glue and STDLIB_START (what Pyodide's own
-    start imports), plus the codecs their string literals name.  `sources`: module name ->
-    (source, is a package) of the standard library.  The worker runs only anytok (its API takes
-    no Python code), so a module outside this set is never imported by it; if a change makes it
-    one, the import fails at once with ModuleNotFoundError naming it (and tests/test_browser.py's
-    runs of each feature show it)."""
-    roots: list[tuple[str, bytes, bool]] = []
+def _anytok_sources() -> dict[str, tuple[bytes, bool]]:
+    """anytok's module name -> (source, is a package)."""
+    out = {}
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         if "__pycache__" in path.parts:
             continue
         rel = path.relative_to(PACKAGE_DIR.parent).with_suffix("")
         is_package = rel.name == "__init__"
-        name = ".".join(rel.parent.parts if is_package else rel.parts)
-        roots.append((name, path.read_bytes(), is_package))
+        out[".".join(rel.parent.parts if is_package else rel.parts)] = (path.read_bytes(), is_package)
+    return out
+
+
+def importable_anytok() -> set[str]:
+    """anytok's modules that the worker can ever import: the closure, under imported_names, of
+    ANYTOK_START and what worker_glue.py imports (not the CLI, the dataset jobs, ...)."""
+    sources = _anytok_sources()
+    seen: set[str] = set()
+    todo = [*ANYTOK_START, *imported_names((WEB / "worker_glue.py").read_bytes(), "anytok_web_glue", False)]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in sources:
+            continue
+        seen.add(name)
+        todo += imported_names(sources[name][0], name, sources[name][1])
+    return seen
+
+
+def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
+    """The standard library's modules that the worker can ever import: the closure, under
+    imported_names, of the anytok modules the worker can import (importable_anytok), the
+    worker's glue and STDLIB_START (what Pyodide's own start imports), plus the codecs their
+    string literals name.  `sources`: module name -> (source, is a package) of the standard
+    library.  The worker runs only anytok (its API takes no Python code), so a module outside
+    this set is never imported by it; if a change makes it one, the import fails at once with
+    ModuleNotFoundError naming it (and tests/test_browser.py's runs of each feature show it)."""
+    package = _anytok_sources()
+    roots = [(name, *package[name]) for name in sorted(importable_anytok())]
     roots.append(("anytok_web_glue", (WEB / "worker_glue.py").read_bytes(), False))
     seen: set[str] = set()
     todo = [m for m in STDLIB_START if m in sources]
@@ -498,13 +519,14 @@ def anytok_parts() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     fetched and unpacked next to them when Python first imports one of them (whose names
     are the third item).  Each (file name, bytes); the zip is named by its sha256."""
     wheel_name, wheel = slim_wheel(modules=ANYTOK_START)
+    importable = importable_anytok()  # (not the CLI, the dataset jobs, ...: the worker never imports them)
     with zipfile.ZipFile(io.BytesIO(slim_wheel()[1])) as zf:
         # Sourceless: each module's .pyc where its .py would be (`anytok/x/__pycache__/y.cpython-3XY.pyc`
         # -> `anytok/x/y.pyc`), which the importer loads as it is (Pyodide's Python is pinned,
         # so the magic number is right); tracebacks still name the file and line, without the
         # line's text.  Half the bytes of source and .pyc.
         rest = [(n.replace("/__pycache__/", "/").rsplit(".", 2)[0] + ".pyc", zf.read(n)) for n in zf.namelist()
-                if "/__pycache__/" in n and _module_of(n) not in ANYTOK_START]
+                if "/__pycache__/" in n and _module_of(n) not in ANYTOK_START and _module_of(n) in importable]
     rest_zip = _zip(rest)
     modules = sorted({_module_of(n) for n, _ in rest})
     return (wheel_name, wheel), (f"anytok-rest-{_sha256(rest_zip)[:16]}.zip", rest_zip), modules

@@ -15,7 +15,10 @@ if (!script) {
   process.exit(2);
 }
 const { loadPyodide } = await import(resolve(pyodideDir, "pyodide.mjs"));
-const py = await loadPyodide({ indexURL: resolve(pyodideDir) + "/", stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
+// PYTHONNODEBUGRANGES set here is passed on: code compiled under it carries line numbers but no
+// column ranges (build_web.py's .pyc: a quarter smaller; tracebacks lose only their ^^^ marks).
+const env = process.env.PYTHONNODEBUGRANGES ? { PYTHONNODEBUGRANGES: process.env.PYTHONNODEBUGRANGES } : {};
+const py = await loadPyodide({ indexURL: resolve(pyodideDir) + "/", env, stdout: (s) => console.log(s), stderr: (s) => console.error(s) });
 py.FS.mkdirTree("/host");
 py.FS.mount(py.FS.filesystems.NODEFS, { root: resolve(hostDir) }, "/host");
 py.globals.set("_argv", py.toPy([script, ...args]));

@@ -927,9 +927,19 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
     rest_names = zipfile.ZipFile(io.BytesIO(rest)).namelist()
     kept = {n for n in compiled if n.split("/")[0].removesuffix(".pyc") not in build_web.STDLIB_LEFT_OUT}
     assert "unittest/__init__.pyc" in compiled - kept and "pdb.pyc" in compiled - kept
-    assert sorted(start_names + [n[:-3] + ".pyc" if n.endswith(".py") else n for n in rest_names]) == sorted(kept)
+    # The rest holds only what the worker can ever import (build_web.importable_stdlib): the
+    # modules of the start, anytok and the glue import, with theirs, and the codecs they name.
+    with zipfile.ZipFile(build_web.NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
+        importable = build_web.importable_stdlib({build_web._module_of(n): (zf.read(n), n.endswith("/__init__.py"))
+                                                  for n in zf.namelist() if n.endswith(".py")})
+    kept_modules = {build_web._module_of(n) for n in kept} - {None}
+    got = start_names + [n[:-3] + ".pyc" if n.endswith(".py") else n for n in rest_names]
+    assert len(got) == len(set(got)) and set(got) <= kept
+    assert {build_web._module_of(n) for n in got} - {None} == kept_modules & (importable | build_web.STDLIB_START)
     assert {"json", "re", "encodings.utf_8"} <= {build_web._module_of(n) for n in start_names}
-    assert {"argparse", "encodings.cp1252", "decimal"} <= set(rest_modules)
+    # json_schema's decimal and urllib.parse, the CLI's argparse, codecs anytok names by name.
+    assert {"argparse", "decimal", "urllib.parse", "encodings.latin_1", "encodings.utf_16"} <= set(rest_modules)
+    assert not {"encodings.cp1252", "xml.dom", "sqlite3", "tomllib", "wave"} & set(rest_modules)
     assert set(rest_modules) == {build_web._module_of(n) for n in rest_names} - {None}
     _, wheel = build_web.slim_wheel()
     names = set(zipfile.ZipFile(io.BytesIO(wheel)).namelist())
@@ -943,9 +953,17 @@ def test_compiled_stdlib_and_wheel_hold_a_pyc_for_every_module():
     (_, start_wheel), (_, rest_zip), anytok_rest = build_web.anytok_parts()
     start_files = {n for n in zipfile.ZipFile(io.BytesIO(start_wheel)).namelist() if ".dist-info/" not in n}
     rest_files = set(zipfile.ZipFile(io.BytesIO(rest_zip)).namelist())
-    assert not start_files & rest_files and start_files | rest_files == sources | pycs
+    # (the rest sourceless: each module's .pyc where its .py would be)
+    as_wheel = {f"{n.rpartition('/')[0]}/__pycache__/{n.rpartition('/')[2][:-4]}.cpython-314.pyc" for n in rest_files}
+    assert all(n.endswith(".pyc") and "__pycache__" not in n for n in rest_files)
+    assert as_wheel <= pycs and not start_files & as_wheel
+    # ... and only the modules the worker can import (not the CLI, the dataset jobs).
+    importable = build_web.importable_anytok()
+    kept = {n for n in sources | pycs if build_web._module_of(n) in importable}
+    assert start_files | as_wheel | {n[:-4] + ".py" for n in rest_files} == kept
     assert {"anytok", "anytok.core", "anytok.format"} <= {build_web._module_of(n) for n in start_files}
-    assert {"anytok.constrain", "anytok.cli", "anytok.sentencepiece"} <= set(anytok_rest)
+    assert {"anytok.constrain", "anytok.sentencepiece", "anytok.chat", "anytok.incremental"} <= set(anytok_rest)
+    assert not {"anytok.cli", "anytok.datasets", "anytok.__main__"} & set(anytok_rest)
 
 
 def test_server_compresses_as_production_servers_do(demo_url):

@@ -224,13 +224,16 @@ def _compiled() -> dict:
 
     stdlib: `json` came from a .pyc in the stdlib zip (the compiled zip has no .py at all).
     anytok: every imported anytok module has an unchecked hash-based .pyc in `__pycache__`
-    with this interpreter's magic number and its source's hash, which CPython uses as it is.
+    with this interpreter's magic number and its source's hash, which CPython uses as it is, or
+    (the modules fetched when first used) is a sourceless .pyc.
     glue: this module has a checked one (used because its source's hash matches)."""
     import importlib.util
     import json
     import sys
 
     def used(module, flags: int) -> bool:
+        if (module.__file__ or "").endswith(".pyc"):  # sourceless (anytok's lazily fetched part)
+            return flags == 1 and module.__spec__.loader.__class__.__name__ == "SourcelessFileLoader"
         try:
             with open(module.__cached__, "rb") as f:
                 head = f.read(16)

@@ -31,8 +31,14 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   `anyOf`, `oneOf` of provably disjoint options, `allOf` of one schema;
 * `$ref` (local JSON pointers, recursion allowed) and `{}`/`true` (any JSON value) become
   grammar rules (`ExprSet.new_rule`), expanded lazily by the derivatives;
-* top-level `"x-guidance"` options: `whitespace_flexible` (false: no whitespace at all) and
-  `coerce_one_of`; other values than the defaults of the other options are not implemented.
+* top-level `"x-guidance"` options (`JsonOptions`), as llguidance reads them:
+  `whitespace_flexible` (false: no whitespace), `whitespace_pattern` (a regex: at most one match
+  of it before each lexeme, replacing JSON whitespace), `item_separator`/`key_separator`
+  (regexes, each one lexeme), `coerce_one_of` (oneOf as anyOf), `lenient` (oneOf as anyOf;
+  keywords llguidance does not implement, unknown formats and min/maxProperties beyond its
+  special cases ignored, as llguidance ignores them with a warning); patterns whose bytes
+  could make llguidance's greedy lexer split a text differently, and non-default
+  `json_allowed_escapes`/`json_allow_general_unicode_escapes`, raise UnsupportedFeatureError.
 
 The result is a single expression, so `matcher.py` serves it exactly as it serves a regex:
 llguidance's lexer and Earley parser accept the same byte strings here, because every lexeme of
@@ -459,21 +465,22 @@ def _bounds(s: dict):
 # -- the compiler -----------------------------------------------------------------------------
 
 class _Compiler:
-    def __init__(self, root, flexible: bool = True, coerce_one_of: bool = False):
+    def __init__(self, root, options: "JsonOptions | None" = None):
+        o = options or JsonOptions()
         self.root = root
-        self.coerce_one_of = coerce_one_of
+        self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
+        self.lenient = o.lenient
         es = self.es = D.ExprSet()
-        ws_mask = 0
-        for b in WS_BYTES:
-            ws_mask |= 1 << b
-        self.ws_mask = ws_mask if flexible else 0
-        self.ws = es.repeat(es.byteset(ws_mask), 0, None) if flexible else D.EPSILON
+        # whitespace: at most one match of the skip regex before each lexeme (llguidance's lexer
+        # skips one lexeme of it; its default `[ \t\n\r]+` made optional is `[ \t\n\r]*`)
+        self.ws_mask = o.ws_mask
+        self.ws = self.opt(self.tree(o.ws_tree)) if o.ws_tree is not None else D.EPSILON
         self.rules: dict = {}  # JSON pointer -> (rule index, reference)
         self.pending: list = []
         self.any_ref = None
         self._simple_string = None
-        self.comma = self.lit(",")
-        self.colon = self.lit(":")
+        self.comma = self.lexeme(self.tree(o.item_tree))
+        self.colon = self.lexeme(self.tree(o.key_tree))
 
     # -- building blocks -------------------------------------------------------------------
     def lexeme(self, e: int) -> int:
@@ -637,9 +644,12 @@ class _Compiler:
             raise ConstraintError(f"JSON schema at {where} must be an object or a boolean, got {json.dumps(s)[:60]}")
         keys = [k for k in s if k not in ANNOTATIONS]
         for k in keys:
-            if k in REJECTED:
+            if k in REJECTED and not self.lenient:  # lenient: ignored, as llguidance warns and ignores
                 raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
         keys = [k for k in keys if k in IMPLEMENTED_HERE]
+        if self.lenient and "format" in keys and s["format"] not in FORMATS and isinstance(s["format"], str):
+            s = {k: v for k, v in s.items() if k != "format"}  # lenient: an unknown format is ignored
+            keys.remove("format")
         if not keys:
             return self.any_value()
         applicators = [k for k in keys if k in ("const", "enum", "anyOf", "oneOf", "allOf", "$ref")]
@@ -1066,10 +1076,13 @@ class _Compiler:
         if n_opt and (min_x > 0 or max_x is not None):
             # llguidance: only "at most one" / "at least one" / "exactly one" of the optional
             # properties, and only without additional properties
-            if not (min_x <= 1 and (1 if max_x is None else max_x) == 1 and extra is False and not pats):
+            special = min_x <= 1 and (1 if max_x is None else max_x) == 1 and extra is False and not pats
+            if not special and not self.lenient:
                 raise UnsupportedFeatureError(
                     "JSON Schema minProperties/maxProperties with optional properties",
                     f"at {where}; llguidance rejects it too unless all named properties are required")
+        if n_opt and (min_x > 0 or max_x is not None) and special:
+            # (lenient, llguidance warns and bounds only the additional properties, below)
             items = [(self.seq(k, self.colon, v), r) for k, v, r in named]
             options = []
             for idx, (_, r) in enumerate(items):
@@ -1412,26 +1425,117 @@ def _usize(s: dict, key: str, where: str):
     return v
 
 
+# Bytes a separator or whitespace pattern may match: ASCII outside every JSON lexeme's own
+# bytes (letters, digits, quotes, brackets, signs, the point), so that llguidance's greedy lexer
+# and this module's expressions split a text into the same lexemes.
+_SEP_BYTES = frozenset(range(0x80)) - frozenset(b'"{}[]+-.\\') - frozenset(range(0x30, 0x3A)) \
+    - frozenset(range(0x41, 0x5B)) - frozenset(range(0x61, 0x7B))
+_WS_BYTES = _SEP_BYTES - frozenset(b",:")
+_OPTIONS = ("item_separator", "key_separator", "whitespace_flexible", "whitespace_pattern", "coerce_one_of",
+            "lenient", "json_allowed_escapes", "json_allow_general_unicode_escapes")
+
+
+def _tree_bytes(node) -> set:
+    """The code points a regex_syntax tree can match (as a set; None past ASCII)."""
+    kind = node[0]
+    if kind == "set":
+        out = set()
+        for lo, hi in node[1]:
+            if hi >= 0x80:
+                return None
+            out.update(range(lo, hi + 1))
+        return out
+    if kind in ("cat", "alt"):
+        out = set()
+        for n in node[1]:
+            b = _tree_bytes(n)
+            if b is None:
+                return None
+            out |= b
+        return out
+    if kind == "rep":
+        return _tree_bytes(node[1]) if node[3] != 0 else set()
+    return set()
+
+
+def _literal_text(node):
+    """The text of a tree that matches exactly one string, else None."""
+    if node[0] == "set" and len(node[1]) == 1 and node[1][0][0] == node[1][0][1]:
+        return chr(node[1][0][0])
+    if node[0] == "cat":
+        parts = [_literal_text(n) for n in node[1]]
+        return None if None in parts else "".join(parts)
+    if node[0] == "empty":
+        return ""
+    return None
+
+
+class JsonOptions:
+    """llguidance's `x-guidance` options (JsonCompileOptions), checked and parsed: separators
+    and the whitespace pattern are regexes (llguidance 1.9.1 compiles them as lexemes)."""
+
+    def __init__(self, options: dict | None = None):
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise ConstraintError("JSON schema: x-guidance must be an object")
+        for k in options:
+            if k not in _OPTIONS:
+                raise ConstraintError(f"JSON schema: unknown x-guidance option {k!r} (llguidance knows "
+                                      + ", ".join(_OPTIONS) + ")")
+        for k in ("whitespace_flexible", "coerce_one_of", "lenient", "json_allow_general_unicode_escapes"):
+            if k in options and not isinstance(options[k], bool):
+                raise ConstraintError(f"JSON schema: x-guidance {k} must be a boolean")
+        for k in ("item_separator", "key_separator", "whitespace_pattern", "json_allowed_escapes"):
+            v = options.get(k)
+            if v is not None and not isinstance(v, str):
+                raise ConstraintError(f"JSON schema: x-guidance {k} must be a string")
+        if options.get("json_allow_general_unicode_escapes"):
+            raise UnsupportedFeatureError("JSON Schema x-guidance option json_allow_general_unicode_escapes")
+        esc = options.get("json_allowed_escapes")
+        if esc is not None and set(esc) != set('nrbtf\\"u'):
+            raise UnsupportedFeatureError(f"JSON Schema x-guidance option json_allowed_escapes={esc!r}",
+                                          "only the default set nrbtf\\\"u")
+        self.coerce_one_of = options.get("coerce_one_of", False)
+        self.lenient = options.get("lenient", False)
+        pattern = options.get("whitespace_pattern")
+        if pattern is None and options.get("whitespace_flexible", True):
+            pattern = "[\\x20\\x0A\\x0D\\x09]+"
+        self.ws_tree, ws_bytes = None, set()
+        if pattern is not None:
+            self.ws_tree = R.parse(pattern)
+            ws_bytes = _tree_bytes(self.ws_tree)
+            if ws_bytes is None or not ws_bytes <= _WS_BYTES:
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance whitespace_pattern {pattern!r}",
+                    "only patterns of ASCII bytes that are not letters, digits or JSON punctuation")
+        self.ws_mask = sum(1 << b for b in ws_bytes)
+        seps = []
+        for k, default in (("item_separator", ","), ("key_separator", ":")):
+            text = options.get(k, default)
+            tree = R.parse(text)
+            b = _tree_bytes(tree)
+            lit = _literal_text(tree)
+            if b is None or not b <= _SEP_BYTES or lit == "":
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance {k} {text!r}",
+                    "only non-empty separators of ASCII bytes that are not letters, digits, quotes, brackets or signs")
+            # a separator whose length varies, or that starts with a whitespace byte, and
+            # whitespace it could run into: llguidance's greedy lexing would split texts differently
+            if ws_bytes and ((lit is None and b & ws_bytes) or (lit is not None and ord(lit[0]) in ws_bytes)):
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance {k} {text!r} next to whitespace {pattern!r}",
+                    "a separator of varying length sharing bytes with the whitespace pattern, or starting with one")
+            seps.append(tree)
+        self.item_tree, self.key_tree = seps
+
+
 def compile_schema(schema) -> tuple:
     """(ExprSet, start expression) of the JSON texts `schema` allows."""
-    options: dict = {}
+    options = None
     if isinstance(schema, dict) and "x-guidance" in schema:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
-        if not isinstance(options, dict):
-            raise ConstraintError("JSON schema: x-guidance must be an object")
-        defaults = {"item_separator": ",", "key_separator": ":", "whitespace_pattern": None, "lenient": False,
-                    "json_allowed_escapes": None, "json_allow_general_unicode_escapes": False}
-        for k, v in options.items():
-            if k in ("whitespace_flexible", "coerce_one_of"):
-                if not isinstance(v, bool):
-                    raise ConstraintError(f"JSON schema: x-guidance {k} must be a boolean")
-            elif k not in defaults:
-                raise ConstraintError(f"JSON schema: unknown x-guidance option {k!r}")
-            elif v != defaults[k] and not (k == "json_allowed_escapes" and v == 'nrbtf\\"u'):
-                raise UnsupportedFeatureError(f"JSON Schema x-guidance option {k}={v!r}",
-                                              "only whitespace_flexible and coerce_one_of are implemented")
-    c = _Compiler(schema, options.get("whitespace_flexible", True), options.get("coerce_one_of", False))
+    c = _Compiler(schema, JsonOptions(options))
     try:
         top = c.value(schema, "#")
         return c.es, c.finish(top)

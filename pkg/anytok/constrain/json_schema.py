@@ -131,6 +131,13 @@ FORMATS = {
 }
 
 INTERSECTION_BUDGET = 5000  # DFA pairs for pattern/format/length together
+# The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
+# naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
+# (~2 KB), so EXPRESSION_BUDGET bounds the memory (~0.5 GB); SUBSCHEMA_BUDGET (llguidance's
+# max_size: 50,000 schema nodes) bounds the work of merging allOf/anyOf/$ref.  The largest
+# schemas of JSONSchemaBench's dev half need about 40,000 expressions and 1.5 s.
+EXPRESSION_BUDGET = 250_000
+SUBSCHEMA_BUDGET = 50_000
 
 _SHORT_ESCAPES = {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}
 _SPECIAL = tuple((c, c) for c in range(0x20)) + ((0x22, 0x22), (0x5C, 0x5C), (0x7F, 0x7F))
@@ -263,6 +270,8 @@ def _digits_between(lo: str, hi: str) -> str:
     """Regex of the digit strings of len(lo) == len(hi) from lo to hi (as numbers)."""
     if not lo:
         return ""
+    if lo.count("0") == len(lo) and hi.count("9") == len(hi):  # every string that long: linear,
+        return "[0-9]" * len(lo)  # not the 2**n branches the split below would make of it
     if lo[0] == hi[0]:
         return lo[0] + _digits_between(lo[1:], hi[1:])
     n = len(lo) - 1
@@ -479,6 +488,7 @@ class _Compiler:
         self.pending: list = []
         self.any_ref = None
         self._simple_string = None
+        self.visited = 0  # value() calls, against SUBSCHEMA_BUDGET
         self.comma = self.lexeme(self.tree(o.item_tree))
         self.colon = self.lexeme(self.tree(o.key_tree))
 
@@ -535,9 +545,9 @@ class _Compiler:
         char = self.regex(r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")")
         q = es.byteset(1 << 0x22)
         key = es.minus_literals(self.seq(q, es.repeat(char, 0, None), q), frozenset(taken))
-        for p in patterns:
+        if patterns:  # one product with their union (differences one by one grow a DFA each time)
             try:
-                key = es.difference(key, p, INTERSECTION_BUDGET)
+                key = es.difference(key, es.alt(list(patterns)), INTERSECTION_BUDGET)
             except OverflowError:
                 raise UnsupportedFeatureError("JSON Schema patternProperties this large", f"at {where}") from None
         return self.lexeme(key)
@@ -609,33 +619,28 @@ class _Compiler:
         return self.fields(items)
 
     def fields(self, items: list) -> int:
-        """`{` items in order, comma-separated, the optional ones left out or not `}`."""
-        memo: dict = {}
-
-        def ordered(i: int, prefixed: bool) -> int:
-            key = (i, prefixed)
-            if key in memo:
-                return memo[key]
-            if i == len(items):
-                r = D.EPSILON
+        """`{` items in order, comma-separated, the optional ones left out or not `}` (built
+        from the last item back, without recursion: objects may have thousands of properties)."""
+        n = len(items)
+        prefixed = [D.EPSILON] * (n + 1)  # prefixed[i]: items i.. after an earlier item
+        for i in range(n - 1, -1, -1):
+            item, req = items[i]
+            if req:
+                prefixed[i] = self.seq(self.comma, item, prefixed[i + 1])
             else:
-                item, req = items[i]
-                if prefixed and req:
-                    r = self.seq(self.comma, item, ordered(i + 1, True))
-                elif prefixed:
-                    r = self.seq(self.opt(self.seq(self.comma, item)), ordered(i + 1, True))
-                elif req:
-                    r = self.seq(item, ordered(i + 1, True))
-                else:
-                    r = self.es.alt((self.seq(item, ordered(i + 1, True)), ordered(i + 1, False)))
-            memo[key] = r
-            return r
-
-        return self.seq(self.lit("{"), ordered(0, False), self.lit("}"))
+                prefixed[i] = self.seq(self.opt(self.seq(self.comma, item)), prefixed[i + 1])
+        k = next((i for i, (_, req) in enumerate(items) if req), n)  # the first required item
+        first = self.seq(items[k][0], prefixed[k + 1]) if k < n else D.EPSILON
+        for i in range(k - 1, -1, -1):  # optional items before it: each there or not
+            first = self.es.alt((self.seq(items[i][0], prefixed[i + 1]), first))
+        return self.seq(self.lit("{"), first, self.lit("}"))
 
     # -- schemas ---------------------------------------------------------------------------
     def value(self, s, where: str) -> int:
         """The expression of the JSON values `s` allows (raises _Unsat when none)."""
+        self.visited += 1
+        if self.visited > SUBSCHEMA_BUDGET or len(self.es.exprs) > EXPRESSION_BUDGET:
+            self.over_budget()
         if s is True:
             return self.any_value()
         if s is False:
@@ -697,6 +702,9 @@ class _Compiler:
         if depth > 40:
             raise UnsupportedFeatureError("JSON Schema allOf/$ref merged this deeply (recursive $ref inside allOf)",
                                           f"at {where}")
+        self.visited += 1  # (anyOf options distributed over anyOf options multiply)
+        if self.visited > SUBSCHEMA_BUDGET:
+            self.over_budget()
         parts = self._flat_parts(s, where, 0)
         for i, part in enumerate(parts):
             for a in ("anyOf", "oneOf"):
@@ -1205,6 +1213,12 @@ class _Compiler:
             self.pending.append((k, target, uri))
         return hit[1]
 
+    def over_budget(self):
+        raise UnsupportedFeatureError(
+            "JSON schema beyond the compile budget",
+            f"more than {SUBSCHEMA_BUDGET:,} subschemas visited or {EXPRESSION_BUDGET:,} expressions built "
+            f"({self.visited:,} and {len(self.es.exprs):,} so far); see docs/constrain-json.md#limits")
+
     def finish(self, top: int) -> int:
         while self.pending:
             k, target, uri = self.pending.pop()
@@ -1214,6 +1228,8 @@ class _Compiler:
                 raise ConstraintError(f"JSON schema: $ref {uri!r} is unsatisfiable ({e})") from None
             self.es.set_rule(k, body)
         self.es.check_rules()
+        if len(self.es.exprs) > EXPRESSION_BUDGET:
+            self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)
 
 

@@ -59,6 +59,7 @@ from urllib.parse import unquote
 from . import derivatives as D
 from . import regex_syntax as R
 from .errors import ConstraintError, UnsupportedFeatureError
+from .matcher import pause_gc
 
 WS_BYTES = b" \t\n\r"
 ANNOTATIONS = {
@@ -1553,8 +1554,9 @@ def compile_schema(schema) -> tuple:
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
     c = _Compiler(schema, JsonOptions(options))
     try:
-        top = c.value(schema, "#")
-        return c.es, c.finish(top)
+        with pause_gc():
+            top = c.value(schema, "#")
+            return c.es, c.finish(top)
     except _Unsat as e:
         raise ConstraintError(f"JSON schema is unsatisfiable: {e}") from None
     except RecursionError:

@@ -97,3 +97,15 @@ def test_thousands_of_properties():
 ])
 def test_wide_integer_bounds(schema, text):
     _walk_text(schema, text)
+
+
+def test_merge_fixpoint_named_not_recursion():
+    """`{"$ref": <an enum>, "minItems": 2}` merged is still an enum beside an array keyword:
+    once merging changes nothing, a named refusal (the compiler looped into Python's recursion
+    limit and called it "nested this deeply").  llguidance compiles it (the array keywords do
+    not apply to strings): a remaining refusal, listed in docs/constrain-json.md."""
+    schema = {"$ref": "#/$defs/e", "minItems": 2, "maxItems": 2,
+              "$defs": {"e": {"type": "string", "enum": ["A", "B"]}}}
+    assert not _ref(schema).is_error()
+    with pytest.raises(constrain.UnsupportedFeatureError, match="enum next to 'minItems'"):
+        constrain.json_schema(schema)

@@ -666,7 +666,12 @@ class _Compiler:
                 return self.constants(s, a, where)
             if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
                 # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
-                return self.value(self.merge_all_of(s, where), where)
+                merged = self.merge_all_of(s, where)
+                if merged == s:  # nothing left to merge, and still not compilable: a loop otherwise
+                    raise UnsupportedFeatureError(
+                        f"JSON Schema {a} next to {', '.join(repr(k) for k in others if k not in _CONST_SIBLINGS)}",
+                        f"at {where}")
+                return self.value(merged, where)
             v = s[a]
             if a == "$ref":
                 return self.ref(v, where)

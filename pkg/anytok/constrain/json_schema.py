@@ -31,8 +31,14 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   `anyOf`, `oneOf` of provably disjoint options, `allOf` of one schema;
 * `$ref` (local JSON pointers, recursion allowed) and `{}`/`true` (any JSON value) become
   grammar rules (`ExprSet.new_rule`), expanded lazily by the derivatives;
-* top-level `"x-guidance"` options: `whitespace_flexible` (false: no whitespace at all) and
-  `coerce_one_of`; other values than the defaults of the other options are not implemented.
+* top-level `"x-guidance"` options (`JsonOptions`), as llguidance reads them:
+  `whitespace_flexible` (false: no whitespace), `whitespace_pattern` (a regex: at most one match
+  of it before each lexeme, replacing JSON whitespace), `item_separator`/`key_separator`
+  (regexes, each one lexeme), `coerce_one_of` (oneOf as anyOf), `lenient` (oneOf as anyOf;
+  keywords llguidance does not implement, unknown formats and min/maxProperties beyond its
+  special cases ignored, as llguidance ignores them with a warning); patterns whose bytes
+  could make llguidance's greedy lexer split a text differently, and non-default
+  `json_allowed_escapes`/`json_allow_general_unicode_escapes`, raise UnsupportedFeatureError.
 
 The result is a single expression, so `matcher.py` serves it exactly as it serves a regex:
 llguidance's lexer and Earley parser accept the same byte strings here, because every lexeme of
@@ -53,6 +59,7 @@ from urllib.parse import unquote
 from . import derivatives as D
 from . import regex_syntax as R
 from .errors import ConstraintError, UnsupportedFeatureError
+from .matcher import pause_gc
 
 WS_BYTES = b" \t\n\r"
 ANNOTATIONS = {
@@ -125,6 +132,13 @@ FORMATS = {
 }
 
 INTERSECTION_BUDGET = 5000  # DFA pairs for pattern/format/length together
+# The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
+# naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
+# (~2 KB), so EXPRESSION_BUDGET bounds the memory (~0.5 GB); SUBSCHEMA_BUDGET (llguidance's
+# max_size: 50,000 schema nodes) bounds the work of merging allOf/anyOf/$ref.  The largest
+# schemas of JSONSchemaBench's dev half need about 40,000 expressions and 1.5 s.
+EXPRESSION_BUDGET = 250_000
+SUBSCHEMA_BUDGET = 50_000
 
 _SHORT_ESCAPES = {8: "b", 9: "t", 10: "n", 12: "f", 13: "r"}
 _SPECIAL = tuple((c, c) for c in range(0x20)) + ((0x22, 0x22), (0x5C, 0x5C), (0x7F, 0x7F))
@@ -257,6 +271,8 @@ def _digits_between(lo: str, hi: str) -> str:
     """Regex of the digit strings of len(lo) == len(hi) from lo to hi (as numbers)."""
     if not lo:
         return ""
+    if lo.count("0") == len(lo) and hi.count("9") == len(hi):  # every string that long: linear,
+        return "[0-9]" * len(lo)  # not the 2**n branches the split below would make of it
     if lo[0] == hi[0]:
         return lo[0] + _digits_between(lo[1:], hi[1:])
     n = len(lo) - 1
@@ -459,21 +475,23 @@ def _bounds(s: dict):
 # -- the compiler -----------------------------------------------------------------------------
 
 class _Compiler:
-    def __init__(self, root, flexible: bool = True, coerce_one_of: bool = False):
+    def __init__(self, root, options: "JsonOptions | None" = None):
+        o = options or JsonOptions()
         self.root = root
-        self.coerce_one_of = coerce_one_of
+        self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
+        self.lenient = o.lenient
         es = self.es = D.ExprSet()
-        ws_mask = 0
-        for b in WS_BYTES:
-            ws_mask |= 1 << b
-        self.ws_mask = ws_mask if flexible else 0
-        self.ws = es.repeat(es.byteset(ws_mask), 0, None) if flexible else D.EPSILON
+        # whitespace: at most one match of the skip regex before each lexeme (llguidance's lexer
+        # skips one lexeme of it; its default `[ \t\n\r]+` made optional is `[ \t\n\r]*`)
+        self.ws_mask = o.ws_mask
+        self.ws = self.opt(self.tree(o.ws_tree)) if o.ws_tree is not None else D.EPSILON
         self.rules: dict = {}  # JSON pointer -> (rule index, reference)
         self.pending: list = []
         self.any_ref = None
         self._simple_string = None
-        self.comma = self.lit(",")
-        self.colon = self.lit(":")
+        self.visited = 0  # value() calls, against SUBSCHEMA_BUDGET
+        self.comma = self.lexeme(self.tree(o.item_tree))
+        self.colon = self.lexeme(self.tree(o.key_tree))
 
     # -- building blocks -------------------------------------------------------------------
     def lexeme(self, e: int) -> int:
@@ -528,9 +546,9 @@ class _Compiler:
         char = self.regex(r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")")
         q = es.byteset(1 << 0x22)
         key = es.minus_literals(self.seq(q, es.repeat(char, 0, None), q), frozenset(taken))
-        for p in patterns:
+        if patterns:  # one product with their union (differences one by one grow a DFA each time)
             try:
-                key = es.difference(key, p, INTERSECTION_BUDGET)
+                key = es.difference(key, es.alt(list(patterns)), INTERSECTION_BUDGET)
             except OverflowError:
                 raise UnsupportedFeatureError("JSON Schema patternProperties this large", f"at {where}") from None
         return self.lexeme(key)
@@ -602,33 +620,28 @@ class _Compiler:
         return self.fields(items)
 
     def fields(self, items: list) -> int:
-        """`{` items in order, comma-separated, the optional ones left out or not `}`."""
-        memo: dict = {}
-
-        def ordered(i: int, prefixed: bool) -> int:
-            key = (i, prefixed)
-            if key in memo:
-                return memo[key]
-            if i == len(items):
-                r = D.EPSILON
+        """`{` items in order, comma-separated, the optional ones left out or not `}` (built
+        from the last item back, without recursion: objects may have thousands of properties)."""
+        n = len(items)
+        prefixed = [D.EPSILON] * (n + 1)  # prefixed[i]: items i.. after an earlier item
+        for i in range(n - 1, -1, -1):
+            item, req = items[i]
+            if req:
+                prefixed[i] = self.seq(self.comma, item, prefixed[i + 1])
             else:
-                item, req = items[i]
-                if prefixed and req:
-                    r = self.seq(self.comma, item, ordered(i + 1, True))
-                elif prefixed:
-                    r = self.seq(self.opt(self.seq(self.comma, item)), ordered(i + 1, True))
-                elif req:
-                    r = self.seq(item, ordered(i + 1, True))
-                else:
-                    r = self.es.alt((self.seq(item, ordered(i + 1, True)), ordered(i + 1, False)))
-            memo[key] = r
-            return r
-
-        return self.seq(self.lit("{"), ordered(0, False), self.lit("}"))
+                prefixed[i] = self.seq(self.opt(self.seq(self.comma, item)), prefixed[i + 1])
+        k = next((i for i, (_, req) in enumerate(items) if req), n)  # the first required item
+        first = self.seq(items[k][0], prefixed[k + 1]) if k < n else D.EPSILON
+        for i in range(k - 1, -1, -1):  # optional items before it: each there or not
+            first = self.es.alt((self.seq(items[i][0], prefixed[i + 1]), first))
+        return self.seq(self.lit("{"), first, self.lit("}"))
 
     # -- schemas ---------------------------------------------------------------------------
     def value(self, s, where: str) -> int:
         """The expression of the JSON values `s` allows (raises _Unsat when none)."""
+        self.visited += 1
+        if self.visited > SUBSCHEMA_BUDGET or len(self.es.exprs) > EXPRESSION_BUDGET:
+            self.over_budget()
         if s is True:
             return self.any_value()
         if s is False:
@@ -637,9 +650,12 @@ class _Compiler:
             raise ConstraintError(f"JSON schema at {where} must be an object or a boolean, got {json.dumps(s)[:60]}")
         keys = [k for k in s if k not in ANNOTATIONS]
         for k in keys:
-            if k in REJECTED:
+            if k in REJECTED and not self.lenient:  # lenient: ignored, as llguidance warns and ignores
                 raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
         keys = [k for k in keys if k in IMPLEMENTED_HERE]
+        if self.lenient and "format" in keys and s["format"] not in FORMATS and isinstance(s["format"], str):
+            s = {k: v for k, v in s.items() if k != "format"}  # lenient: an unknown format is ignored
+            keys.remove("format")
         if not keys:
             return self.any_value()
         applicators = [k for k in keys if k in ("const", "enum", "anyOf", "oneOf", "allOf", "$ref")]
@@ -650,7 +666,12 @@ class _Compiler:
                 return self.constants(s, a, where)
             if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
                 # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
-                return self.value(self.merge_all_of(s, where), where)
+                merged = self.merge_all_of(s, where)
+                if merged == s:  # nothing left to merge, and still not compilable: a loop otherwise
+                    raise UnsupportedFeatureError(
+                        f"JSON Schema {a} next to {', '.join(repr(k) for k in others if k not in _CONST_SIBLINGS)}",
+                        f"at {where}")
+                return self.value(merged, where)
             v = s[a]
             if a == "$ref":
                 return self.ref(v, where)
@@ -687,6 +708,9 @@ class _Compiler:
         if depth > 40:
             raise UnsupportedFeatureError("JSON Schema allOf/$ref merged this deeply (recursive $ref inside allOf)",
                                           f"at {where}")
+        self.visited += 1  # (anyOf options distributed over anyOf options multiply)
+        if self.visited > SUBSCHEMA_BUDGET:
+            self.over_budget()
         parts = self._flat_parts(s, where, 0)
         for i, part in enumerate(parts):
             for a in ("anyOf", "oneOf"):
@@ -1066,10 +1090,13 @@ class _Compiler:
         if n_opt and (min_x > 0 or max_x is not None):
             # llguidance: only "at most one" / "at least one" / "exactly one" of the optional
             # properties, and only without additional properties
-            if not (min_x <= 1 and (1 if max_x is None else max_x) == 1 and extra is False and not pats):
+            special = min_x <= 1 and (1 if max_x is None else max_x) == 1 and extra is False and not pats
+            if not special and not self.lenient:
                 raise UnsupportedFeatureError(
                     "JSON Schema minProperties/maxProperties with optional properties",
                     f"at {where}; llguidance rejects it too unless all named properties are required")
+        if n_opt and (min_x > 0 or max_x is not None) and special:
+            # (lenient, llguidance warns and bounds only the additional properties, below)
             items = [(self.seq(k, self.colon, v), r) for k, v, r in named]
             options = []
             for idx, (_, r) in enumerate(items):
@@ -1192,6 +1219,12 @@ class _Compiler:
             self.pending.append((k, target, uri))
         return hit[1]
 
+    def over_budget(self):
+        raise UnsupportedFeatureError(
+            "JSON schema beyond the compile budget",
+            f"more than {SUBSCHEMA_BUDGET:,} subschemas visited or {EXPRESSION_BUDGET:,} expressions built "
+            f"({self.visited:,} and {len(self.es.exprs):,} so far); see docs/constrain-json.md#limits")
+
     def finish(self, top: int) -> int:
         while self.pending:
             k, target, uri = self.pending.pop()
@@ -1201,6 +1234,8 @@ class _Compiler:
                 raise ConstraintError(f"JSON schema: $ref {uri!r} is unsatisfiable ({e})") from None
             self.es.set_rule(k, body)
         self.es.check_rules()
+        if len(self.es.exprs) > EXPRESSION_BUDGET:
+            self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)
 
 
@@ -1412,29 +1447,121 @@ def _usize(s: dict, key: str, where: str):
     return v
 
 
+# Bytes a separator or whitespace pattern may match: ASCII outside every JSON lexeme's own
+# bytes (letters, digits, quotes, brackets, signs, the point), so that llguidance's greedy lexer
+# and this module's expressions split a text into the same lexemes.
+_SEP_BYTES = frozenset(range(0x80)) - frozenset(b'"{}[]+-.\\') - frozenset(range(0x30, 0x3A)) \
+    - frozenset(range(0x41, 0x5B)) - frozenset(range(0x61, 0x7B))
+_WS_BYTES = _SEP_BYTES - frozenset(b",:")
+_OPTIONS = ("item_separator", "key_separator", "whitespace_flexible", "whitespace_pattern", "coerce_one_of",
+            "lenient", "json_allowed_escapes", "json_allow_general_unicode_escapes")
+
+
+def _tree_bytes(node) -> set:
+    """The code points a regex_syntax tree can match (as a set; None past ASCII)."""
+    kind = node[0]
+    if kind == "set":
+        out = set()
+        for lo, hi in node[1]:
+            if hi >= 0x80:
+                return None
+            out.update(range(lo, hi + 1))
+        return out
+    if kind in ("cat", "alt"):
+        out = set()
+        for n in node[1]:
+            b = _tree_bytes(n)
+            if b is None:
+                return None
+            out |= b
+        return out
+    if kind == "rep":
+        return _tree_bytes(node[1]) if node[3] != 0 else set()
+    return set()
+
+
+def _literal_text(node):
+    """The text of a tree that matches exactly one string, else None."""
+    if node[0] == "set" and len(node[1]) == 1 and node[1][0][0] == node[1][0][1]:
+        return chr(node[1][0][0])
+    if node[0] == "cat":
+        parts = [_literal_text(n) for n in node[1]]
+        return None if None in parts else "".join(parts)
+    if node[0] == "empty":
+        return ""
+    return None
+
+
+class JsonOptions:
+    """llguidance's `x-guidance` options (JsonCompileOptions), checked and parsed: separators
+    and the whitespace pattern are regexes (llguidance 1.9.1 compiles them as lexemes)."""
+
+    def __init__(self, options: dict | None = None):
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise ConstraintError("JSON schema: x-guidance must be an object")
+        for k in options:
+            if k not in _OPTIONS:
+                raise ConstraintError(f"JSON schema: unknown x-guidance option {k!r} (llguidance knows "
+                                      + ", ".join(_OPTIONS) + ")")
+        for k in ("whitespace_flexible", "coerce_one_of", "lenient", "json_allow_general_unicode_escapes"):
+            if k in options and not isinstance(options[k], bool):
+                raise ConstraintError(f"JSON schema: x-guidance {k} must be a boolean")
+        for k in ("item_separator", "key_separator", "whitespace_pattern", "json_allowed_escapes"):
+            v = options.get(k)
+            if v is not None and not isinstance(v, str):
+                raise ConstraintError(f"JSON schema: x-guidance {k} must be a string")
+        if options.get("json_allow_general_unicode_escapes"):
+            raise UnsupportedFeatureError("JSON Schema x-guidance option json_allow_general_unicode_escapes")
+        esc = options.get("json_allowed_escapes")
+        if esc is not None and set(esc) != set('nrbtf\\"u'):
+            raise UnsupportedFeatureError(f"JSON Schema x-guidance option json_allowed_escapes={esc!r}",
+                                          "only the default set nrbtf\\\"u")
+        self.coerce_one_of = options.get("coerce_one_of", False)
+        self.lenient = options.get("lenient", False)
+        pattern = options.get("whitespace_pattern")
+        if pattern is None and options.get("whitespace_flexible", True):
+            pattern = "[\\x20\\x0A\\x0D\\x09]+"
+        self.ws_tree, ws_bytes = None, set()
+        if pattern is not None:
+            self.ws_tree = R.parse(pattern)
+            ws_bytes = _tree_bytes(self.ws_tree)
+            if ws_bytes is None or not ws_bytes <= _WS_BYTES:
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance whitespace_pattern {pattern!r}",
+                    "only patterns of ASCII bytes that are not letters, digits or JSON punctuation")
+        self.ws_mask = sum(1 << b for b in ws_bytes)
+        seps = []
+        for k, default in (("item_separator", ","), ("key_separator", ":")):
+            text = options.get(k, default)
+            tree = R.parse(text)
+            b = _tree_bytes(tree)
+            lit = _literal_text(tree)
+            if b is None or not b <= _SEP_BYTES or lit == "":
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance {k} {text!r}",
+                    "only non-empty separators of ASCII bytes that are not letters, digits, quotes, brackets or signs")
+            # a separator whose length varies, or that starts with a whitespace byte, and
+            # whitespace it could run into: llguidance's greedy lexing would split texts differently
+            if ws_bytes and ((lit is None and b & ws_bytes) or (lit is not None and ord(lit[0]) in ws_bytes)):
+                raise UnsupportedFeatureError(
+                    f"JSON Schema x-guidance {k} {text!r} next to whitespace {pattern!r}",
+                    "a separator of varying length sharing bytes with the whitespace pattern, or starting with one")
+            seps.append(tree)
+        self.item_tree, self.key_tree = seps
+
+
 def compile_schema(schema) -> tuple:
     """(ExprSet, start expression) of the JSON texts `schema` allows."""
-    options: dict = {}
+    options = None
     if isinstance(schema, dict) and "x-guidance" in schema:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
-        if not isinstance(options, dict):
-            raise ConstraintError("JSON schema: x-guidance must be an object")
-        defaults = {"item_separator": ",", "key_separator": ":", "whitespace_pattern": None, "lenient": False,
-                    "json_allowed_escapes": None, "json_allow_general_unicode_escapes": False}
-        for k, v in options.items():
-            if k in ("whitespace_flexible", "coerce_one_of"):
-                if not isinstance(v, bool):
-                    raise ConstraintError(f"JSON schema: x-guidance {k} must be a boolean")
-            elif k not in defaults:
-                raise ConstraintError(f"JSON schema: unknown x-guidance option {k!r}")
-            elif v != defaults[k] and not (k == "json_allowed_escapes" and v == 'nrbtf\\"u'):
-                raise UnsupportedFeatureError(f"JSON Schema x-guidance option {k}={v!r}",
-                                              "only whitespace_flexible and coerce_one_of are implemented")
-    c = _Compiler(schema, options.get("whitespace_flexible", True), options.get("coerce_one_of", False))
+    c = _Compiler(schema, JsonOptions(options))
     try:
-        top = c.value(schema, "#")
-        return c.es, c.finish(top)
+        with pause_gc():
+            top = c.value(schema, "#")
+            return c.es, c.finish(top)
     except _Unsat as e:
         raise ConstraintError(f"JSON schema is unsatisfiable: {e}") from None
     except RecursionError:

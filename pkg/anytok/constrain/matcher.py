@@ -28,6 +28,9 @@ non-canonical but valid token is accepted, as llguidance does) and pushes the ne
 
 from __future__ import annotations
 
+import contextlib
+import gc
+
 from .derivatives import NOTHING
 from .errors import ConstraintError, UnsupportedFeatureError
 from .slicer import Slicer, _bits
@@ -154,17 +157,34 @@ class _Shared:
         return 0, 0
 
 
+@contextlib.contextmanager
+def pause_gc():
+    """The cyclic garbage collector paused while masks or a compiled schema are built: they
+    allocate many small containers (expressions, derivative rows) and make no garbage cycles,
+    and each full collection would walk every expression of a large grammar again (up to half
+    the time of a first mask on large JSON schemas).  Collection resumes afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def _nesting_guard(method):
     """Grammar states grow with nesting (one continuation per open bracket), and derivatives
     recurse into them: past Python's recursion limit (hundreds of levels of JSON nesting),
     raise a clear error rather than fail halfway (the matcher is left unchanged)."""
     def guarded(self, *args):
-        try:
-            return method(self, *args)
-        except RecursionError:
-            raise UnsupportedFeatureError(
-                "output nested this deeply", "beyond Python's recursion limit; sys.setrecursionlimit raises it"
-            ) from None
+        with pause_gc():
+            try:
+                return method(self, *args)
+            except RecursionError:
+                raise UnsupportedFeatureError(
+                    "output nested this deeply", "beyond Python's recursion limit; sys.setrecursionlimit raises it"
+                ) from None
 
     guarded.__name__, guarded.__doc__ = method.__name__, method.__doc__
     return guarded

@@ -431,7 +431,7 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
 # Encodings that are another one's tokens with other special tokens, name or source: the page
 # fetches the base file and the worker applies the fields (anytok.format.derive), so neither the
 # demo nor the npm package carries a second copy of the tokens (~1.4 MB).
-DERIVED = {"o200k_harmony": "o200k_base", "gpt2": "r50k_base", "p50k_edit": "p50k_base"}
+DERIVED = {"o200k_harmony": "o200k_base", "gpt2": "r50k_base", "p50k_base": "r50k_base", "p50k_edit": "r50k_base"}
 
 
 def derived_encodings() -> dict[str, tuple[str, dict]]:

@@ -428,10 +428,11 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
 
 # --- vocabularies --------------------------------------------------------------------------
 
-# Encodings that are another one's tokens with other special tokens, name or source: the page
+# Encodings that are another one's tokens (possibly with more tokens after them, as p50k_base's
+# 24 runs of spaces after r50k_base's) with other special tokens, name or source: the page
 # fetches the base file and the worker applies the fields (anytok.format.derive), so neither the
-# demo nor the npm package carries a second copy of the tokens (~1.4 MB).
-DERIVED = {"o200k_harmony": "o200k_base", "gpt2": "r50k_base", "p50k_edit": "p50k_base"}
+# demo nor the npm package carries a second copy of the tokens (~1.6 MB).
+DERIVED = {"o200k_harmony": "o200k_base", "gpt2": "r50k_base", "p50k_base": "r50k_base", "p50k_edit": "r50k_base"}
 
 
 def derived_encodings() -> dict[str, tuple[str, dict]]:

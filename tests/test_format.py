@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import lzma
 import random
 import zlib
@@ -607,12 +608,15 @@ def test_text_index_errors():
 
 # --- derived encodings (the npm package ships o200k_harmony as o200k_base.atok + fields) -------
 
-@pytest.mark.parametrize("name, base", [("o200k_harmony", "o200k_base"), ("gpt2", "r50k_base"), ("p50k_edit", "p50k_base")])
+@pytest.mark.parametrize("name, base", [("o200k_harmony", "o200k_base"), ("gpt2", "r50k_base"), ("p50k_base", "r50k_base"),
+                                        ("p50k_edit", "r50k_base"), ("p50k_edit", "p50k_base")])
 def test_derived_encoding_from_its_base_file_has_tiktokens_ids(name, base):
     read = lambda n: vf.loads((ROOT / "vocab_binaries" / f"{n}.atok").read_bytes(), n)  # noqa: E731
     fields = vf.derivation(read(base), read(name))
     assert fields is not None and fields["name"] == name and "tokens" not in fields
-    derived = vf.derive(read(base), fields)
+    assert ("added_tokens" in fields) == (name.startswith("p50k") and base == "r50k_base")
+    derived = vf.derive(read(base), json.loads(json.dumps(fields)))  # (as the manifest carries them)
+    assert derived.texts is not None  # still tokens stored as text: the Encoding's fast load
     assert derived == read(name)
     enc = anytok.Encoding._from_vocab(derived, name)
     ref = tiktoken_encoding(name)
@@ -632,3 +636,52 @@ def test_derivation_refuses_other_tokens_and_derive_checks_its_fields():
         vf.derive(small_vocab(), {"special_tokens": {"<|x|>": 5}})
     with pytest.raises(VocabFormatError, match="explicit n_vocab is 7"):
         vf.derive(small_vocab(), {"explicit_n_vocab": 7})
+
+
+@pytest.mark.parametrize("as_file", [False, True])
+def test_derive_adds_tokens_after_the_bases_last_rank(as_file):
+    """p50k_base is r50k_base with more tokens: "added_tokens" ([id, bytes as latin-1], in rank
+    order), for tokens that are UTF-8 and tokens that are not, kept by a file read with its tokens
+    stored as text."""
+    base = small_vocab()
+    extra = [b"  ", b"\xe6\x97\xa5", b"\xe6\x97"]  # spaces, a UTF-8 character, bytes that are not UTF-8
+    vocab = small_vocab(tokens=base.tokens + extra, ids={260: 262, 261: 263, 262: 264}, special_tokens={"<|end|>": 300})
+    fields = vf.derivation(base, vocab)
+    assert fields["added_tokens"] == [[262, "  "], [263, "\xe6\x97\xa5"], [264, "\xe6\x97"]]
+    fields = json.loads(json.dumps(fields))
+    if as_file:
+        read = lambda v: vf.loads(vf.dumps(v, compression="none"))  # noqa: E731
+        derived = vf.derive(read(base), fields)
+        assert derived.texts is not None and derived.byte_tokens[262] == b"\xe6\x97"
+        assert derived == read(vocab)
+    else:
+        assert vf.derive(small_vocab(), fields) == vocab
+    enc = anytok.Encoding._from_vocab(vf.derive(small_vocab(), fields), "tiny")
+    assert enc.decode_single_token_bytes(264) == b"\xe6\x97" and enc.encode_single_token(b"  ") == 262
+    # a base whose tokens are not a prefix of the encoding's, or whose ids differ: no derivation
+    assert vf.derivation(base, small_vocab(tokens=[b"zz"] + base.tokens[1:] + extra)) is None
+    assert vf.derivation(small_vocab(ids={259: 299}), vocab) is None
+
+
+@pytest.mark.parametrize("added, message", [
+    ("  ", "added_tokens must be a list"),
+    ([[262]], "must be \\[id, token\\] pairs"),
+    ([[-1, "  "]], "must be \\[id, token\\] pairs"),
+    ([["262", "  "]], "must be \\[id, token\\] pairs"),
+    ([[262, ""]], "must be \\[id, token\\] pairs"),
+    ([[262, b"  "]], "must be \\[id, token\\] pairs"),
+    ([[262, "日"]], "is not bytes as code points 0-255"),
+    ([], "added_tokens is empty"),
+    ([[262, "  "], [263, "  "]], "holds a token twice"),
+    ([[262, "ab"]], "added token b'ab' is already a token"),
+    ([[262, "a"]], "added token b'a' is already a token"),
+    ([[262, "\xff"]], "added token b'\\\\xff' is already a token"),
+    ([[259, "  "]], "token ids are not increasing with rank"),
+    ([[263, "  "], [262, "   "]], "token ids are not increasing with rank"),
+    ([[300, "  "]], "special token '<\\|end\\|>' has id 300, which a mergeable token already has"),
+])
+@pytest.mark.parametrize("as_file", [False, True])
+def test_derive_refuses_bad_added_tokens(added, message, as_file):
+    base = vf.loads(vf.dumps(small_vocab(), compression="none")) if as_file else small_vocab()
+    with pytest.raises(VocabFormatError, match=message):
+        vf.derive(base, {"added_tokens": added})

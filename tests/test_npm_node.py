@@ -3,8 +3,8 @@ a fresh folder installs the tarball offline (`npm install --offline`, no registr
 fetched), and
 
   (a) a Node script imports `anytok` and prints what it computes: o200k_base, cl100k_base and
-      the encodings the package derives from a base vocabulary (o200k_harmony, gpt2, p50k_edit)
-      against tiktoken's ids, decode, `load({ data })` of a small tokenizer.json against
+      the encodings the package derives from a base vocabulary (o200k_harmony, gpt2, p50k_base,
+      p50k_edit) against tiktoken's ids, decode, `load({ data })` of a small tokenizer.json against
       Hugging Face tokenizers' ids, and a `constrain` matcher's masks against native
       anytok.constrain's (which tests/test_constrain*.py hold equal to llguidance's);
   (b) a test file for Node's own runner (`node --test`, the vitest/jest style of a web app's
@@ -44,8 +44,9 @@ TEXTS = [
     "Hello, world! naïve café — 日本語のテキスト, def f(x): return x ** 2\n",
     "  leading spaces\t\ttabs\r\n\r\nand 12345678 digits, 🤖🚀 emoji, ÅÄÖ",
     "<|endoftext|> is text here, and <|fim_prefix|> too",
+    "def f(x):\n        if x:\n            return x  +   1\n" + " " * 30 + "end",  # p50k's runs of spaces
 ]
-ENCODINGS = ["o200k_base", "cl100k_base", "o200k_harmony", "gpt2", "p50k_edit"]
+ENCODINGS = ["o200k_base", "cl100k_base", "o200k_harmony", "gpt2", "p50k_base", "p50k_edit"]
 REGEX = "(yes|no), [0-9]{1,3}!"
 SMALL_CORPUS = ["the quick brown fox jumps over the lazy dog", "a tokenizer of a few hundred tokens",
                 "café naïve 日本語", "numbers 0123456789 and punctuation: ,.;!?"] * 5

@@ -422,27 +422,97 @@ _PLUS_ONE = bytes(range(1, 257)[:255]) + b"\x00"  # only used on bytes < 0x80
 
 
 # What an encoding derived from another one's vocabulary may change (derive): everything but its
-# tokens and their ids.  o200k_harmony is o200k_base with more special tokens; gpt2 is r50k_base
-# under another name; p50k_edit is p50k_base with FIM tokens.  The npm package ships the base
-# file and these fields, not a second copy of the tokens (build_scripts/build_web.py).
-DERIVED_FIELDS = ("name", "pat_str", "special_tokens", "explicit_n_vocab", "source")
+# tokens and their ids, plus mergeable tokens added after the base's last rank.  o200k_harmony is
+# o200k_base with more special tokens; gpt2 is r50k_base under another name; p50k_base is
+# r50k_base with 24 runs of spaces added (ids 50257-50280); p50k_edit is that with FIM tokens.
+# The npm package ships the base file and these fields, not a second copy of the tokens
+# (build_scripts/build_web.py).  "added_tokens" is [[id, token], ...] in rank order, each token's
+# bytes as a string of code points 0-255 (latin-1), so that any bytes fit in JSON.
+DERIVED_FIELDS = ("name", "pat_str", "special_tokens", "explicit_n_vocab", "source", "added_tokens")
 
 
 def derivation(base: VocabData, vocab: VocabData) -> dict | None:
     """The fields (JSON-ready) that turn `base` into `vocab` with `derive`, or None when `vocab`
-    is not `base`'s tokens with other DERIVED_FIELDS."""
-    same = ("tokens", "ids", "properties", "config", "unknown_fields")
+    is not `base`'s tokens (and their ids), possibly followed by more tokens, with other
+    DERIVED_FIELDS."""
+    same = ("properties", "config", "unknown_fields")
     if any(getattr(base, k) != getattr(vocab, k) for k in same):
         return None
-    return {k: getattr(vocab, k) for k in DERIVED_FIELDS if getattr(base, k) != getattr(vocab, k)}
+    n = base.token_count()
+    if vocab.token_count() < n or vocab.tokens[:n] != base.tokens:
+        return None
+    if base.ids != {rank: i for rank, i in vocab.ids.items() if rank < n}:
+        return None
+    fields = {k: getattr(vocab, k) for k in DERIVED_FIELDS[:-1] if getattr(base, k) != getattr(vocab, k)}
+    if vocab.token_count() > n:
+        ids = vocab.token_ids()
+        fields["added_tokens"] = [[ids[rank], vocab.tokens[rank].decode("latin-1")] for rank in range(n, vocab.token_count())]
+    return fields
+
+
+def _added_tokens(vocab: VocabData, value, what: str) -> None:
+    """Append derive's "added_tokens" to `vocab`'s tokens, keeping tokens stored as text as text
+    (so that an Encoding still builds its table straight from them)."""
+    if not isinstance(value, list):
+        raise VocabFormatError(f"{what}: added_tokens must be a list of [id, token] pairs")
+    added: list[bytes] = []
+    ids: list[int] = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int and item[0] >= 0
+                and isinstance(item[1], str) and item[1]):
+            raise VocabFormatError(f"{what}: added_tokens must be [id, token] pairs (a non-negative id and a "
+                                   f"non-empty string), not {item!r}")
+        try:
+            added.append(item[1].encode("latin-1"))
+        except UnicodeEncodeError:
+            raise VocabFormatError(f"{what}: added token {item[1]!r} is not bytes as code points 0-255") from None
+        ids.append(item[0])
+    if not added:
+        raise VocabFormatError(f"{what}: added_tokens is empty")
+    if len(set(added)) != len(added):
+        raise VocabFormatError(f"{what}: added_tokens holds a token twice")
+    n = vocab.token_count()
+    texts = vocab.text_list() if vocab.index is None else None
+    if texts is not None:  # (texts: the tokens that are UTF-8; byte_tokens: the others)
+        have_texts, have_bytes = set(texts), set(vocab.byte_tokens.values())
+
+        def known(token: bytes) -> bool:
+            try:
+                return token.decode("utf-8") in have_texts
+            except UnicodeDecodeError:
+                return token in have_bytes
+
+        old = next((t for t in added if known(t)), None)
+    else:
+        have = set(vocab.tokens)
+        old = next((t for t in added if t in have), None)
+    if old is not None:
+        raise VocabFormatError(f"{what}: added token {old!r} is already a token")
+    for rank, (token, token_id) in enumerate(zip(added, ids), n):
+        if token_id != rank:
+            vocab.ids[rank] = token_id
+    if texts is not None:
+        for rank, token in enumerate(added, n):
+            try:
+                texts.append(token.decode("utf-8"))
+            except UnicodeDecodeError:
+                vocab.byte_tokens[rank] = token
+        vocab._count = n + len(added)
+    else:
+        vocab.tokens = vocab.tokens + added
 
 
 def derive(vocab: VocabData, fields: dict, what: str = "derived vocab") -> VocabData:
     """`vocab` (changed in place, and returned) with `fields` (as `derivation` gives them)."""
+    if not isinstance(fields, dict):
+        raise VocabFormatError(f"{what}: derived fields must be an object")
     unknown = sorted(set(fields) - set(DERIVED_FIELDS))
     if unknown:
         raise VocabFormatError(f"{what}: cannot derive {', '.join(unknown)} (only {', '.join(DERIVED_FIELDS)})")
     for key, value in fields.items():
+        if key == "added_tokens":
+            _added_tokens(vocab, value, what)
+            continue
         if key == "special_tokens":
             if not isinstance(value, dict) or not all(isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items()):
                 raise VocabFormatError(f"{what}: special_tokens must map strings to ids")

@@ -6,7 +6,8 @@ Output, all served as static files (see serve_demo.py):
   anytok.js, anytok.d.ts, worker.js, worker_glue.py   the shim, its Web Worker, the Python glue
   worker_glue-<hash>.pyc                              the glue compiled (a checked hash-based .pyc)
   index.html, demo.js, demo.css, train_demo.js,       the demo page (train_demo.js: its Train view,
-  constrain_demo.js                                    constrain_demo.js: its Constrain view)
+  constrain_demo.js, chat_demo.js                      constrain_demo.js: its Constrain view,
+                                                      chat_demo.js: its Chat view)
   pyodide/                                            Pyodide's core files, from npm `pyodide`
   pyodide/python_stdlib-start-<hash>.zip              the part of Pyodide's standard library that the
                                                       start and a first count import, compiled to .pyc
@@ -70,7 +71,7 @@ VOCAB_DIR = ROOT / "vocab_binaries"
 # The hand-written browser side, copied as is.
 WEB_SOURCES = [
     "anytok.js", "anytok.d.ts", "worker.js", "node_worker.mjs", "worker_glue.py",
-    "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js",
+    "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "chat_demo.js",
 ]
 # What a page needs from the npm package: the loader, the runtime and the standard library.
 # (pyodide-lock.json is read at boot; nothing in it is ever fetched, since the page loads no

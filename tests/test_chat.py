@@ -72,13 +72,18 @@ def _schema(rng: random.Random, depth: int) -> dict:
 
 
 def _request(rng: random.Random) -> dict:
-    messages = [_message(rng, False) for _ in range(rng.randrange(0, 6))]
-    for m in messages:
+    messages = []
+    for _ in range(rng.randrange(0, 6)):
+        m = _message(rng, False)
+        messages.append(m)
         if m.get("role") == "assistant" and rng.random() < 0.3:
             m["function_call"] = {"name": rng.choice(["get_weather", "f"]),
                                   "arguments": json.dumps({"city": _text(rng, False)})}
             if rng.random() < 0.5:
                 m["content"] = None
+            if rng.random() < 0.7:  # the function's result
+                messages.append({"role": "function", "name": m["function_call"]["name"],
+                                 "content": _text(rng, False) or "{}"})
     req: dict = {"messages": messages}
     if rng.random() < 0.7:
         fns = []
@@ -98,7 +103,21 @@ def _request(rng: random.Random) -> dict:
 
 
 def _tools_form(req: dict) -> dict:
-    out = {"messages": req["messages"]}
+    """The request written with tools: functions as tools, function_call as tool_choice, an
+    assistant's function_call as its one tool call and the function message answering it
+    right after as a tool message (what anytok counts as the functions form)."""
+    messages = []
+    for k, m in enumerate(req["messages"]):
+        before = req["messages"][k - 1] if k else {}
+        if m.get("function_call"):
+            m = {key: v for key, v in m.items() if key != "function_call"}
+            m["tool_calls"] = [{"id": f"call_{k}", "type": "function",
+                                "function": req["messages"][k]["function_call"]}]
+        elif m.get("role") == "function" and before.get("function_call") \
+                and before["function_call"]["name"] == m.get("name"):
+            m = {"role": "tool", "tool_call_id": f"call_{k - 1}", "content": m["content"]}
+        messages.append(m)
+    out = {"messages": messages}
     if "functions" in req:
         out["tools"] = [{"type": "function", "function": f} for f in req["functions"]]
     call = req.get("function_call")
@@ -186,9 +205,17 @@ def test_openai_bad_input():
         chat.encode([], model="gpt-oss-120b")
     with pytest.raises(ValueError, match="tool_choice"):
         chat.count_request({"messages": [], "tools": [], "tool_choice": "required"})
-    with pytest.raises(ValueError, match="tool_calls"):
+    # tools-form messages without a functions-form twin (gpt-tokenizer counts only that form)
+    call = {"id": "1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    with pytest.raises(ValueError, match="2 tool_calls \\(parallel calls\\)"):
+        chat.count_request({"messages": [{"role": "assistant", "content": None,
+                                          "tool_calls": [call, {**call, "id": "2"}]}]})
+    with pytest.raises(ValueError, match="only tool calls of type 'function'"):
         chat.count_request({"messages": [{"role": "assistant", "content": None,
                                           "tool_calls": [{"id": "1"}]}]})
+    with pytest.raises(ValueError, match="tool_call_id '2'"):
+        chat.count_request({"messages": [{"role": "assistant", "content": None, "tool_calls": [call]},
+                                         {"role": "tool", "tool_call_id": "2", "content": "sunny"}]})
     # special-token text is encoded as the token only when allowed
     ids = chat.encode([{"role": "user", "content": "<|im_start|>"}], allowed_special="all")
     assert ids.count(200003) == 3

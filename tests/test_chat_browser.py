@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, DemoServer, new_context
-from test_chat import _harmony_conversation, _message, _request
+from test_chat import _harmony_conversation, _message, _request, _text
 
 from anytok import chat
 
@@ -19,19 +19,26 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 
 @pytest.fixture(scope="module")
-def page():
+def browser_context():
+    """A browser context and the demo server's address."""
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
     server = DemoServer()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx, guard = new_context(b)
-        pg = ctx.new_page()
-        pg.goto(server.url + "anytok-assets.json")
-        yield pg
+        ctx, guard = new_context(b, viewport={"width": 1360, "height": 1000})
+        yield ctx, server.url
         ctx.close()
         guard.check()
         b.close()
     server.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser_context):
+    ctx, url = browser_context
+    pg = ctx.new_page()
+    pg.goto(url + "anytok-assets.json")
+    return pg
 
 
 def test_chat_in_the_page_equals_native(page):
@@ -72,3 +79,75 @@ def test_chat_in_the_page_equals_native(page):
     assert got["harmony"] == chat.harmony_render(harmony)
     assert got["harmonyCount"] == len(got["harmony"])
     assert "uses cl100k_base" in got["wrong"]
+
+
+def _shown(page) -> dict:
+    """What the Chat view shows once it has counted the current messages."""
+    page.wait_for_selector("#chat-view[data-state=ready]", state="attached")
+    return page.evaluate("""() => ({
+        total: document.getElementById("chat-total").textContent,
+        shares: [...document.querySelectorAll("#chat-messages .chat-share")].map((s) => Number(s.dataset.tokens)),
+        prime: Number(document.getElementById("chat-prime").dataset.tokens),
+        ids: [...document.querySelectorAll("#chat-tokens .t")].map((t) => Number(t.dataset.id)),
+        blocks: [...document.querySelectorAll("#chat-tokens .chat-block")].map((b) => b.children.length),
+        messages: window.anytokChatDemo.messages.map(({ role, content }) => ({ role, content })),
+    })""")
+
+
+def _check(shown: dict, messages: list, model: str) -> None:
+    assert shown["messages"] == messages
+    total = chat.count(messages, model)
+    assert shown["total"] == f"{total:,}"
+    parts = chat.message_counts(messages, model)
+    assert shown["shares"] + [shown["prime"]] == parts == shown["blocks"] and sum(parts) == total
+    if model.startswith("gpt-oss"):
+        assert shown["ids"] == chat.harmony_render({"messages": messages})
+    else:
+        assert shown["ids"] == chat.encode(messages, model)
+
+
+def test_demo_chat_view_counts_a_pasted_conversation_as_native(browser_context):
+    # The demo's Chat view: a conversation pasted as JSON, then edited by hand (add, type, move,
+    # change a role, remove), counted for every model in the list: the total shown, each
+    # message's share and the coloured tokens are native anytok.chat's (tests/test_chat.py
+    # checks that against gpt-tokenizer and openai-harmony).
+    ctx, url = browser_context
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "?view=chat")
+    _check(_shown(page), _shown(page)["messages"], "gpt-4o")  # the example it opens with
+    rng = random.Random(36)
+    roles = ["system", "user", "assistant", "user", "assistant", "developer", "user"]
+    messages = [{"role": r, "content": _text(rng, False) + rng.choice(["", "\nline two", " café 👋"])} for r in roles]
+    page.click("#chat-paste")
+    page.fill("#chat-json", json.dumps({"messages": messages}))
+    page.click("#chat-json-apply")
+    options = page.eval_on_selector_all("#chat-model option", "os => os.map((o) => o.value)")
+    assert options == ["gpt-4o", "gpt-4.1", "gpt-4", "gpt-3.5-turbo", "gpt-oss-120b"]
+    for model in options:
+        page.select_option("#chat-model", model)
+        _check(_shown(page), messages, model)
+    # Edits by hand, on gpt-oss (harmony) then gpt-3.5-turbo.
+    page.click("#chat-add")
+    page.locator("#chat-messages .chat-content").last.fill("One more question?\nYes.")
+    messages.append({"role": "assistant", "content": "One more question?\nYes."})
+    rows = page.locator("#chat-messages .chat-row")
+    rows.nth(len(messages) - 1).locator(".chat-role").select_option("user")
+    messages[-1]["role"] = "user"
+    rows.nth(len(messages) - 1).locator(".chat-up").click()
+    messages[-2], messages[-1] = messages[-1], messages[-2]
+    _check(_shown(page), messages, "gpt-oss-120b")
+    page.select_option("#chat-model", "gpt-3.5-turbo")
+    page.locator("#chat-messages .chat-row").nth(1).locator(".chat-remove").click()
+    del messages[1]
+    page.locator("#chat-messages .chat-row").nth(0).locator(".chat-down").click()
+    messages[0], messages[1] = messages[1], messages[0]
+    _check(_shown(page), messages, "gpt-3.5-turbo")
+    # Bad input: a clear message, nothing counted silently.
+    page.click("#chat-paste")
+    page.fill("#chat-json", "[1, 2")
+    page.click("#chat-json-apply")
+    assert page.get_attribute("#chat-view", "data-state") == "error"
+    assert "Not a conversation" in page.inner_text("#chat-message")
+    assert errors == []

@@ -56,13 +56,14 @@ function visible(text) {
 
 // --- views ----------------------------------------------------------------------------------
 
-// The page's views: Count (demo.js), Train (here), Constrain (constrain_demo.js).
+// The page's views: Count (demo.js), Train (here), Constrain (constrain_demo.js), Chat (chat_demo.js).
 function showView(view) {
   document.body.dataset.view = view;
   document.querySelector("main.layout").hidden = view !== "count";
   $("train-view").hidden = view !== "train";
   $("constrain-view").hidden = view !== "constrain";
-  for (const name of ["count", "train", "constrain"]) $(`view-${name}`).setAttribute("aria-pressed", String(view === name));
+  $("chat-view").hidden = view !== "chat";
+  for (const name of ["count", "train", "constrain", "chat"]) $(`view-${name}`).setAttribute("aria-pressed", String(view === name));
 }
 
 // --- files ----------------------------------------------------------------------------------
@@ -265,6 +266,7 @@ function start() {
   $("view-count").addEventListener("click", () => showView("count"));
   $("view-train").addEventListener("click", () => showView("train"));
   $("view-constrain").addEventListener("click", () => showView("constrain"));
+  $("view-chat").addEventListener("click", () => showView("chat"));
   $("train-pick").addEventListener("click", () => $("train-files").click());
   $("train-files").addEventListener("change", (e) => {
     const files = [...(e.target.files ?? [])];
@@ -291,7 +293,7 @@ function start() {
     download(train.tok.training.files.tiktoken, `${fileStem()}.tiktoken`, "text/plain"));
   wireDrop();
   const params = new URLSearchParams(location.search);
-  showView(["train", "constrain"].includes(params.get("view")) ? params.get("view") : "count");
+  showView(["train", "constrain", "chat"].includes(params.get("view")) ? params.get("view") : "count");
   setState("idle", "");
 }
 

@@ -310,6 +310,42 @@ def _from_tools(request: Mapping[str, Any]) -> tuple[list | None, Any]:
     return functions, call
 
 
+def _as_function_message(m: Mapping[str, Any], called: dict[str, Any]) -> Mapping[str, Any]:
+    """A message of the tools form as its functions-form twin, which gpt-tokenizer counts: an
+    assistant message with one tool call as one with that `function_call`; a "tool" message with
+    a `tool_call_id` as a "function" message named for the call it answers (`called` collects
+    the ids of the calls seen so far; one without is counted as any role, as gpt-tokenizer does).  Several tool calls in one message (parallel calls) have
+    no functions-form twin and are refused."""
+    calls = m.get("tool_calls")
+    if calls:
+        if m.get("function_call"):
+            raise ValueError("a message with both 'tool_calls' and 'function_call' is not valid")
+        if not isinstance(calls, list) or not all(isinstance(c, Mapping) for c in calls):
+            raise TypeError(f"tool_calls must be a list of objects, got {calls!r:.80}")
+        if len(calls) > 1:
+            raise ValueError(f"a message with {len(calls)} tool_calls (parallel calls) has no known "
+                             "token count (gpt-tokenizer counts functions-form requests, which "
+                             "have one function_call a message)")
+        call = calls[0]
+        fn = call.get("function")
+        if call.get("type", "function") != "function" or not isinstance(fn, Mapping):
+            raise ValueError(f"only tool calls of type 'function' can be counted, got {call!r:.120}")
+        if call.get("id") is not None:
+            called[call["id"]] = fn.get("name")
+        m = {k: v for k, v in m.items() if k != "tool_calls"}
+        m["function_call"] = {"name": fn.get("name"), "arguments": fn.get("arguments")}
+        return m
+    if m.get("role") == "tool" and m.get("tool_call_id") is not None:
+        answered = m["tool_call_id"]
+        if answered not in called:
+            raise ValueError(f"a 'tool' message answers tool_call_id {answered!r:.60}, which no "
+                             "earlier assistant message's tool_calls has: its function's name "
+                             "(counted as the functions form's 'function' message) is unknown")
+        m = {k: v for k, v in m.items() if k not in ("tool_call_id", "role")}
+        return {"role": "function", "name": called[answered], **m}
+    return m
+
+
 def count_request(request: Any, model: str = "gpt-4o") -> int:
     """Tokens of a Chat Completions request's prompt, as gpt-tokenizer's countChatCompletionTokens."""
     return sum(n for _, n in request_parts(request, model))
@@ -339,12 +375,12 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
     has_functions = bool(functions)
     padded = False
     parts: list[tuple[str, int]] = []
+    called: dict[str, Any] = {}  # tool call id -> the function's name
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(f"a message must be a dict, got {m!r:.80}")
-        if m.get("tool_calls"):
-            raise ValueError("messages with 'tool_calls' have no known token count "
-                             "(gpt-tokenizer does not count them); 'function_call' has one")
+        label = f"message {i + 1} ({m.get('role')})"
+        m = _as_function_message(m, called)
         content = m.get("content")
         role = m.get("role")
         if role == "system" and has_functions and not padded:
@@ -363,7 +399,7 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
         total += MESSAGE_OVERHEAD
         if role == "function":
             total -= FUNCTION_ROLE_DISCOUNT
-        parts.append((f"message {i + 1} ({role})", total))
+        parts.append((label, total))
     parts.append(("reply priming", REQUEST_OVERHEAD))
     if has_functions:
         total = n(format_functions(functions), "functions") + FUNCTIONS_OVERHEAD

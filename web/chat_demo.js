@@ -1,0 +1,239 @@
+// The demo page's Chat view: edit a conversation (each message a role and a content; add,
+// remove, move), pick a model, and see the tokens the model is given for it: the total, each
+// message's share (the last share is the reply prime) and the rendered prompt as coloured
+// tokens.  Only the public shim: tok.countChat (perMessage), tok.encodeChat, tok.decode.
+//
+// Every edit marks the view busy at once and recounts a moment later; a count that an edit
+// overtook is dropped, so what is shown (and data-state=ready) is always the current messages'.
+
+import { AnyTok } from "./anytok.js";
+
+const $ = (id) => document.getElementById(id);
+const fmt = new Intl.NumberFormat("en");
+
+// The model list: OpenAI chat models (gpt-tokenizer's encodeChat) and gpt-oss (harmony).
+const MODELS = {
+  "gpt-4o": "o200k_base",
+  "gpt-4.1": "o200k_base",
+  "gpt-4": "cl100k_base",
+  "gpt-3.5-turbo": "cl100k_base",
+  "gpt-oss-120b": "o200k_harmony",
+};
+const ROLES = ["system", "developer", "user", "assistant"];
+// The ChatML tokens gpt-tokenizer adds to an encoding for chat (anytok/chat/openai.py): not in
+// the encoding's own vocabulary, so decode does not know them.
+const CHAT_SPECIALS = {
+  cl100k_base: { 100264: "<|im_start|>", 100265: "<|im_end|>", 100266: "<|im_sep|>" },
+  o200k_base: { 200003: "<|im_start|>", 200004: "<|im_end|>", 200005: "<|im_sep|>" },
+};
+const EXAMPLE = [
+  { role: "system", content: "You are a helpful assistant. Answer in one sentence." },
+  { role: "user", content: "How many tokens does this conversation take?" },
+  { role: "assistant", content: "Fewer than you might think: about fifty." },
+  { role: "user", content: "Show me where they go." },
+];
+
+const demo = {
+  messages: EXAMPLE.map((m) => ({ ...m })),
+  model: "gpt-4o",
+  tok: null,
+  toks: new Map(), // encoding name -> Promise of its tokenizer
+  total: null,
+  shares: [], // what each message adds, then the reply prime
+  ids: [],
+  state: "idle", // idle, busy, ready, error
+  generation: 0, // bumped by every edit
+};
+window.anytokChatDemo = demo;
+
+const harmony = () => MODELS[demo.model] === "o200k_harmony";
+
+function setState(state, message = "") {
+  demo.state = state;
+  $("chat-view").dataset.state = state;
+  $("chat-message").textContent = message;
+  $("chat-message").className = `train-message ${state === "error" ? "bad" : ""}`;
+}
+
+function errorText(err) {
+  return err?.pythonType ? `${err.pythonType}: ${err.message}` : err?.message ?? String(err);
+}
+
+function tokenizer(name) {
+  if (!demo.toks.has(name)) {
+    const loading = AnyTok.load({ encoding: name });
+    demo.toks.set(name, loading);
+    loading.catch(() => demo.toks.delete(name));
+  }
+  return demo.toks.get(name);
+}
+
+// --- the message editor ---------------------------------------------------------------------
+
+function renderEditor() {
+  $("chat-messages").replaceChildren(...demo.messages.map((m, i) => {
+    const row = document.createElement("div");
+    row.className = "chat-row";
+    row.dataset.index = String(i);
+    const role = document.createElement("select");
+    role.className = "chat-role";
+    role.setAttribute("aria-label", `Role of message ${i + 1}`);
+    for (const r of new Set([...ROLES, m.role])) role.append(new Option(r, r));
+    role.value = m.role;
+    role.addEventListener("change", () => { m.role = role.value; changed(); });
+    const content = document.createElement("textarea");
+    content.className = "chat-content";
+    content.spellcheck = false;
+    content.value = m.content;
+    content.setAttribute("aria-label", `Content of message ${i + 1}`);
+    content.addEventListener("input", () => { m.content = content.value; changed(); });
+    const share = document.createElement("span");
+    share.className = "chat-share";
+    const buttons = document.createElement("span");
+    buttons.className = "chat-buttons";
+    for (const [label, title, action, off] of [
+      ["↑", "Move up", () => move(i, -1), i === 0],
+      ["↓", "Move down", () => move(i, 1), i === demo.messages.length - 1],
+      ["✕", "Remove", () => { demo.messages.splice(i, 1); renderEditor(); changed(); }, false],
+    ]) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = `quiet chat-${title.split(" ").pop().toLowerCase()}`;
+      b.textContent = label;
+      b.title = title;
+      b.disabled = off;
+      b.addEventListener("click", action);
+      buttons.append(b);
+    }
+    row.append(role, content, share, buttons);
+    return row;
+  }));
+  renderShares();
+}
+
+function move(i, by) {
+  const [m] = demo.messages.splice(i, 1);
+  demo.messages.splice(i + by, 0, m);
+  renderEditor();
+  changed();
+}
+
+function renderShares() {
+  const rows = $("chat-messages").children;
+  const total = demo.total || 1;
+  for (let i = 0; i < rows.length; i++) {
+    const n = demo.shares[i];
+    rows[i].querySelector(".chat-share").textContent =
+      n === undefined ? "…" : `${fmt.format(n)} tokens · ${((100 * n) / total).toFixed(1)}%`;
+    rows[i].querySelector(".chat-share").dataset.tokens = n === undefined ? "" : String(n);
+  }
+}
+
+// --- counting -------------------------------------------------------------------------------
+
+let timer = 0;
+function changed() {
+  demo.generation++;
+  setState("busy", "Counting…");
+  clearTimeout(timer);
+  timer = setTimeout(recount, 120);
+}
+
+async function recount() {
+  const generation = demo.generation;
+  try {
+    const model = demo.model;
+    const tok = await tokenizer(MODELS[model]);
+    const messages = demo.messages.map(({ role, content }) => ({ role, content }));
+    const shares = await tok.countChat(messages, { model, perMessage: true });
+    const ids = await tok.encodeChat(harmony() ? { messages } : messages, { model });
+    const named = CHAT_SPECIALS[MODELS[model]] ?? {};
+    const texts = await Promise.all(ids.map((id) => named[id] ?? tok.decode([id])));
+    if (generation !== demo.generation) return; // an edit overtook this count
+    Object.assign(demo, { tok, shares, ids, total: shares.reduce((a, b) => a + b, 0) });
+    $("chat-total").textContent = fmt.format(demo.total);
+    $("chat-which").textContent = `${model} · ${MODELS[model]}${harmony() ? " · harmony format" : ""}`;
+    $("chat-prime").textContent = `${fmt.format(shares[shares.length - 1])} tokens prime the reply`;
+    $("chat-prime").dataset.tokens = String(shares[shares.length - 1]);
+    renderShares();
+    renderPrompt(ids, texts, shares);
+    setState("ready");
+  } catch (err) {
+    if (generation !== demo.generation) return;
+    demo.total = null;
+    $("chat-total").textContent = "–";
+    setState("error", errorText(err));
+  }
+}
+
+// The rendered prompt: each token coloured as in the Count view, special tokens marked, each
+// message's tokens in a block of their own (the last block is the reply prime).
+function renderPrompt(ids, texts, shares) {
+  const special = new Set([...demo.tok.specialTokens, ...Object.values(CHAT_SPECIALS[demo.tok.name] ?? {})]);
+  const blocks = [];
+  let at = 0;
+  shares.forEach((n, m) => {
+    const block = document.createElement("div");
+    block.className = "chat-block";
+    block.dataset.message = m < shares.length - 1 ? String(m) : "prime";
+    for (let k = at; k < at + n; k++) {
+      const span = document.createElement("span");
+      span.className = `t c${k % 6}${special.has(texts[k]) ? " special" : ""}`;
+      span.textContent = texts[k].replace(/\n/g, "↵\n");
+      span.title = `id ${ids[k]}: ${JSON.stringify(texts[k])}`;
+      span.dataset.id = String(ids[k]);
+      block.append(span);
+    }
+    at += n;
+    blocks.push(block);
+  });
+  $("chat-tokens").replaceChildren(...blocks);
+}
+
+// --- setup ----------------------------------------------------------------------------------
+
+/** Replace the conversation (what pasting one does): an array of {role, content}. */
+demo.setMessages = (messages) => {
+  demo.messages = messages.map((m) => ({ role: String(m.role), content: String(m.content ?? "") }));
+  renderEditor();
+  changed();
+};
+
+function pasteJSON() {
+  try {
+    const value = JSON.parse($("chat-json").value);
+    const messages = Array.isArray(value) ? value : value?.messages;
+    if (!Array.isArray(messages)) throw new Error("expected a messages array or {\"messages\": [...]}");
+    demo.setMessages(messages);
+    $("chat-json-row").hidden = true;
+  } catch (err) {
+    setState("error", `Not a conversation: ${errorText(err)}`);
+  }
+}
+
+function start() {
+  const select = $("chat-model");
+  for (const model of Object.keys(MODELS)) select.append(new Option(`${model} (${MODELS[model]})`, model));
+  select.value = demo.model;
+  select.addEventListener("change", () => { demo.model = select.value; renderEditor(); changed(); });
+  $("chat-add").addEventListener("click", () => {
+    const last = demo.messages[demo.messages.length - 1]?.role;
+    demo.messages.push({ role: last === "user" ? "assistant" : "user", content: "" });
+    renderEditor();
+    changed();
+    $("chat-messages").lastElementChild?.querySelector("textarea").focus();
+  });
+  $("chat-paste").addEventListener("click", () => {
+    $("chat-json").value = JSON.stringify(demo.messages, null, 1);
+    $("chat-json-row").hidden = !$("chat-json-row").hidden;
+  });
+  $("chat-json-apply").addEventListener("click", pasteJSON);
+  renderEditor();
+  setState("idle", "");
+  // Counted when the view is first shown, so that the other views do not load these encodings.
+  const shown = () => { if (!$("chat-view").hidden && demo.state === "idle") changed(); };
+  new MutationObserver(shown).observe($("chat-view"), { attributes: true, attributeFilter: ["hidden"] });
+  shown();
+}
+
+start();

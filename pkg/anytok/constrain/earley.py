@@ -81,6 +81,8 @@ class Grammar:
         self.skip = -1  # lexeme index of the skip lexeme, or -1
         self.skip_once = False
         self.allow_initial_skip = False
+        # special tokens / token ranges: lexeme `\xff` + byte j allows the ids in token_ranges[j]
+        self.token_ranges: list = []
 
     def nonterminal(self, name: str) -> int:
         self.prods.append([])
@@ -130,6 +132,7 @@ class States:
         self.g = g
         self.limits = limits or Limits()
         self.es = g.es
+        self.token_ranges = g.token_ranges  # (the matcher reads it: see `special_next`)
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []
@@ -447,6 +450,24 @@ class States:
                     r = 0 if n2 is None else self._after_lexeme(n2, b)
         row[b] = r
         return r
+
+    # -- special tokens (token-range lexemes) ----------------------------------------------
+    def special_next(self, s: int) -> list:
+        """The token-range lexemes (indices j into `token_ranges`) that may come next in state
+        `s`: the pending lexeme ended (as llguidance's `flush_lexer`), then `\xff` + byte j."""
+        s1 = self.derive(s, 0xFF)
+        if not s1:
+            return []
+        d = self.derive
+        return [j for j in range(len(self.token_ranges)) if d(s1, j)]
+
+    def special_consume(self, s: int, token: int) -> int:
+        """The state after special token `token` in state `s`, or 0.  As llguidance, only the
+        first token-range lexeme (in grammar order) whose ranges contain the token is scanned."""
+        for j in self.special_next(s):
+            if any(lo <= token <= hi for lo, hi in self.token_ranges[j]):
+                return self.derive(self.derive(s, 0xFF), j)
+        return 0
 
     def viable_bytes(self, s: int) -> list:
         d = self.derive

@@ -45,6 +45,7 @@ _TOKEN = re.compile(r"""
   | (?P<name>[?!]?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
   | (?P<range>\.\.)
   | (?P<number>[0-9]+)
+  | (?P<special><[^<>\s]+>)
   | (?P<op>[:|()\[\]?*+~,={}<>@.&-])
 """, re.X)
 
@@ -128,6 +129,7 @@ class _Reader:
         self.ignore: list = []
         self.attrs: dict = {}
         self.options: dict = {}
+        self.has_tokens = False  # special tokens: compiled per tokenizer
 
     def peek(self, k: int = 0):
         return self.toks[min(self.i + k, len(self.toks) - 1)]
@@ -176,7 +178,7 @@ class _Reader:
             attrs = {}
             if self.peek()[1] == "[":
                 attrs = self.read_attributes(name)
-            if self.peek()[1] in ("{", "<"):
+            if self.peek()[1] in ("{", "<") or self.peek()[0] == "special":
                 raise UnsupportedFeatureError("parameterized rules / templates", name)
             self.expect(":")
             if name in self.rules:
@@ -367,9 +369,95 @@ class _Reader:
             if value == "%regex":
                 return ("sre", self.take()[1])
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
-        if value in ("<", "@"):
-            raise UnsupportedFeatureError("special tokens and @sub-grammars in a grammar")
+        if kind == "special":
+            self.has_tokens = True
+            return ("tok", _token_spec(value))
+        if value == "@":  # a reference to another grammar: a Lark text alone has none
+            t = self.take()
+            if t[0] == "number":
+                raise GrammarSyntaxError("numeric grammar references (like @0) are not supported (as llguidance)")
+            raise GrammarSyntaxError(f"unknown grammar @{t[1]} (a single Lark grammar has no sub-grammars)")
+        if value == "<":
+            raise GrammarSyntaxError(f"bad special token at offset {pos} in grammar")
         raise GrammarSyntaxError(f"unexpected {value!r} at offset {pos} in grammar")
+
+
+def _token_spec(text: str):
+    """`<|name|>` -> ("name", text); `<[1,5-9]>` -> ("ranges", negated, [(lo, hi), ...]);
+    `<[*]>` -> ("any",).  Ranges are inclusive, as in llguidance."""
+    if not (text.startswith("<[") and text.endswith("]>")):
+        return ("name", text)
+    body = text[2:-2]
+    negate = body.startswith("^")
+    if negate:
+        body = body[1:]
+    if body == "*":
+        if negate:
+            raise GrammarSyntaxError("negated wildcard token <[^*]> is not supported")
+        return ("any",)
+    if "*" in body:
+        raise GrammarSyntaxError("wildcard token range '*' must not contain additional tokens")
+    ranges = []
+    for part in body.split(","):
+        ends = [e.strip() for e in part.split("-")]
+        if len(ends) > 2:
+            raise GrammarSyntaxError(f"invalid token range: {part!r} in {text}")
+        if len(ends) == 1 and not ends[0]:
+            continue
+        if not all(e.isascii() and e.isdigit() for e in ends):
+            raise GrammarSyntaxError(f"invalid token id in {text}")
+        lo, hi = int(ends[0]), int(ends[-1])
+        if lo > hi:
+            raise GrammarSyntaxError(f"invalid token range: {part!r} in {text}")
+        ranges.append((lo, hi))
+    if not ranges:
+        raise GrammarSyntaxError(f"empty token range {text}")
+    return ("ranges", negate, ranges)
+
+
+def _resolve_token(spec, vocab, text_for_errors: str):
+    """A special-token spec -> sorted inclusive ranges of token ids, for tokenizer `vocab`
+    (an object with `n_vocab` and `special_names`: name -> id)."""
+    n = vocab.n_vocab
+    if spec[0] == "any":
+        return [(0, n - 1)]
+    if spec[0] == "name":
+        t = vocab.special_names.get(spec[1])
+        if t is None:
+            some = ", ".join(sorted(vocab.special_names)[:20]) or "none"
+            raise GrammarSyntaxError(f"unknown special token: {spec[1]!r}; this tokenizer's special tokens: {some}")
+        return [(t, t)]
+    _, negate, ranges = spec
+    for lo, hi in ranges:
+        if hi >= n:
+            raise GrammarSyntaxError(f"Token range end too large: {hi} (vocabulary of {n})")
+    if not negate:
+        return list(ranges)
+    out = []
+    cur = 0
+    for lo, hi in sorted(ranges):
+        if hi < cur:
+            continue
+        if lo > cur:
+            out.append((cur, lo - 1))
+        cur = max(cur, hi + 1)
+    if cur <= n - 1:
+        out.append((cur, n - 1))
+    return out
+
+
+class _AnyVocab:
+    """A vocabulary with every special token (id 0) and 2**32 ids: checks a grammar with
+    special tokens before any tokenizer is known."""
+    n_vocab = 1 << 32
+
+    class special_names:
+        @staticmethod
+        def get(name):
+            return 0
+
+
+ANY_VOCAB = _AnyVocab()
 
 
 def _is_terminal(name: str) -> bool:
@@ -392,7 +480,8 @@ class _Builder:
     in a nonterminal that may also be empty (as llguidance does); repetitions become helper
     nonterminals (`x*` left-recursive, `x{n,m}` n copies and a chain of m - n optional ones)."""
 
-    def __init__(self, rules: dict, ignore: list, attrs: dict, options: dict, limits):
+    def __init__(self, rules: dict, ignore: list, attrs: dict, options: dict, limits, vocab=None):
+        self.vocab = vocab
         self.defs = rules
         self.attrs = attrs
         self.limits = limits
@@ -458,6 +547,8 @@ class _Builder:
             return ("rep", self.tree(node[1]), node[2], node[3])
         if kind == "json":
             raise GrammarSyntaxError("%json inside a terminal")
+        if kind == "tok":
+            raise GrammarSyntaxError("special tokens (like <|name|> or <[id]>) cannot be used in terminals")
         if kind == "and":
             return ("and", [self.tree(n) for n in node[1]])
         if kind == "not":
@@ -567,8 +658,30 @@ class _Builder:
             sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json", False, es)
         return sym
 
+    def token_symbol(self, spec) -> int:
+        """A special token or token range: one lexeme `\\xff` + byte j (j numbers the token
+        lexemes of the grammar), which no ordinary token's bytes reach: `earley.States` lists
+        the token ids of lexeme j in `token_ranges[j]`, and the matcher allows and consumes
+        those ids (see `matcher.py`), as llguidance's token-range lexemes."""
+        if self.vocab is None:
+            raise AssertionError("special tokens are compiled per tokenizer")
+        ranges = _resolve_token(spec, self.vocab, "")
+        key = ("tok", spec[1] if spec[0] == "name" else tuple(ranges))
+        sym = self.lex_sym.get(key)
+        if sym is None:
+            g = self.g
+            j = len(g.token_ranges)
+            if j > 255:
+                raise UnsupportedFeatureError("more than 256 distinct special tokens or token ranges in one grammar")
+            g.token_ranges.append(ranges)
+            name = spec[1] if spec[0] == "name" else "<[" + ",".join(f"{a}-{b}" for a, b in ranges) + "]>"
+            sym = self.lex_sym[key] = -2 - g.lexeme(self.es.literal(bytes((0xFF, j))), name)
+        return sym
+
     def sym(self, node) -> int:
         k = node[0]
+        if k == "tok":
+            return self.token_symbol(node[1])
         if k == "json":
             return self.json_symbol(node[1])
         if k in ("str", "re", "rng", "sre", "and", "not") or k == "name" and _is_terminal(node[1]):
@@ -631,16 +744,25 @@ class _Builder:
         return g
 
 
-def compile_grammar(text: str, limits=None):
-    """(States, start state) of the strings the grammar generates, as llguidance lexes them."""
-    limits = limits or E.Limits()
+def read_grammar(text: str) -> _Reader:
     r = _Reader(text)
-    rules, ignore = r.read()
-    return _compile_rules(rules, ignore, r.attrs, r.options, limits)
+    r.read()
+    return r
 
 
-def _compile_rules(rules, ignore, attrs, options, limits):
+def compile_grammar(text: str, limits=None, vocab=None):
+    """(States, start state) of the strings the grammar generates, as llguidance lexes them.
+    A grammar with special tokens needs `vocab` (see `_resolve_token`)."""
+    r = read_grammar(text)
+    return compile_read(r, limits, vocab)
+
+
+def compile_read(r: _Reader, limits=None, vocab=None):
+    return _compile_rules(r.rules, r.ignore, r.attrs, r.options, limits, vocab)
+
+
+def _compile_rules(rules, ignore, attrs, options, limits, vocab=None):
     limits = limits or E.Limits()
-    g = _Builder(rules, ignore, attrs, options, limits).build()
+    g = _Builder(rules, ignore, attrs, options, limits, vocab).build()
     states = E.States(g, limits)
     return states, states.start

@@ -338,7 +338,7 @@ BAD_GRAMMARS = [
 ]
 UNSUPPORTED_GRAMMARS = [
     ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
-    ('start: foo "!"\nfoo[stop="."]: /[a-z]+/\n', "stop"),
+    ('start: foo "!"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
 ]
 
 

@@ -83,6 +83,7 @@ class Grammar:
         self.allow_initial_skip = False
         # special tokens / token ranges: lexeme `\xff` + byte j allows the ids in token_ranges[j]
         self.token_ranges: list = []
+        self.hidden = 0  # bitmask of lexemes whose end is hidden (`stop=`): no token crosses it
 
     def nonterminal(self, name: str) -> int:
         self.prods.append([])
@@ -133,6 +134,11 @@ class States:
         self.limits = limits or Limits()
         self.es = g.es
         self.token_ranges = g.token_ranges  # (the matcher reads it: see `special_next`)
+        # `stop=` lexemes: the state right after one ends is a "barrier" copy of the real
+        # state with no transitions (so no token's bytes go on past the stop); the matcher
+        # continues from `barrier[copy]` after the token
+        self.barrier: dict = {}
+        self._barriers: dict = {}
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []
@@ -408,7 +414,17 @@ class States:
     def _ended(self, node: _Node, lexemes: int) -> int:
         """The fresh state after `node` reads a lexeme that ended with its last byte."""
         n2 = self._scan(node, lexemes)
-        return 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+        if n2 is None:
+            return 0
+        r = self._intern(n2, self._node_start_ls(n2), True)
+        if lexemes & self.g.hidden:
+            b = self._barriers.get(r)
+            if b is None:
+                b = self._barriers[r] = self._intern(n2, self._node_start_ls(n2), 2)
+                self.rows[b] = [0] * 256
+                self.barrier[b] = r
+            r = b
+        return r
 
     def _after_lexeme(self, node: _Node, b: int) -> int:
         """The state after `node` when byte `b`, which ended the previous lexeme, starts the

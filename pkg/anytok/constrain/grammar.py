@@ -202,6 +202,9 @@ class _Reader:
                 v = self.take()
                 if v[0] == "string":
                     value = _unescape(v[1][1:-1])
+                elif v[0] == "regex":  # stop=/.../ or suffix=/.../
+                    end = v[1].rindex("/")
+                    value = ("re", v[1][1:end], v[1][end + 1:])
                 elif v[0] == "number" or v[0] == "name":
                     value = v[1]
                     if self.peek()[1] == "." and self.peek(1)[0] == "number":  # 0.7
@@ -614,14 +617,16 @@ class _Builder:
     def _any(self) -> int:
         return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
 
-    def lexeme_symbol(self, node, lazy: bool = False, name: str = "") -> int:
+    def lexeme_symbol(self, node, lazy: bool = False, name: str = "", hidden: bool = False) -> int:
         e = self.compile(self.tree(node))
-        key = (e, lazy)
+        key = (e, lazy, hidden)
         sym = self.lex_sym.get(key)
         if sym is None:
             if e == D.NOTHING:
                 raise ConstraintError(f"grammar lexeme {name or str(node)[:60]} matches nothing")
             k = self.g.lexeme(e, name or str(node)[:60], lazy)
+            if hidden:
+                self.g.hidden |= 1 << k
             sym = -2 - k
             if self.es.nullable[e]:  # llguidance: X -> lexeme | (empty)
                 w = self.g.nonterminal(f"nullable {name or str(node)[:40]}")
@@ -725,14 +730,23 @@ class _Builder:
                     raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
             if attrs.get("max_tokens") is not None:
                 raise UnsupportedFeatureError("rule attribute max_tokens", n)
-            if attrs.get("stop") is not None:
-                raise UnsupportedFeatureError("rule attribute stop", n)
-            suffix = attrs.get("suffix")
-            if suffix is not None and not isinstance(suffix, str):
-                raise GrammarSyntaxError(f"suffix of {n} must be a string")
-            if suffix:  # one lazy lexeme: the body, then the suffix
-                body = ("seq", [body, ("str", suffix, "")])
-            if attrs.get("lazy") or suffix:  # the rule is one lazy lexeme
+            stop, suffix = attrs.get("stop"), attrs.get("suffix")
+            if stop is not None and suffix is not None:
+                raise GrammarSyntaxError(f"stop= and suffix= cannot be used together (rule {n})")
+            like = stop if stop is not None else suffix
+            if like is not None and not isinstance(like, (str, tuple)):
+                raise GrammarSyntaxError(f"stop= / suffix= of {n} must be a string or a regex")
+            if like == "":
+                raise UnsupportedFeatureError('rule attribute stop="" / suffix="" (end-of-sequence as the stop)', n)
+            if like is not None:  # one lazy lexeme: the body, then the stop / suffix
+                like_node = ("str", like, "") if isinstance(like, str) else like
+                if like_node[0] == "re" and set(like_node[2]) - set("is"):
+                    raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
+                body = ("seq", [body, like_node])
+                # stop: the stop's bytes are hidden, and (as in llguidance) no token goes on
+                # past them (earley.States' barrier states)
+                g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n, hidden=stop is not None)]]
+            elif attrs.get("lazy"):  # the rule is one lazy lexeme
                 g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n)]]
             elif body[0] == "alt":
                 g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]

@@ -57,6 +57,7 @@ class _Shared:
         # ids that the lexeme `\xff` + byte j allows; ordinary tokens containing byte 0xFF are
         # never allowed nor consumed (llguidance never pushes 0xFF)
         self.special = bool(getattr(es, "token_ranges", None))
+        self.barrier = getattr(es, "barrier", None)  # grammars with `stop=`: see earley.py
         if self.special:
             self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
             self.range_bits = [
@@ -312,10 +313,14 @@ class Matcher:
             return False
         derive = es.derive
         s = state
+        barrier = sh.barrier
         for b in data:
             s = derive(s, b)
             if s == NOTHING:
                 return False
+            if barrier and s in barrier:  # a `stop=` ended: as llguidance, the token's
+                s = barrier[s]  # bytes after the stop are dropped
+                break
         self._stack.append((s, token, False))
         self._stopped = es.nullable[s] and not es.viable_bytes(s)
         return True

@@ -35,6 +35,14 @@ A state of that automaton is an int naming (Earley set, lexer state, fresh):
   (`parser/src/earley/{lexer,parser}.rs`): the lexer never backtracks, so a grammar's language
   can be smaller than its context-free language.
 
+Two kinds of lexeme reach the matcher specially.  A special token or token range (`<|name|>`,
+`<[ids]>`) is the lexeme `\xff` + byte j, which no ordinary token's bytes reach:
+`special_next(s)` lists the j allowed after state s (the pending lexeme ended first, as
+llguidance's `flush_lexer`), `special_consume(s, token)` scans the first of them holding the
+token, and the matcher adds `token_ranges[j]` to masks.  A `stop=` lexeme is hidden: the state
+right after it ends is a barrier copy with no transitions (no token in a mask goes on past the
+stop), which the matcher replaces by `barrier[copy]` once the token is consumed.
+
 Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
 so the token trie walk and the slicer run unchanged, and masks are cached per state by the
 matcher.  Limits (`Limits`): items in one Earley set, Earley sets, lexer states; past them a

@@ -14,10 +14,18 @@ each distinct string, regex and terminal used in a rule is a lexeme (compiled wi
 `lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
 made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
 
-Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, special tokens
-(`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes `max_tokens` and `stop`,
-the options `no_forcing` and `allow_invalid_utf8`, and priorities `name.N` (which llguidance
-1.9.1 rejects as "not supported yet").  Malformed grammars raise `GrammarSyntaxError`.
+Special tokens (`<|name|>`, `<[1,5-9]>`, `<[^...]>`, `<[*]>`) are token-range lexemes:
+`\xff` + byte j for the j-th of them, with the ids in `Grammar.token_ranges[j]`; a grammar
+with any is compiled per tokenizer (`read_grammar`, then `compile_read` with the tokenizer's
+`TokenTrie` as `vocab`), and checked once at once against `ANY_VOCAB`.  `stop=` (string or
+regex) is a lazy lexeme like `suffix=`, marked hidden (`Grammar.hidden`: see earley.py's
+barrier states).
+
+Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, templates,
+the attribute `max_tokens`, `stop=""`, the options `no_forcing` and `allow_invalid_utf8`.
+Priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet") and `@sub`
+references (a single Lark text has no sub-grammars: llguidance says "unknown grammar") raise
+`GrammarSyntaxError`, as do malformed grammars.
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
    with the chopped bytes and continue viably from the state after the forced bytes.  Cached
    per (state, last token).
 
+Grammars with special tokens (`es.token_ranges`): the mask also allows the ids of every
+token-range lexeme `es.special_next(state)` lists, never an ordinary token with byte 0xFF;
+a special token that is the only continuation is forced, and the forced tokens go on after
+it.  A grammar that forces the same bytes forever is forced up to `ENDLESS_FORCED_BYTES`, as
+llguidance.
+
 `consume(token)` checks the token's bytes against the lexer state (not against the mask: a
 non-canonical but valid token is accepted, as llguidance does) and pushes the new state;
 `rollback(n)` pops entries.  A rejected token leaves the matcher unchanged.

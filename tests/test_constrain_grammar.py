@@ -213,6 +213,7 @@ BAD = [
     'start: "a" @sub\n',  # a Lark text alone has no sub-grammar to refer to
     'start: @0\n',
     'start: foo\nfoo[stop=".", suffix="!"]: /[a-z]+/\n',
+    'start: foo\nfoo[max_tokens=2]: bar\nbar: "b"\n',  # max_tokens on terminals only
 ]
 
 
@@ -238,7 +239,9 @@ def test_special_tokens_the_tokenizer_lacks(text):
 
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
-    ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
+    ('start: foo "x"\nfoo[max_tokens=0]: /[a-z]+/\n', "max_tokens=0"),
+    ('start: foo "x"\nfoo[max_tokens=2, lazy]: /[a-z]+/\n', "max_tokens with"),
+    ('start: foo "x"\nfoo[max_tokens=2, stop="."]: /[a-z]+/\n', "max_tokens with"),
     ('start: foo "x"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
     ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
 ]
@@ -408,14 +411,51 @@ def test_stop_walks_match_llguidance(k):
             near = [t for t in pool if t in _stop_near()]
             return rng.choice(near if near and rng.random() < 0.3 else pool)
 
-        ours = c.matcher(enc)  # (no rollback: llguidance 1.9.1 refuses it over hidden stops)
-        for step in range(STEPS):
-            _check_same("o200k_base", text[:40], step, ours, ref, rng, full_allowed=False)
-            token = pick(ours.allowed())
-            assert ours.consume(token) and ref.consume_token(token)
-            if ours.is_stopped():
-                break
-        _check_same("o200k_base", text[:40], STEPS, ours, ref, rng, full_allowed=False)
+        _walk_no_rollback(text, c.matcher(enc), ref, rng, pick)
+
+
+def _walk_no_rollback(text, ours, ref, rng, pick):
+    """A walk compared with llguidance at every step, for grammars with `stop=` or
+    `max_tokens=`, whose rollback llguidance 1.9.1 refuses; anytok's rollback is checked
+    against anytok's own masks on the way."""
+    masks, tokens = [], []
+    for step in range(STEPS):
+        masks.append(_check_same("o200k_base", text[:40], step, ours, ref, rng, full_allowed=False))
+        token = pick(ours.allowed())
+        assert ours.consume(token) and ref.consume_token(token)
+        tokens.append(token)
+        if ours.is_stopped():
+            break
+    final = _check_same("o200k_base", text[:40], len(tokens), ours, ref, rng, full_allowed=False)
+    k = min(3, ours.num_tokens)
+    ours.rollback(k)
+    for i in range(ours.num_tokens, ours.num_tokens + k):
+        assert ours.mask() == masks[i] and ours.consume(tokens[i])
+    assert ours.mask() == final
+
+
+# `max_tokens=` on a terminal rule: after a token that leaves the lexeme's Earley set touched
+# by that many tokens (the token that started the set counts), the lexeme may not grow: it
+# ends there (llguidance's row token counts, limit_state_to and forced end of input)
+MAX_TOKENS_GRAMMARS = [
+    'start: foo "!"\nfoo[max_tokens=2]: /[a-z ]+/\n',
+    'start: "x" foo\nfoo[max_tokens=3]: /[0-9]+/\n',
+    'start: (foo ",")+ bar\nfoo[max_tokens=3]: /[a-z ]+/\nbar[max_tokens=5]: /[0-9]+/\n',
+    '%ignore " "\nstart: (foo | NUM)+\nfoo[max_tokens=2]: /[a-z]+/\nNUM: /[0-9]+/\n',
+    'start: foo+\nfoo[max_tokens=4]: /[a-z]{1,30}/ | /[0-9]+/\n',
+    'start: "a" foo "b"\nfoo[max_tokens=1]: /[0-9]*/\n',
+]
+
+
+@pytest.mark.parametrize("k", range(len(MAX_TOKENS_GRAMMARS)))
+def test_max_tokens_walks_match_llguidance(k):
+    text = MAX_TOKENS_GRAMMARS[k]
+    c = constrain.grammar(text)
+    enc = anytok_encoding("o200k_base")
+    for seed in SEEDS if FULL else range(3):
+        rng = random.Random(f"max_tokens|{k}|{seed}")
+        ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
+        _walk_no_rollback(text, c.matcher(enc), ref, rng, lambda allowed: _pick(rng, allowed, enc.eot_token))
 
 
 def test_rule_temperature_accepted_masks_unchanged():

@@ -41,7 +41,11 @@ Two kinds of lexeme reach the matcher specially.  A special token or token range
 llguidance's `flush_lexer`), `special_consume(s, token)` scans the first of them holding the
 token, and the matcher adds `token_ranges[j]` to masks.  A `stop=` lexeme is hidden: the state
 right after it ends is a barrier copy with no transitions (no token in a mask goes on past the
-stop), which the matcher replaces by `barrier[copy]` once the token is consumed.
+stop), which the matcher replaces by `barrier[copy]` once the token is consumed.  A `max_tokens=`
+lexeme is limited by the matcher, which knows tokens: it keeps, per consumed token, the index
+of the first token that touched the current lexeme's Earley set (`is_boundary` tells where a
+lexeme ended inside a token) and, after a token that ends inside a lexeme, calls
+`limit_max_tokens`, which drops the lexemes whose count is reached (or ends the lexeme).
 
 Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
 so the token trie walk and the slicer run unchanged, and masks are cached per state by the
@@ -92,6 +96,7 @@ class Grammar:
         # special tokens / token ranges: lexeme `\xff` + byte j allows the ids in token_ranges[j]
         self.token_ranges: list = []
         self.hidden = 0  # bitmask of lexemes whose end is hidden (`stop=`): no token crosses it
+        self.max_tokens: dict = {}  # lexeme -> its `max_tokens=` (tokens per lexeme)
 
     def nonterminal(self, name: str) -> int:
         self.prods.append([])
@@ -147,6 +152,7 @@ class States:
         # continues from `barrier[copy]` after the token
         self.barrier: dict = {}
         self._barriers: dict = {}
+        self.has_max_tokens = bool(g.max_tokens)
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []
@@ -474,6 +480,37 @@ class States:
                     r = 0 if n2 is None else self._after_lexeme(n2, b)
         row[b] = r
         return r
+
+    # -- max_tokens (the matcher counts tokens; see `Matcher.consume`) ------------------------
+    def is_fresh(self, s: int) -> bool:
+        return bool(self.cs[s][2])
+
+    def is_boundary(self, s: int, b: int, s2: int) -> bool:
+        """Whether byte b, taking state s to s2, ended a lexeme (llguidance pushed a row)."""
+        node, ls, _ = self.cs[s]
+        node2, ls2, fresh2 = self.cs[s2]
+        return bool(fresh2) or node2 is not node or ls2 != self._lex_derive(ls, b)
+
+    def limit_max_tokens(self, s: int, tokens: int) -> int:
+        """State s after a token that left `tokens` tokens in the pending lexeme's set: the
+        lexemes whose `max_tokens` is reached are dropped; if none is left, the lexeme ends
+        now (0 if nothing it read matches), as llguidance's `limit_state_to` / forced EOI."""
+        node, ls, fresh = self.cs[s]
+        if fresh or node is None:
+            return s
+        t = self.lex_tuples[ls]
+        mt = self.g.max_tokens
+        kept = []
+        for j in range(0, len(t), 2):
+            m = mt.get(t[j])
+            if m is None or tokens < m:
+                kept.extend(t[j:j + 2])
+        if len(kept) == len(t):
+            return s
+        if kept:
+            return self._intern(node, self._lex_intern(tuple(kept)), False)
+        acc = self.lex_greedy[ls] | self.lex_lazy[ls]
+        return self._ended(node, acc) if acc else 0
 
     # -- special tokens (token-range lexemes) ----------------------------------------------
     def special_next(self, s: int) -> list:

@@ -19,10 +19,11 @@ Special tokens (`<|name|>`, `<[1,5-9]>`, `<[^...]>`, `<[*]>`) are token-range le
 with any is compiled per tokenizer (`read_grammar`, then `compile_read` with the tokenizer's
 `TokenTrie` as `vocab`), and checked once at once against `ANY_VOCAB`.  `stop=` (string or
 regex) is a lazy lexeme like `suffix=`, marked hidden (`Grammar.hidden`: see earley.py's
-barrier states).
+barrier states).  `max_tokens=N` on a terminal rule is one greedy lexeme with
+`Grammar.max_tokens[k] = N` (the matcher counts tokens: earley.py's `limit_max_tokens`).
 
 Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, templates,
-the attribute `max_tokens`, `stop=""`, the options `no_forcing` and `allow_invalid_utf8`.
+`max_tokens` with `lazy` / `stop` / `suffix`, `max_tokens=0`, `stop=""`, the options `no_forcing` and `allow_invalid_utf8`.
 Priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet") and `@sub`
 references (a single Lark text has no sub-grammars: llguidance says "unknown grammar") raise
 `GrammarSyntaxError`, as do malformed grammars.
@@ -736,8 +737,32 @@ class _Builder:
             for a in attrs:
                 if a not in _LEXEME_ATTRS:
                     raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
-            if attrs.get("max_tokens") is not None:
-                raise UnsupportedFeatureError("rule attribute max_tokens", n)
+            max_tokens = attrs.get("max_tokens")
+            if max_tokens is not None:
+                if not (isinstance(max_tokens, str) and max_tokens.isdigit()):
+                    raise GrammarSyntaxError(f"max_tokens of {n} must be a number")
+                max_tokens = int(max_tokens)
+                if attrs.get("stop") is not None or attrs.get("suffix") is not None or attrs.get("lazy"):
+                    raise UnsupportedFeatureError("rule attribute max_tokens with stop / suffix / lazy", n)
+                if max_tokens == 0:
+                    raise UnsupportedFeatureError("rule attribute max_tokens=0", n)
+                try:  # as llguidance: on terminals only, one greedy lexeme
+                    tree = self.tree(body)
+                except GrammarSyntaxError as e:
+                    raise GrammarSyntaxError(
+                        f"{e}; temperature= and max_tokens= only supported on TERMINALS") from None
+                e = self.compile(tree)
+                if e == D.NOTHING:
+                    raise ConstraintError(f"grammar lexeme {n} matches nothing")
+                k = g.lexeme(e, n)
+                g.max_tokens[k] = max_tokens
+                sym = -2 - k
+                if self.es.nullable[e]:
+                    w = g.nonterminal(f"nullable {n}")
+                    g.prods[w] = [[sym], []]
+                    sym = w
+                g.prods[self.nt[n]] = [[sym]]
+                continue
             stop, suffix = attrs.get("stop"), attrs.get("suffix")
             if stop is not None and suffix is not None:
                 raise GrammarSyntaxError(f"stop= and suffix= cannot be used together (rule {n})")

@@ -64,6 +64,7 @@ class _Shared:
         # never allowed nor consumed (llguidance never pushes 0xFF)
         self.special = bool(getattr(es, "token_ranges", None))
         self.barrier = getattr(es, "barrier", None)  # grammars with `stop=`: see earley.py
+        self.max_tokens = bool(getattr(es, "has_max_tokens", False))  # `max_tokens=`: ditto
         if self.special:
             self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
             self.range_bits = [
@@ -246,6 +247,9 @@ class Matcher:
     def __init__(self, shared: _Shared, start: int):
         self._sh = shared
         self._stack: list = [(start, None, False)]  # (state, last token, ended by EOS)
+        # grammars with `max_tokens=`: per stack entry, the index of the first token that
+        # touched the current lexeme's Earley set (llguidance's row `token_idx_start`)
+        self._rows: list = [0]
         self._stopped = False
 
     @property
@@ -309,6 +313,8 @@ class Matcher:
         if sh.special and isinstance(token, int):
             s = es.special_consume(state, token)
             if s:
+                if sh.max_tokens:
+                    self._rows[len(self._stack):] = [len(self._stack) - 1]
                 self._stack.append((s, token, False))
                 self._stopped = es.nullable[s] and not es.viable_bytes(s)
                 return True
@@ -320,13 +326,31 @@ class Matcher:
         derive = es.derive
         s = state
         barrier = sh.barrier
+        limited = sh.max_tokens
+        if limited:
+            i = len(self._stack) - 1  # this token's index
+            row = self._rows[-1]
+            boundary = False
         for b in data:
+            prev = s
             s = derive(s, b)
             if s == NOTHING:
                 return False
+            if limited:
+                boundary = es.is_boundary(prev, b, s)
+                if boundary:
+                    row = i
             if barrier and s in barrier:  # a `stop=` ended: as llguidance, the token's
                 s = barrier[s]  # bytes after the stop are dropped
                 break
+        if limited:
+            if not boundary:  # as llguidance: mid-lexeme, lexemes past their max_tokens go
+                s = es.limit_max_tokens(s, i + 1 - row)
+                if s == NOTHING:
+                    return False
+                if es.is_fresh(s):  # the lexeme was ended: a new Earley set, at this token
+                    row = i
+            self._rows[len(self._stack):] = [row]
         self._stack.append((s, token, False))
         self._stopped = es.nullable[s] and not es.viable_bytes(s)
         return True
@@ -346,11 +370,13 @@ class Matcher:
             raise ValueError(f"cannot roll back {n} tokens: {len(self._stack) - 1} consumed")
         if n:
             del self._stack[-n:]
+            del self._rows[len(self._stack):]
         self._stopped = False
 
     def reset(self) -> None:
         """Back to the initial state."""
         del self._stack[1:]
+        del self._rows[1:]
         self._stopped = False
 
     @property

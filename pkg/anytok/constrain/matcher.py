@@ -25,7 +25,9 @@ Grammars with special tokens (`es.token_ranges`): the mask also allows the ids o
 token-range lexeme `es.special_next(state)` lists, never an ordinary token with byte 0xFF;
 a special token that is the only continuation is forced, and the forced tokens go on after
 it.  A grammar that forces the same bytes forever is forced up to `ENDLESS_FORCED_BYTES`, as
-llguidance.
+llguidance.  Grammars with `stop=`: a consumed token's bytes past the stop are dropped
+(`es.barrier`); with `max_tokens=`: `consume` counts the tokens of the current lexeme and
+limits it (`es.limit_max_tokens`; see earley.py).
 
 `consume(token)` checks the token's bytes against the lexer state (not against the mask: a
 non-canonical but valid token is accepted, as llguidance does) and pushes the new state;

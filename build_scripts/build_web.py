@@ -627,6 +627,16 @@ def _build() -> Path:
     vocab = dict(sorted(vocab.items()))
     _prune(DIST / "vocab", {p + ".atok" for p in vocab if p not in derived})
 
+    # The demo's Constrain view offers llama.cpp's example grammars when they are here: data
+    # from the llama-cpp-python sdist on PyPI that build_scripts/fetch_llama_cpp.py caches
+    # (sha256-verified); without them the view has its own examples only.
+    grammars = ROOT / ".cache" / "llama_cpp" / "grammars"
+    examples = {p.stem: p.read_text() for p in sorted(grammars.glob("*.gbnf"))} if grammars.is_dir() else {}
+    if examples:
+        _write_if_changed(DIST / "examples" / "llama_cpp_grammars.json", (json.dumps(examples) + "\n").encode())
+    else:
+        (DIST / "examples" / "llama_cpp_grammars.json").unlink(missing_ok=True)
+
     manifest = {
         "anytok": tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],
         "pyodide": pinned_pyodide_version(),

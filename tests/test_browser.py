@@ -499,6 +499,8 @@ def test_constrain_in_the_page_equals_native_masks(shim):
         ("grammar", 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,4}/ | NUMBER\n%import common.NUMBER'),
         # llama.cpp's chess grammar (build_scripts/fetch_llama_cpp.py): the Earley parser under Pyodide
         ("gbnf", (Path(__file__).resolve().parent.parent / ".cache/llama_cpp/grammars/chess.gbnf").read_text()),
+        # special tokens (compiled per tokenizer) and a hidden stop
+        ("grammar", 'start: /[a-z ]{1,8}/ <|endofprompt|> foo "!"\nfoo[stop="."]: /[a-z]+/\n'),
     ]
     for kind, spec in specs:
         check_page_constrain_walk(shim, "o200k_base", enc, kind, spec)
@@ -1523,6 +1525,40 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     assert page.evaluate("window.anytokConstrainDemo.tok.name") == "cl100k_base"
     assert page.evaluate("window.anytokConstrainDemo.allowed") == constrain.regex(pattern).matcher(cl100k).allowed()
     assert view.get_attribute("data-state") == "ready" and errors == []
+
+
+def test_demo_constrain_view_offers_llama_cpp_grammars(context, demo_url):
+    # The Example list: our own examples, then llama.cpp's 8 grammars (build_web.py copies them
+    # from the cached llama-cpp-python sdist); picking one sets the kind and the text, and random
+    # steps through it are allowed by native anytok.constrain.gbnf.
+    from anytok import constrain
+
+    cache = Path(__file__).resolve().parent.parent / ".cache" / "llama_cpp" / "grammars"
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(demo_url + "?view=constrain")
+    page.wait_for_function("document.querySelectorAll('#constrain-example option').length > 8")
+    labels = page.eval_on_selector_all("#constrain-example option", "os => os.map((o) => o.textContent)")
+    names = sorted(p.stem for p in cache.glob("*.gbnf"))
+    assert len(names) == 8 and [f"llama.cpp: {n}.gbnf" for n in names] == [x for x in labels if x.startswith("llama.cpp")]
+    page.select_option("#constrain-example", label="llama.cpp: chess.gbnf")
+    text = (cache / "chess.gbnf").read_text()
+    assert page.input_value("#constrain-kind") == "gbnf" and page.input_value("#constrain-spec") == text
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    for _ in range(6):
+        page.click("#constrain-random")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    tokens = page.evaluate("window.anytokConstrainDemo.tokens")
+    m = constrain.gbnf(text).matcher(anytok_encoding("o200k_base"))
+    assert len(tokens) == 6 and all(m.consume(t) for t in tokens)
+    # an example with special tokens compiles in the page too
+    page.select_option("#constrain-example", label="Lark: tool call with special tokens")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    assert 200018 in page.evaluate("window.anytokConstrainDemo.allowed")  # <|endofprompt|>
+    assert errors == []
 
 
 def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(context, demo_url):

@@ -37,7 +37,7 @@ from llguidance.gbnf_to_lark import gbnf_to_lark
 from anytok import constrain
 from anytok.constrain import GrammarLimitError, Limits
 from anytok.constrain.tokens import TokenTrie
-from test_constrain import _lltokenizer, anytok_encoding
+from test_constrain import _check_same, _lltokenizer, _ref_mask, anytok_encoding
 from test_constrain import _walk as walk
 
 FULL = os.environ.get("ANYTOK_FULL") == "1"
@@ -206,6 +206,14 @@ BAD = [
     'start: item+\nitem.5: "a"\n',
     '%llguidance {"allow_initial_skip": 1}\nstart: "a"\n',
     'start: %regex {"substring_chunks": ["a"], "x": 1}\n',
+    'start: X\nX: "a" <|endoftext|>\n',  # special tokens cannot be used in terminals
+    'start: <[^*]>\n',
+    'start: <[5-3]>\n',
+    'start: <[1,*]>\n',
+    'start: "a" @sub\n',  # a Lark text alone has no sub-grammar to refer to
+    'start: @0\n',
+    'start: foo\nfoo[stop=".", suffix="!"]: /[a-z]+/\n',
+    'start: foo\nfoo[max_tokens=2]: bar\nbar: "b"\n',  # max_tokens on terminals only
 ]
 
 
@@ -216,11 +224,25 @@ def test_bad_grammars_rejected(text):
         constrain.grammar(text)
 
 
+# special tokens that this tokenizer lacks: rejected when a matcher for it is made
+BAD_FOR_TOKENIZER = ['start: "a" <|nope|>\n', "start: <hello>\n", "start: <[300000]>\n",
+                     "start: <[^5-300000]>\n", "start: <|im_start|>\n"]
+
+
+@pytest.mark.parametrize("text", BAD_FOR_TOKENIZER)
+def test_special_tokens_the_tokenizer_lacks(text):
+    assert LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text), log_level=0).is_error()
+    c = constrain.grammar(text)
+    with pytest.raises(constrain.GrammarSyntaxError):
+        c.matcher(anytok_encoding("cl100k_base"))
+
+
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
-    ('start: <|endoftext|>\n', "special tokens"),
-    ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
-    ('start: foo\nfoo[stop="."]: /[a-z]+/\n', "stop"),
+    ('start: foo "x"\nfoo[max_tokens=0]: /[a-z]+/\n', "max_tokens=0"),
+    ('start: foo "x"\nfoo[max_tokens=2, lazy]: /[a-z]+/\n', "max_tokens with"),
+    ('start: foo "x"\nfoo[max_tokens=2, stop="."]: /[a-z]+/\n', "max_tokens with"),
+    ('start: foo "x"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
     ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
 ]
 
@@ -252,16 +274,19 @@ def _pick(rng, allowed, eos):
     return rng.choice(ordinary) if ordinary and rng.random() < 0.95 else rng.choice(allowed)
 
 
-def _run_walk(name, label, constraint, lark_text, steps, seed, complete_prefixes=None):
+def _run_walk(name, label, constraint, lark_text, steps, seed, complete_prefixes=None, special=0.0):
+    """`special`: the chance of picking a special token (one without bytes) when one is allowed."""
     rng = random.Random(seed)
     eos = _lltokenizer(name).eos_token
     ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark(lark_text), log_level=0)
     assert not ref.is_error(), ref.get_error()
     ours = constraint.matcher(anytok_encoding(name))
     picked = []
+    plain = TokenTrie.of(anytok_encoding(name)).token_bytes
 
     def pick(allowed):
-        t = _pick(rng, allowed, eos)
+        specials = [t for t in allowed if t not in plain] if special else ()
+        t = rng.choice(specials) if specials and rng.random() < special else _pick(rng, allowed, eos)
         picked.append(t)
         return t
 
@@ -325,6 +350,118 @@ def test_json_in_grammar_walks_match_llguidance(k):
     c = constrain.grammar(text)
     for seed in SEEDS:
         _run_walk("o200k_base", text[:40], c, text, STEPS, f"json|{k}|{seed}")
+
+
+# special tokens and token ranges (llguidance's docs/syntax.md "Special tokens"): masks and
+# forced tokens equal to llguidance's, walks that often pick the special tokens.  (The EOS
+# token is left out of these grammars: llguidance 1.9.1 panics consuming it as a grammar's
+# special token where the output is not complete, and loses its state rolling back over it.)
+SPECIAL_GRAMMARS = [
+    ("o200k_base", 'start: /[a-z]{8,20}/ <|endofprompt|> "b" /[0-9]{20,40}/\n'),
+    ("o200k_base", 'start: (TEXT <|endofprompt|>)+ <|endoftext|>?\nTEXT: /[a-z ]{1,12}/\n'),
+    ("o200k_base", 'start: /[a-z]+/ <[100-105,200]> "q" <[^5-200000]>\n'),
+    ("o200k_base", 'start: TEXT | fun_call\nTEXT: /[^{](.|\\n)*/\n'
+                   'fun_call: <|endofprompt|> %json {"type": "object"} <|endoftext|>\n'),
+    ("o200k_base", '%ignore " "\nstart: ("a" <[5]>)+ <[*]>\n'),
+    ("o200k_base", 'start: x* "."\nx: "a" <|endofprompt|> "b" | <[199990-200010]> "c" | <[200000]> "d"\n'),
+    ("o200k_base", 'start: think answer\nthink: <[200005]> /[a-z ]{0,20}/ <[200006]>\nanswer: /[0-9]+/\n'),
+    ("cl100k_base", 'start: <|fim_prefix|> /[a-z]{1,5}/ <|fim_suffix|> /[a-z]{1,5}/ <|fim_middle|>\n'),
+    ("mistral_v1", 'start: <s> /[a-z ]{1,20}/ <unk> <[5-10]>\n'),
+]
+
+
+@pytest.mark.parametrize("k", range(len(SPECIAL_GRAMMARS)))
+def test_special_token_walks_match_llguidance(k):
+    tok, text = SPECIAL_GRAMMARS[k]
+    c = constrain.grammar(text)
+    for seed in SEEDS if FULL else range(3):
+        _run_walk(tok, text[:40], c, text, STEPS, f"special|{k}|{seed}", special=0.4)
+
+
+# `stop=` (string or regex): a lazy lexeme ending with the stop, whose bytes are hidden: no
+# token goes on past them in a mask (so ".!" is not allowed where "." stops `foo` and "!"
+# follows); a token that does (consumed without the mask) has its bytes past the stop dropped
+STOP_GRAMMARS = [
+    'start: foo "!"\nfoo[stop="."]: /[a-z ]+/\n',
+    'start: foo /[0-9]+/\nfoo[stop="ab"]: /[a-z ]+/\n',
+    'start: (foo ",")+\nfoo[stop=/[.!]/]: /[a-z]+/\n',
+    'start: (foo ",")+\nfoo[suffix=/[.!]/]: /[a-z]+/\n',
+    'start: foo bar\nfoo[stop="</x>"]: /(.|\\n)*/\nbar: /[a-z]+/\n',
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _stop_near() -> frozenset:
+    """o200k_base tokens with (part of) one of STOP_GRAMMARS' stops in them."""
+    tb = TokenTrie.of(anytok_encoding("o200k_base")).token_bytes
+    return frozenset(t for t, b in tb.items() if any(k in b for k in (b".", b"!", b"ab", b",", b"</", b"x>")))
+
+
+@pytest.mark.parametrize("k", range(len(STOP_GRAMMARS)))
+def test_stop_walks_match_llguidance(k):
+    text = STOP_GRAMMARS[k]
+    enc = anytok_encoding("o200k_base")
+    c = constrain.grammar(text)
+    for seed in SEEDS if FULL else range(3):
+        rng = random.Random(f"stop|{k}|{seed}")
+        ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
+
+        def pick(allowed):  # often a token with (part of) a stop in it
+            pool = [t for t in allowed if t != enc.eot_token] or allowed
+            near = [t for t in pool if t in _stop_near()]
+            return rng.choice(near if near and rng.random() < 0.3 else pool)
+
+        _walk_no_rollback(text, c.matcher(enc), ref, rng, pick)
+
+
+def _walk_no_rollback(text, ours, ref, rng, pick):
+    """A walk compared with llguidance at every step, for grammars with `stop=` or
+    `max_tokens=`, whose rollback llguidance 1.9.1 refuses; anytok's rollback is checked
+    against anytok's own masks on the way."""
+    masks, tokens = [], []
+    for step in range(STEPS):
+        masks.append(_check_same("o200k_base", text[:40], step, ours, ref, rng, full_allowed=False))
+        token = pick(ours.allowed())
+        assert ours.consume(token) and ref.consume_token(token)
+        tokens.append(token)
+        if ours.is_stopped():
+            break
+    final = _check_same("o200k_base", text[:40], len(tokens), ours, ref, rng, full_allowed=False)
+    k = min(3, ours.num_tokens)
+    ours.rollback(k)
+    for i in range(ours.num_tokens, ours.num_tokens + k):
+        assert ours.mask() == masks[i] and ours.consume(tokens[i])
+    assert ours.mask() == final
+
+
+# `max_tokens=` on a terminal rule: after a token that leaves the lexeme's Earley set touched
+# by that many tokens (the token that started the set counts), the lexeme may not grow: it
+# ends there (llguidance's row token counts, limit_state_to and forced end of input)
+MAX_TOKENS_GRAMMARS = [
+    'start: foo "!"\nfoo[max_tokens=2]: /[a-z ]+/\n',
+    'start: "x" foo\nfoo[max_tokens=3]: /[0-9]+/\n',
+    'start: (foo ",")+ bar\nfoo[max_tokens=3]: /[a-z ]+/\nbar[max_tokens=5]: /[0-9]+/\n',
+    '%ignore " "\nstart: (foo | NUM)+\nfoo[max_tokens=2]: /[a-z]+/\nNUM: /[0-9]+/\n',
+    'start: foo+\nfoo[max_tokens=4]: /[a-z]{1,30}/ | /[0-9]+/\n',
+    'start: "a" foo "b"\nfoo[max_tokens=1]: /[0-9]*/\n',
+]
+
+
+@pytest.mark.parametrize("k", range(len(MAX_TOKENS_GRAMMARS)))
+def test_max_tokens_walks_match_llguidance(k):
+    text = MAX_TOKENS_GRAMMARS[k]
+    c = constrain.grammar(text)
+    enc = anytok_encoding("o200k_base")
+    for seed in SEEDS if FULL else range(3):
+        rng = random.Random(f"max_tokens|{k}|{seed}")
+        ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
+        _walk_no_rollback(text, c.matcher(enc), ref, rng, lambda allowed: _pick(rng, allowed, enc.eot_token))
+
+
+def test_rule_temperature_accepted_masks_unchanged():
+    """`temperature` changes sampling only: the masks are llguidance's (and the same as without it)."""
+    text = 'start: foo " " bar\nfoo[temperature=0.7]: /[a-z]+/\nbar[lazy, temperature=0.2]: /[0-9]+/ "."\n'
+    _run_walk("o200k_base", "temperature", constrain.grammar(text), text, STEPS, "temperature")
 
 
 # -- lark's Earley parser as an independent check ----------------------------------------------------
@@ -407,20 +544,21 @@ def test_deep_nesting_needs_no_recursion():
     assert _verdict_bytes(c, s[:-1]) == "prefix"
 
 
-def test_endless_forced_bytes_fail_clearly():
+def test_endless_forced_bytes_as_llguidance():
     """`" "` in the grammar is shadowed by `%ignore " "` (an ignored match wins), so after "ab"
-    only spaces can follow a space, forever; llguidance forces spaces until its item budget runs out,
-    anytok raises at once, leaving the matcher unchanged."""
-    c = constrain.grammar('start: x "b"\nx: /(ab)+/ " "\n%ignore " "\n')
+    only spaces can follow a space, forever; llguidance forces spaces until its budget (50,000
+    bytes here) runs out: the mask is the first forced token, the forced tokens those of 50,000
+    spaces less the last one, the output neither complete nor stopped.  anytok does the same."""
+    text = 'start: x "b"\nx: /(ab)+/ " "\n%ignore " "\n'
     enc = anytok_encoding("o200k_base")
-    m = c.matcher(enc)
-    assert m.consume_tokens(enc.encode("ab")) == 1 and len(m.allowed()) > 1
-    assert m.consume(enc.encode(" ")[0])
-    with pytest.raises(constrain.ConstraintError, match="endless"):
-        m.mask()
-    assert m.num_tokens == 2
-    m.rollback(1)
-    assert len(m.allowed()) > 1
+    m = constrain.grammar(text).matcher(enc)
+    ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
+    for t in enc.encode("ab "):
+        assert m.consume(t) and ref.consume_token(t)
+    assert m.mask() == _ref_mask("o200k_base", ref) and len(m.allowed()) == 1
+    assert m.forced() == ref.compute_ff_tokens() and len(m.forced()) > 300
+    assert not m.is_accepting() and not ref.is_accepting()
+    assert not m.is_stopped() and not ref.is_stopped()
 
 
 def test_blow_up_grammars_fail_within_budget():

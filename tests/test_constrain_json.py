@@ -337,8 +337,8 @@ BAD_GRAMMARS = [
     ('start: A\nA: "a"\nA: "b"\n', constrain.GrammarSyntaxError),
 ]
 UNSUPPORTED_GRAMMARS = [
-    ('start: foo\nfoo[max_tokens=3]: /[a-z]+/\n', "max_tokens"),
-    ('start: <|endoftext|>\n', "special tokens"),
+    ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
+    ('start: foo "!"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
 ]
 
 

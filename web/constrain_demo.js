@@ -1,4 +1,5 @@
-// The demo page's Constrain view: type a regex, a JSON Schema or a Lark grammar, then step
+// The demo page's Constrain view: type (or pick an example of) a regex, a JSON Schema, a Lark
+// grammar or a llama.cpp GBNF grammar, then step
 // through a generation by clicking allowed tokens (or "Random allowed token", which prefers
 // tokens that are not whitespace only, as the list shows them first), seeing how many tokens the
 // mask allows and the time each step took.  Only the public shim: tok.constrain.
@@ -22,7 +23,49 @@ const EXAMPLES = {
     additionalProperties: false,
   }, null, 2),
   grammar: 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,6}/ | NUMBER\n%import common.NUMBER',
+  gbnf: 'root ::= "The answer is " answer "."\nanswer ::= ("yes" | "no") (", because " [a-z ]{1,30})?',
 };
+
+// The Example list: one per kind, a few more grammars of our own, then llama.cpp's example
+// grammars when the build found them (examples/llama_cpp_grammars.json, from the
+// llama-cpp-python sdist that build_scripts/fetch_llama_cpp.py caches).
+const MORE = [
+  ["Lark: tool call with special tokens", "grammar",
+    'start: TEXT | call\nTEXT: /[^{<](.|\\n){0,80}/\ncall: <|endofprompt|> %json {"type": "object", "properties": '
+    + '{"city": {"type": "string", "maxLength": 20}}, "required": ["city"]} <|endoftext|>'],
+  ["Lark: thinking, then an answer (stop=)", "grammar",
+    'start: think answer\nthink[stop="</think>"]: /[a-z ,.]*/\nanswer: "Answer: " /[0-9]{1,4}/'],
+  ["Lark: arithmetic (left recursion)", "grammar",
+    '?start: sum\n?sum: product | sum "+" product | sum "-" product\n?product: atom | product "*" atom\n'
+    + '?atom: NUMBER | "(" sum ")"\n%import common.NUMBER\n%ignore " "'],
+];
+const examples = [
+  ["Regex", "regex", EXAMPLES.regex],
+  ["JSON Schema", "jsonSchema", EXAMPLES.jsonSchema],
+  ["Lark grammar", "grammar", EXAMPLES.grammar],
+  ["GBNF", "gbnf", EXAMPLES.gbnf],
+  ...MORE,
+];
+
+function fillExamples() {
+  const select = $("constrain-example");
+  select.replaceChildren(...examples.map(([label], i) => new Option(label, String(i))));
+  select.value = String(examples.findIndex(([, kind]) => kind === $("constrain-kind").value));
+}
+
+async function addLlamaCppExamples() {
+  try {
+    const res = await fetch("examples/llama_cpp_grammars.json");
+    if (!res.ok) return;
+    const grammars = await res.json();
+    const chosen = $("constrain-example").value;
+    for (const [name, text] of Object.entries(grammars)) examples.push([`llama.cpp: ${name}.gbnf`, "gbnf", text]);
+    fillExamples();
+    $("constrain-example").value = chosen;
+  } catch {
+    // (a build without the llama-cpp-python sdist: our own examples only)
+  }
+}
 
 const demo = {
   tok: null,
@@ -116,8 +159,8 @@ async function refresh() {
       n++;
     }
   }
-  // The only special token a mask allows is the end of sequence; once it is taken, the
-  // generation is over.
+  // Special tokens a mask allows: the end of sequence where the output is complete (once it is
+  // taken, the generation is over), and those a grammar names (`<|name|>`, `<[id]>`).
   demo.allowed = demo.finished ? [] : await m.allowed();
   const [accepting, stopped] = [await m.isAccepting(), await m.isStopped()];
   $("constrain-stats").textContent = `step ${demo.tokens.length} · ${fmt.format(n)} tokens allowed · mask ${demo.lastMs.toFixed(1)} ms`
@@ -137,7 +180,7 @@ async function refresh() {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "quiet";
-    b.textContent = demo.special.has(texts[i]) ? "⟨end⟩" : shown(texts[i]);
+    b.textContent = !demo.special.has(texts[i]) ? shown(texts[i]) : accepting ? "⟨end⟩" : texts[i];
     b.title = `id ${id}`;
     b.addEventListener("click", () => step(id));
     return b;
@@ -178,9 +221,11 @@ async function step(id) {
   if (demo.state !== "ready") return;
   setState("busy");
   try {
+    const wasAccepting = await demo.matcher.isAccepting();
     if (!(await demo.matcher.consume(id))) throw new Error(`token ${id} is not allowed here`);
     const text = await demo.tok.decode([id]);
-    demo.finished = demo.special.has(text);
+    // the end of sequence (a grammar's own special tokens, such as <|endofprompt|>, go on)
+    demo.finished = demo.special.has(text) && wasAccepting && (await demo.matcher.isStopped());
     demo.tokens.push(id);
     demo.texts.push(demo.finished ? "⟨end⟩" : text);
     await refresh();
@@ -204,7 +249,14 @@ async function undo() {
 function start() {
   const kind = $("constrain-kind");
   $("constrain-spec").value = EXAMPLES[kind.value];
-  kind.addEventListener("change", () => { $("constrain-spec").value = EXAMPLES[kind.value]; });
+  fillExamples();
+  addLlamaCppExamples();
+  kind.addEventListener("change", () => { $("constrain-spec").value = EXAMPLES[kind.value]; fillExamples(); });
+  $("constrain-example").addEventListener("change", () => {
+    const [, k, text] = examples[Number($("constrain-example").value)];
+    kind.value = k;
+    $("constrain-spec").value = text;
+  });
   $("constrain-start").addEventListener("click", begin);
   $("constrain-restart").addEventListener("click", begin);
   $("constrain-undo").addEventListener("click", undo);

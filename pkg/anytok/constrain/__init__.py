@@ -69,11 +69,13 @@ __all__ = [
 class Constraint:
     """A compiled constraint; `matcher(tokenizer)` starts a generation."""
 
-    def __init__(self, exprs: derivatives.ExprSet, start: int, description: str):
+    def __init__(self, exprs: derivatives.ExprSet | None, start: int, description: str, per_tokenizer=None):
         self._es = exprs
         self._start = start
         self._shared: dict = {}
         self.description = description
+        # a grammar with special tokens is compiled per tokenizer: trie -> (states, start)
+        self._per_tokenizer = per_tokenizer
 
     def __repr__(self) -> str:
         return f"<anytok.constrain.Constraint {self.description}>"
@@ -87,8 +89,13 @@ class Constraint:
         trie = TokenTrie.of(tokenizer, eos_token)
         sh = self._shared.get(id(trie))
         if sh is None or sh.trie is not trie:
-            sh = self._shared[id(trie)] = _Shared(self._es, trie)
-        return Matcher(sh, self._start)
+            if self._per_tokenizer is not None:
+                es, start = self._per_tokenizer(trie)
+            else:
+                es, start = self._es, self._start
+            sh = self._shared[id(trie)] = _Shared(es, trie)
+            sh.start = start
+        return Matcher(sh, sh.start)
 
 
 def regex(pattern: str) -> Constraint:
@@ -129,8 +136,16 @@ def gbnf(gbnf_text: str, *, limits: Limits | None = None) -> Constraint:
 def grammar(lark_text: str, *, limits: Limits | None = None) -> Constraint:
     """Outputs of a grammar in llguidance's Lark dialect, lexed as llguidance lexes them
     (`grammar.py` lists the syntax, `earley.py` the parser).  `limits` (`Limits(...)`) sets the
-    parser's budgets; past one, `GrammarLimitError` (here or from a matcher's methods)."""
+    parser's budgets; past one, `GrammarLimitError` (here or from a matcher's methods).
+    A grammar with special tokens (`<|name|>`, `<[id]>`, `<[lo-hi,...]>`, `<[^...]>`, `<[*]>`)
+    is compiled for each tokenizer when `matcher()` is first called for it, so an unknown token
+    name or an id past the vocabulary raises `GrammarSyntaxError` there."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
-    es, start = _grammar.compile_grammar(lark_text, limits)
-    return Constraint(es, start, "grammar " + repr(lark_text[:60]))
+    read = _grammar.read_grammar(lark_text)
+    description = "grammar " + repr(lark_text[:60])
+    if read.has_tokens:  # `<|name|>`, `<[ids]>`: resolved against each tokenizer in matcher()
+        _grammar.compile_read(read, limits, _grammar.ANY_VOCAB)  # (the rest checked now)
+        return Constraint(None, 0, description, lambda trie: _grammar.compile_read(read, limits, trie))
+    es, start = _grammar.compile_read(read, limits)
+    return Constraint(es, start, description)

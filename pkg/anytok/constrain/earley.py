@@ -35,6 +35,18 @@ A state of that automaton is an int naming (Earley set, lexer state, fresh):
   (`parser/src/earley/{lexer,parser}.rs`): the lexer never backtracks, so a grammar's language
   can be smaller than its context-free language.
 
+Two kinds of lexeme reach the matcher specially.  A special token or token range (`<|name|>`,
+`<[ids]>`) is the lexeme `\xff` + byte j, which no ordinary token's bytes reach:
+`special_next(s)` lists the j allowed after state s (the pending lexeme ended first, as
+llguidance's `flush_lexer`), `special_consume(s, token)` scans the first of them holding the
+token, and the matcher adds `token_ranges[j]` to masks.  A `stop=` lexeme is hidden: the state
+right after it ends is a barrier copy with no transitions (no token in a mask goes on past the
+stop), which the matcher replaces by `barrier[copy]` once the token is consumed.  A `max_tokens=`
+lexeme is limited by the matcher, which knows tokens: it keeps, per consumed token, the index
+of the first token that touched the current lexeme's Earley set (`is_boundary` tells where a
+lexeme ended inside a token) and, after a token that ends inside a lexeme, calls
+`limit_max_tokens`, which drops the lexemes whose count is reached (or ends the lexeme).
+
 Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
 so the token trie walk and the slicer run unchanged, and masks are cached per state by the
 matcher.  Limits (`Limits`): items in one Earley set, Earley sets, lexer states; past them a
@@ -81,6 +93,10 @@ class Grammar:
         self.skip = -1  # lexeme index of the skip lexeme, or -1
         self.skip_once = False
         self.allow_initial_skip = False
+        # special tokens / token ranges: lexeme `\xff` + byte j allows the ids in token_ranges[j]
+        self.token_ranges: list = []
+        self.hidden = 0  # bitmask of lexemes whose end is hidden (`stop=`): no token crosses it
+        self.max_tokens: dict = {}  # lexeme -> its `max_tokens=` (tokens per lexeme)
 
     def nonterminal(self, name: str) -> int:
         self.prods.append([])
@@ -130,6 +146,13 @@ class States:
         self.g = g
         self.limits = limits or Limits()
         self.es = g.es
+        self.token_ranges = g.token_ranges  # (the matcher reads it: see `special_next`)
+        # `stop=` lexemes: the state right after one ends is a "barrier" copy of the real
+        # state with no transitions (so no token's bytes go on past the stop); the matcher
+        # continues from `barrier[copy]` after the token
+        self.barrier: dict = {}
+        self._barriers: dict = {}
+        self.has_max_tokens = bool(g.max_tokens)
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []
@@ -405,7 +428,17 @@ class States:
     def _ended(self, node: _Node, lexemes: int) -> int:
         """The fresh state after `node` reads a lexeme that ended with its last byte."""
         n2 = self._scan(node, lexemes)
-        return 0 if n2 is None else self._intern(n2, self._node_start_ls(n2), True)
+        if n2 is None:
+            return 0
+        r = self._intern(n2, self._node_start_ls(n2), True)
+        if lexemes & self.g.hidden:
+            b = self._barriers.get(r)
+            if b is None:
+                b = self._barriers[r] = self._intern(n2, self._node_start_ls(n2), 2)
+                self.rows[b] = [0] * 256
+                self.barrier[b] = r
+            r = b
+        return r
 
     def _after_lexeme(self, node: _Node, b: int) -> int:
         """The state after `node` when byte `b`, which ended the previous lexeme, starts the
@@ -447,6 +480,55 @@ class States:
                     r = 0 if n2 is None else self._after_lexeme(n2, b)
         row[b] = r
         return r
+
+    # -- max_tokens (the matcher counts tokens; see `Matcher.consume`) ------------------------
+    def is_fresh(self, s: int) -> bool:
+        return bool(self.cs[s][2])
+
+    def is_boundary(self, s: int, b: int, s2: int) -> bool:
+        """Whether byte b, taking state s to s2, ended a lexeme (llguidance pushed a row)."""
+        node, ls, _ = self.cs[s]
+        node2, ls2, fresh2 = self.cs[s2]
+        return bool(fresh2) or node2 is not node or ls2 != self._lex_derive(ls, b)
+
+    def limit_max_tokens(self, s: int, tokens: int) -> int:
+        """State s after a token that left `tokens` tokens in the pending lexeme's set: the
+        lexemes whose `max_tokens` is reached are dropped; if none is left, the lexeme ends
+        now (0 if nothing it read matches), as llguidance's `limit_state_to` / forced EOI."""
+        node, ls, fresh = self.cs[s]
+        if fresh or node is None:
+            return s
+        t = self.lex_tuples[ls]
+        mt = self.g.max_tokens
+        kept = []
+        for j in range(0, len(t), 2):
+            m = mt.get(t[j])
+            if m is None or tokens < m:
+                kept.extend(t[j:j + 2])
+        if len(kept) == len(t):
+            return s
+        if kept:
+            return self._intern(node, self._lex_intern(tuple(kept)), False)
+        acc = self.lex_greedy[ls] | self.lex_lazy[ls]
+        return self._ended(node, acc) if acc else 0
+
+    # -- special tokens (token-range lexemes) ----------------------------------------------
+    def special_next(self, s: int) -> list:
+        """The token-range lexemes (indices j into `token_ranges`) that may come next in state
+        `s`: the pending lexeme ended (as llguidance's `flush_lexer`), then `\xff` + byte j."""
+        s1 = self.derive(s, 0xFF)
+        if not s1:
+            return []
+        d = self.derive
+        return [j for j in range(len(self.token_ranges)) if d(s1, j)]
+
+    def special_consume(self, s: int, token: int) -> int:
+        """The state after special token `token` in state `s`, or 0.  As llguidance, only the
+        first token-range lexeme (in grammar order) whose ranges contain the token is scanned."""
+        for j in self.special_next(s):
+            if any(lo <= token <= hi for lo, hi in self.token_ranges[j]):
+                return self.derive(self.derive(s, 0xFF), j)
+        return 0
 
     def viable_bytes(self, s: int) -> list:
         d = self.derive

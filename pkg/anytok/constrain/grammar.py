@@ -14,10 +14,19 @@ each distinct string, regex and terminal used in a rule is a lexeme (compiled wi
 `lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
 made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
 
-Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, special tokens
-(`<|name|>`, `<[id]>`), `@sub` grammars, templates, the attributes `max_tokens` and `stop`,
-the options `no_forcing` and `allow_invalid_utf8`, and priorities `name.N` (which llguidance
-1.9.1 rejects as "not supported yet").  Malformed grammars raise `GrammarSyntaxError`.
+Special tokens (`<|name|>`, `<[1,5-9]>`, `<[^...]>`, `<[*]>`) are token-range lexemes:
+`\xff` + byte j for the j-th of them, with the ids in `Grammar.token_ranges[j]`; a grammar
+with any is compiled per tokenizer (`read_grammar`, then `compile_read` with the tokenizer's
+`TokenTrie` as `vocab`), and checked once at once against `ANY_VOCAB`.  `stop=` (string or
+regex) is a lazy lexeme like `suffix=`, marked hidden (`Grammar.hidden`: see earley.py's
+barrier states).  `max_tokens=N` on a terminal rule is one greedy lexeme with
+`Grammar.max_tokens[k] = N` (the matcher counts tokens: earley.py's `limit_max_tokens`).
+
+Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, templates,
+`max_tokens` with `lazy` / `stop` / `suffix`, `max_tokens=0`, `stop=""`, the options `no_forcing` and `allow_invalid_utf8`.
+Priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet") and `@sub`
+references (a single Lark text has no sub-grammars: llguidance says "unknown grammar") raise
+`GrammarSyntaxError`, as do malformed grammars.
 """
 
 from __future__ import annotations
@@ -45,6 +54,7 @@ _TOKEN = re.compile(r"""
   | (?P<name>[?!]?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
   | (?P<range>\.\.)
   | (?P<number>[0-9]+)
+  | (?P<special><[^<>\s]+>)
   | (?P<op>[:|()\[\]?*+~,={}<>@.&-])
 """, re.X)
 
@@ -128,6 +138,7 @@ class _Reader:
         self.ignore: list = []
         self.attrs: dict = {}
         self.options: dict = {}
+        self.has_tokens = False  # special tokens: compiled per tokenizer
 
     def peek(self, k: int = 0):
         return self.toks[min(self.i + k, len(self.toks) - 1)]
@@ -176,7 +187,7 @@ class _Reader:
             attrs = {}
             if self.peek()[1] == "[":
                 attrs = self.read_attributes(name)
-            if self.peek()[1] in ("{", "<"):
+            if self.peek()[1] in ("{", "<") or self.peek()[0] == "special":
                 raise UnsupportedFeatureError("parameterized rules / templates", name)
             self.expect(":")
             if name in self.rules:
@@ -200,6 +211,9 @@ class _Reader:
                 v = self.take()
                 if v[0] == "string":
                     value = _unescape(v[1][1:-1])
+                elif v[0] == "regex":  # stop=/.../ or suffix=/.../
+                    end = v[1].rindex("/")
+                    value = ("re", v[1][1:end], v[1][end + 1:])
                 elif v[0] == "number" or v[0] == "name":
                     value = v[1]
                     if self.peek()[1] == "." and self.peek(1)[0] == "number":  # 0.7
@@ -367,9 +381,95 @@ class _Reader:
             if value == "%regex":
                 return ("sre", self.take()[1])
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
-        if value in ("<", "@"):
-            raise UnsupportedFeatureError("special tokens and @sub-grammars in a grammar")
+        if kind == "special":
+            self.has_tokens = True
+            return ("tok", _token_spec(value))
+        if value == "@":  # a reference to another grammar: a Lark text alone has none
+            t = self.take()
+            if t[0] == "number":
+                raise GrammarSyntaxError("numeric grammar references (like @0) are not supported (as llguidance)")
+            raise GrammarSyntaxError(f"unknown grammar @{t[1]} (a single Lark grammar has no sub-grammars)")
+        if value == "<":
+            raise GrammarSyntaxError(f"bad special token at offset {pos} in grammar")
         raise GrammarSyntaxError(f"unexpected {value!r} at offset {pos} in grammar")
+
+
+def _token_spec(text: str):
+    """`<|name|>` -> ("name", text); `<[1,5-9]>` -> ("ranges", negated, [(lo, hi), ...]);
+    `<[*]>` -> ("any",).  Ranges are inclusive, as in llguidance."""
+    if not (text.startswith("<[") and text.endswith("]>")):
+        return ("name", text)
+    body = text[2:-2]
+    negate = body.startswith("^")
+    if negate:
+        body = body[1:]
+    if body == "*":
+        if negate:
+            raise GrammarSyntaxError("negated wildcard token <[^*]> is not supported")
+        return ("any",)
+    if "*" in body:
+        raise GrammarSyntaxError("wildcard token range '*' must not contain additional tokens")
+    ranges = []
+    for part in body.split(","):
+        ends = [e.strip() for e in part.split("-")]
+        if len(ends) > 2:
+            raise GrammarSyntaxError(f"invalid token range: {part!r} in {text}")
+        if len(ends) == 1 and not ends[0]:
+            continue
+        if not all(e.isascii() and e.isdigit() for e in ends):
+            raise GrammarSyntaxError(f"invalid token id in {text}")
+        lo, hi = int(ends[0]), int(ends[-1])
+        if lo > hi:
+            raise GrammarSyntaxError(f"invalid token range: {part!r} in {text}")
+        ranges.append((lo, hi))
+    if not ranges:
+        raise GrammarSyntaxError(f"empty token range {text}")
+    return ("ranges", negate, ranges)
+
+
+def _resolve_token(spec, vocab, text_for_errors: str):
+    """A special-token spec -> sorted inclusive ranges of token ids, for tokenizer `vocab`
+    (an object with `n_vocab` and `special_names`: name -> id)."""
+    n = vocab.n_vocab
+    if spec[0] == "any":
+        return [(0, n - 1)]
+    if spec[0] == "name":
+        t = vocab.special_names.get(spec[1])
+        if t is None:
+            some = ", ".join(sorted(vocab.special_names)[:20]) or "none"
+            raise GrammarSyntaxError(f"unknown special token: {spec[1]!r}; this tokenizer's special tokens: {some}")
+        return [(t, t)]
+    _, negate, ranges = spec
+    for lo, hi in ranges:
+        if hi >= n:
+            raise GrammarSyntaxError(f"Token range end too large: {hi} (vocabulary of {n})")
+    if not negate:
+        return list(ranges)
+    out = []
+    cur = 0
+    for lo, hi in sorted(ranges):
+        if hi < cur:
+            continue
+        if lo > cur:
+            out.append((cur, lo - 1))
+        cur = max(cur, hi + 1)
+    if cur <= n - 1:
+        out.append((cur, n - 1))
+    return out
+
+
+class _AnyVocab:
+    """A vocabulary with every special token (id 0) and 2**32 ids: checks a grammar with
+    special tokens before any tokenizer is known."""
+    n_vocab = 1 << 32
+
+    class special_names:
+        @staticmethod
+        def get(name):
+            return 0
+
+
+ANY_VOCAB = _AnyVocab()
 
 
 def _is_terminal(name: str) -> bool:
@@ -392,7 +492,8 @@ class _Builder:
     in a nonterminal that may also be empty (as llguidance does); repetitions become helper
     nonterminals (`x*` left-recursive, `x{n,m}` n copies and a chain of m - n optional ones)."""
 
-    def __init__(self, rules: dict, ignore: list, attrs: dict, options: dict, limits):
+    def __init__(self, rules: dict, ignore: list, attrs: dict, options: dict, limits, vocab=None):
+        self.vocab = vocab
         self.defs = rules
         self.attrs = attrs
         self.limits = limits
@@ -458,6 +559,8 @@ class _Builder:
             return ("rep", self.tree(node[1]), node[2], node[3])
         if kind == "json":
             raise GrammarSyntaxError("%json inside a terminal")
+        if kind == "tok":
+            raise GrammarSyntaxError("special tokens (like <|name|> or <[id]>) cannot be used in terminals")
         if kind == "and":
             return ("and", [self.tree(n) for n in node[1]])
         if kind == "not":
@@ -523,14 +626,16 @@ class _Builder:
     def _any(self) -> int:
         return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
 
-    def lexeme_symbol(self, node, lazy: bool = False, name: str = "") -> int:
+    def lexeme_symbol(self, node, lazy: bool = False, name: str = "", hidden: bool = False) -> int:
         e = self.compile(self.tree(node))
-        key = (e, lazy)
+        key = (e, lazy, hidden)
         sym = self.lex_sym.get(key)
         if sym is None:
             if e == D.NOTHING:
                 raise ConstraintError(f"grammar lexeme {name or str(node)[:60]} matches nothing")
             k = self.g.lexeme(e, name or str(node)[:60], lazy)
+            if hidden:
+                self.g.hidden |= 1 << k
             sym = -2 - k
             if self.es.nullable[e]:  # llguidance: X -> lexeme | (empty)
                 w = self.g.nonterminal(f"nullable {name or str(node)[:40]}")
@@ -567,8 +672,30 @@ class _Builder:
             sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json", False, es)
         return sym
 
+    def token_symbol(self, spec) -> int:
+        """A special token or token range: one lexeme `\\xff` + byte j (j numbers the token
+        lexemes of the grammar), which no ordinary token's bytes reach: `earley.States` lists
+        the token ids of lexeme j in `token_ranges[j]`, and the matcher allows and consumes
+        those ids (see `matcher.py`), as llguidance's token-range lexemes."""
+        if self.vocab is None:
+            raise AssertionError("special tokens are compiled per tokenizer")
+        ranges = _resolve_token(spec, self.vocab, "")
+        key = ("tok", spec[1] if spec[0] == "name" else tuple(ranges))
+        sym = self.lex_sym.get(key)
+        if sym is None:
+            g = self.g
+            j = len(g.token_ranges)
+            if j > 255:
+                raise UnsupportedFeatureError("more than 256 distinct special tokens or token ranges in one grammar")
+            g.token_ranges.append(ranges)
+            name = spec[1] if spec[0] == "name" else "<[" + ",".join(f"{a}-{b}" for a, b in ranges) + "]>"
+            sym = self.lex_sym[key] = -2 - g.lexeme(self.es.literal(bytes((0xFF, j))), name)
+        return sym
+
     def sym(self, node) -> int:
         k = node[0]
+        if k == "tok":
+            return self.token_symbol(node[1])
         if k == "json":
             return self.json_symbol(node[1])
         if k in ("str", "re", "rng", "sre", "and", "not") or k == "name" and _is_terminal(node[1]):
@@ -610,16 +737,49 @@ class _Builder:
             for a in attrs:
                 if a not in _LEXEME_ATTRS:
                     raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
-            if attrs.get("max_tokens") is not None:
-                raise UnsupportedFeatureError("rule attribute max_tokens", n)
-            if attrs.get("stop") is not None:
-                raise UnsupportedFeatureError("rule attribute stop", n)
-            suffix = attrs.get("suffix")
-            if suffix is not None and not isinstance(suffix, str):
-                raise GrammarSyntaxError(f"suffix of {n} must be a string")
-            if suffix:  # one lazy lexeme: the body, then the suffix
-                body = ("seq", [body, ("str", suffix, "")])
-            if attrs.get("lazy") or suffix:  # the rule is one lazy lexeme
+            max_tokens = attrs.get("max_tokens")
+            if max_tokens is not None:
+                if not (isinstance(max_tokens, str) and max_tokens.isdigit()):
+                    raise GrammarSyntaxError(f"max_tokens of {n} must be a number")
+                max_tokens = int(max_tokens)
+                if attrs.get("stop") is not None or attrs.get("suffix") is not None or attrs.get("lazy"):
+                    raise UnsupportedFeatureError("rule attribute max_tokens with stop / suffix / lazy", n)
+                if max_tokens == 0:
+                    raise UnsupportedFeatureError("rule attribute max_tokens=0", n)
+                try:  # as llguidance: on terminals only, one greedy lexeme
+                    tree = self.tree(body)
+                except GrammarSyntaxError as e:
+                    raise GrammarSyntaxError(
+                        f"{e}; temperature= and max_tokens= only supported on TERMINALS") from None
+                e = self.compile(tree)
+                if e == D.NOTHING:
+                    raise ConstraintError(f"grammar lexeme {n} matches nothing")
+                k = g.lexeme(e, n)
+                g.max_tokens[k] = max_tokens
+                sym = -2 - k
+                if self.es.nullable[e]:
+                    w = g.nonterminal(f"nullable {n}")
+                    g.prods[w] = [[sym], []]
+                    sym = w
+                g.prods[self.nt[n]] = [[sym]]
+                continue
+            stop, suffix = attrs.get("stop"), attrs.get("suffix")
+            if stop is not None and suffix is not None:
+                raise GrammarSyntaxError(f"stop= and suffix= cannot be used together (rule {n})")
+            like = stop if stop is not None else suffix
+            if like is not None and not isinstance(like, (str, tuple)):
+                raise GrammarSyntaxError(f"stop= / suffix= of {n} must be a string or a regex")
+            if like == "":
+                raise UnsupportedFeatureError('rule attribute stop="" / suffix="" (end-of-sequence as the stop)', n)
+            if like is not None:  # one lazy lexeme: the body, then the stop / suffix
+                like_node = ("str", like, "") if isinstance(like, str) else like
+                if like_node[0] == "re" and set(like_node[2]) - set("is"):
+                    raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
+                body = ("seq", [body, like_node])
+                # stop: the stop's bytes are hidden, and (as in llguidance) no token goes on
+                # past them (earley.States' barrier states)
+                g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n, hidden=stop is not None)]]
+            elif attrs.get("lazy"):  # the rule is one lazy lexeme
                 g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n)]]
             elif body[0] == "alt":
                 g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]
@@ -631,16 +791,25 @@ class _Builder:
         return g
 
 
-def compile_grammar(text: str, limits=None):
-    """(States, start state) of the strings the grammar generates, as llguidance lexes them."""
-    limits = limits or E.Limits()
+def read_grammar(text: str) -> _Reader:
     r = _Reader(text)
-    rules, ignore = r.read()
-    return _compile_rules(rules, ignore, r.attrs, r.options, limits)
+    r.read()
+    return r
 
 
-def _compile_rules(rules, ignore, attrs, options, limits):
+def compile_grammar(text: str, limits=None, vocab=None):
+    """(States, start state) of the strings the grammar generates, as llguidance lexes them.
+    A grammar with special tokens needs `vocab` (see `_resolve_token`)."""
+    r = read_grammar(text)
+    return compile_read(r, limits, vocab)
+
+
+def compile_read(r: _Reader, limits=None, vocab=None):
+    return _compile_rules(r.rules, r.ignore, r.attrs, r.options, limits, vocab)
+
+
+def _compile_rules(rules, ignore, attrs, options, limits, vocab=None):
     limits = limits or E.Limits()
-    g = _Builder(rules, ignore, attrs, options, limits).build()
+    g = _Builder(rules, ignore, attrs, options, limits, vocab).build()
     states = E.States(g, limits)
     return states, states.start

@@ -21,6 +21,14 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
    with the chopped bytes and continue viably from the state after the forced bytes.  Cached
    per (state, last token).
 
+Grammars with special tokens (`es.token_ranges`): the mask also allows the ids of every
+token-range lexeme `es.special_next(state)` lists, never an ordinary token with byte 0xFF;
+a special token that is the only continuation is forced, and the forced tokens go on after
+it.  A grammar that forces the same bytes forever is forced up to `ENDLESS_FORCED_BYTES`, as
+llguidance.  Grammars with `stop=`: a consumed token's bytes past the stop are dropped
+(`es.barrier`); with `max_tokens=`: `consume` counts the tokens of the current lexeme and
+limits it (`es.limit_max_tokens`; see earley.py).
+
 `consume(token)` checks the token's bytes against the lexer state (not against the mask: a
 non-canonical but valid token is accepted, as llguidance does) and pushes the new state;
 `rollback(n)` pops entries.  A rejected token leaves the matcher unchanged.
@@ -32,13 +40,18 @@ import contextlib
 import gc
 
 from .derivatives import NOTHING
-from .errors import ConstraintError, UnsupportedFeatureError
+from .errors import UnsupportedFeatureError
 from .slicer import Slicer, _bits
 
 # A walk allowing this many tokens builds the tokenizer's slicer (~1.5 s for 200k tokens, once).
 SLICER_THRESHOLD = 20000
 # Masks kept per (constraint, tokenizer): 1024 masks of a 200k vocabulary are 25 MB.
 MASK_CACHE_LIMIT = 1024
+# A grammar that forces the same bytes forever: forced this many (llguidance stops near
+# 50,000, its item budget, one Earley row per byte).
+ENDLESS_FORCED_BYTES = 50_000
+# Forced tokens listed at most, when special tokens and bytes alternate without end.
+MAX_FORCED_TOKENS = 10_000
 
 
 class _Shared:
@@ -51,6 +64,16 @@ class _Shared:
         self.masks: dict = {}  # state or (state, last token) -> (mask bytes, ff tokens)
         self.id_lists: dict = {}  # id(mask bytes) -> (mask bytes, allowed ids)
         self.n_words = (trie.n_vocab + 31) // 32
+        # special tokens (grammars with `<|name|>` / `<[ids]>`): `es.token_ranges[j]` lists the
+        # ids that the lexeme `\xff` + byte j allows; ordinary tokens containing byte 0xFF are
+        # never allowed nor consumed (llguidance never pushes 0xFF)
+        self.special = bool(getattr(es, "token_ranges", None))
+        self.barrier = getattr(es, "barrier", None)  # grammars with `stop=`: see earley.py
+        self.max_tokens = bool(getattr(es, "has_max_tokens", False))  # `max_tokens=`: ditto
+        if self.special:
+            self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
+            self.range_bits = [
+                sum(((1 << (hi + 1)) - (1 << lo)) for lo, hi in ranges) for ranges in es.token_ranges]
 
     def forced_bytes(self, state: int):
         r = self.forced.get(state)
@@ -58,14 +81,23 @@ class _Shared:
             es = self.es
             out = bytearray()
             s = state
-            seen = set()
+            seen: dict = {}  # state -> position in `out`
+            path: list = []  # the state before each forced byte
             while not es.nullable[s]:
                 viable = es.viable_bytes(s)
-                if len(viable) != 1:
+                if len(viable) != 1 or viable[0] == 0xFF and self.special:
+                    break  # (0xFF starts a special token: never forced as a byte)
+                if s in seen:  # a cycle (grammars only: an ignored lexeme shadowing the one
+                    # required): as llguidance, keep forcing, up to its budget of forced bytes
+                    start = seen[s]
+                    cycle = bytes(out[start:])
+                    while len(out) < ENDLESS_FORCED_BYTES:
+                        out += cycle
+                    del out[ENDLESS_FORCED_BYTES:]
+                    s = path[start + (len(out) - start) % len(cycle)]
                     break
-                if s in seen:  # only grammars can (an ignored lexeme that shadows the one required)
-                    raise ConstraintError("the grammar forces an endless run of bytes here: no output can complete")
-                seen.add(s)
+                seen[s] = len(out)
+                path.append(s)
                 out.append(viable[0])
                 s = es.derive(s, viable[0])
             r = self.forced[state] = (bytes(out), s)
@@ -88,6 +120,11 @@ class _Shared:
             return r
         es, trie = self.es, self.trie
         ff: list = []
+        if not fb and self.special:
+            ff = self._special_forced(state)
+            if ff:
+                r = self.masks[key] = (self._pack(ff[:1]), ff)
+                return r
         if not fb:
             slicer = getattr(trie, "_slicer", None)
             if slicer is not None:
@@ -97,6 +134,10 @@ class _Shared:
                 bits = _bits(ids)
                 if len(ids) >= SLICER_THRESHOLD:  # free text: worth building the slices now
                     Slicer.of(trie)
+            if self.special:
+                bits &= ~self.ff_bits
+                for j in es.special_next(state):
+                    bits |= self.range_bits[j]
             if es.nullable[state] and trie.eos is not None:
                 bits |= 1 << trie.eos
             mask = bits.to_bytes(4 * self.n_words, "little")
@@ -111,6 +152,8 @@ class _Shared:
             rest = tokens[len(existing):]
             chop_tokens, chop_bytes = self._chop(rest, after)
             ff = rest[:len(rest) - chop_tokens]
+            if ff and not chop_tokens and self.special:  # a special token may follow
+                ff = ff + self._special_forced(after)
             if ff:
                 ids = [ff[0]]
             else:
@@ -123,6 +166,36 @@ class _Shared:
                 del self.masks[k]
         self.masks[key] = r
         return r
+
+    def _special_forced(self, state: int) -> list:
+        """Forced tokens from `state` when its only continuation is one special token (one
+        token-range lexeme of a single id), then whatever that forces, as llguidance's
+        `force_bytes`; [] otherwise."""
+        es, trie = self.es, self.trie
+        out: list = []
+        s = state
+        while len(out) < MAX_FORCED_TOKENS:
+            if es.nullable[s] or es.viable_bytes(s) != [0xFF]:
+                break
+            nxt = es.special_next(s)
+            ranges = {r for j in nxt for r in es.token_ranges[j]}
+            if len(ranges) != 1:
+                break
+            (tid, hi), = ranges
+            if tid != hi:
+                break
+            s = es.special_consume(s, tid)
+            out.append(tid)
+            fb, after = self.forced_bytes(s)
+            if not fb:
+                continue
+            tokens = trie.tokenize_bytes(fb)
+            chop_tokens, _ = self._chop(tokens, after)
+            out.extend(tokens[:len(tokens) - chop_tokens])
+            if chop_tokens:
+                break
+            s = after
+        return out
 
     def ids(self, mask: bytes) -> list[int]:
         """The token ids set in `mask`, ascending (cached per mask object)."""
@@ -196,6 +269,9 @@ class Matcher:
     def __init__(self, shared: _Shared, start: int):
         self._sh = shared
         self._stack: list = [(start, None, False)]  # (state, last token, ended by EOS)
+        # grammars with `max_tokens=`: per stack entry, the index of the first token that
+        # touched the current lexeme's Earley set (llguidance's row `token_idx_start`)
+        self._rows: list = [0]
         self._stopped = False
 
     @property
@@ -252,21 +328,51 @@ class Matcher:
         es = sh.es
         if ended or self._stopped:
             return token == sh.trie.eos
-        if token == sh.trie.eos:
-            if not es.nullable[state]:
-                return False
+        if token == sh.trie.eos and es.nullable[state]:
             self._stack.append((state, token, True))
             self._stopped = True
             return True
+        if sh.special and isinstance(token, int):
+            s = es.special_consume(state, token)
+            if s:
+                if sh.max_tokens:
+                    self._rows[len(self._stack):] = [len(self._stack) - 1]
+                self._stack.append((s, token, False))
+                self._stopped = es.nullable[s] and not es.viable_bytes(s)
+                return True
+        if token == sh.trie.eos:
+            return False
         data = sh.trie.token_bytes.get(token) if isinstance(token, int) else None
-        if not data:
+        if not data or sh.special and 0xFF in data:
             return False
         derive = es.derive
         s = state
+        barrier = sh.barrier
+        limited = sh.max_tokens
+        if limited:
+            i = len(self._stack) - 1  # this token's index
+            row = self._rows[-1]
+            boundary = False
         for b in data:
+            prev = s
             s = derive(s, b)
             if s == NOTHING:
                 return False
+            if limited:
+                boundary = es.is_boundary(prev, b, s)
+                if boundary:
+                    row = i
+            if barrier and s in barrier:  # a `stop=` ended: as llguidance, the token's
+                s = barrier[s]  # bytes after the stop are dropped
+                break
+        if limited:
+            if not boundary:  # as llguidance: mid-lexeme, lexemes past their max_tokens go
+                s = es.limit_max_tokens(s, i + 1 - row)
+                if s == NOTHING:
+                    return False
+                if es.is_fresh(s):  # the lexeme was ended: a new Earley set, at this token
+                    row = i
+            self._rows[len(self._stack):] = [row]
         self._stack.append((s, token, False))
         self._stopped = es.nullable[s] and not es.viable_bytes(s)
         return True
@@ -286,11 +392,13 @@ class Matcher:
             raise ValueError(f"cannot roll back {n} tokens: {len(self._stack) - 1} consumed")
         if n:
             del self._stack[-n:]
+            del self._rows[len(self._stack):]
         self._stopped = False
 
     def reset(self) -> None:
         """Back to the initial state."""
         del self._stack[1:]
+        del self._rows[1:]
         self._stopped = False
 
     @property

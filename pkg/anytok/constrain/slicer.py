@@ -61,6 +61,16 @@ class _Slice:
                 classes = split
         self.classes = list(classes.values())
 
+    @property
+    def trie(self) -> TokenTrie:
+        """This part's own token trie (built on first use: many states take the slice whole)."""
+        t = self.__dict__.get("_trie")
+        if t is None:
+            full = self._full
+            tb = full.token_bytes
+            t = self._trie = TokenTrie({i: tb[i] for i in self._order}, full.n_vocab, None, None, self._order)
+        return t
+
     def steps(self, r: int):
         """[(bytes, getter, next slice state)] per byte class that keeps slice state `r` live;
         `getter(row)` reads a lexer state's transitions by those bytes in one C call."""
@@ -190,10 +200,9 @@ class Slicer:
         for t in trie.order:  # sorted by bytes, and so is each part
             orders[get(t, rest)].append(t)
         tb = trie.token_bytes
-        tries = [TokenTrie({t: tb[t] for t in o}, trie.n_vocab, None, None, o) for o in orders]
-        for s, sub in zip(self.slices, tries):
-            s.trie = sub
-        self.rest = tries[-1]
+        for s, o in zip(self.slices, orders):  # a slice's own trie: built when first walked
+            s._order, s._full = o, trie
+        self.rest = TokenTrie({t: tb[t] for t in orders[-1]}, trie.n_vocab, None, None, orders[-1])
 
     @classmethod
     def of(cls, trie: TokenTrie) -> "Slicer":

@@ -43,6 +43,7 @@ class TokenTrie:
         """`order`: the ids of `token_bytes` sorted by their bytes, if already known."""
         self.n_vocab = n_vocab
         self.eos = eos
+        self.special_names: dict = {}  # special token text -> id (for grammars' `<|name|>`)
         self.encode = encode  # str -> list of ids (ordinary text)
         self.token_bytes: dict = token_bytes  # id -> bytes, ordinary tokens only
         self.max_token_len = max((len(b) for b in token_bytes.values()), default=0)
@@ -121,6 +122,7 @@ class TokenTrie:
             eos_token = max((specials[n] for n in EOS_NAMES if n in specials), default=None)
         token_bytes = {rank: data for data, rank in enc._mergeable_ranks.items()}
         trie = cls(token_bytes, tokenizer.n_vocab, eos_token, enc.encode_ordinary)
+        trie.special_names = dict(specials)
         try:
             tokenizer.__dict__.setdefault(_CACHE_ATTR, {})[key] = trie
         except AttributeError:
@@ -267,11 +269,12 @@ def _byte_fallback_trie(tokenizer, eos_token, why: str) -> TokenTrie:
     if not cfg or "ByteFallback" not in _types(cfg.get("decoder")):
         raise UnsupportedFeatureError(
             f"tokenizer {getattr(tokenizer, 'name', '')!r} (neither byte-level BPE nor byte-fallback)", why)
-    specials, eos_found = set(), None
+    specials, eos_found, names = set(), None, {}
     for a in sorted(cfg.get("added_tokens") or (), key=lambda a: a["id"]):
         content = a["content"]
         if a.get("special") or (content.startswith("<") and content.endswith(">")):
             specials.add(a["id"])
+            names[content] = a["id"]
             if content in EOS_NAMES:
                 eos_found = a["id"]  # the last one, as llguidance
     token_bytes = {}
@@ -295,7 +298,9 @@ def _byte_fallback_trie(tokenizer, eos_token, why: str) -> TokenTrie:
     def encode(text: str) -> list:
         return encoder.encode(text, add_special_tokens=False)
 
-    return TokenTrie(token_bytes, tokenizer.n_vocab, eos_token, encode)
+    trie = TokenTrie(token_bytes, tokenizer.n_vocab, eos_token, encode)
+    trie.special_names = names
+    return trie
 
 
 def _gguf_trie(tokenizer, eos_token) -> TokenTrie:
@@ -468,4 +473,6 @@ def _sentencepiece_trie(tokenizer, eos_token) -> TokenTrie:
             out.extend(tokenize(normalize(text[pos:])))
         return out
 
-    return TokenTrie(token_bytes, tok.n_vocab, eos_token, encode)
+    trie = TokenTrie(token_bytes, tok.n_vocab, eos_token, encode)
+    trie.special_names = {p: t for p, t in special_ids.items() if p}
+    return trie

@@ -12,6 +12,8 @@ stopped) at every step of the first instance, and at the first `--masks` steps o
     python build_scripts/maskbench.py                 # the whole dev half, summary at the end
     python build_scripts/maskbench.py --sample 200    # a seeded sample
     python build_scripts/maskbench.py --files 'Github_easy---o1*' -v
+    python build_scripts/maskbench.py --json all.json           # every result, then:
+    python build_scripts/maskbench.py --files @names.txt         # the files named in names.txt
 
 `tests/test_maskbench.py` runs `compare_file` on a seeded sample (all of it with ANYTOK_FULL=1).
 """
@@ -193,13 +195,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sample", type=int, default=0, help="a seeded sample of this many files (0: all)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--files", default="*", help="glob on file names")
+    ap.add_argument("--files", default="*",
+                    help="globs on file names, comma-separated; @path: the names listed in that file")
     ap.add_argument("--masks", type=int, default=8, help="masks compared per instance after the first")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per file")
     ap.add_argument("--json", help="write every result here")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
-    paths = [p for p in files() if fnmatch.fnmatch(p.name, args.files)]
+    globs = (Path(args.files[1:]).read_text().split() if args.files.startswith("@")
+             else args.files.split(","))
+    paths = [p for p in files() if any(fnmatch.fnmatch(p.name, g) for g in globs)]
     if args.sample:
         paths = sample(paths, args.sample, args.seed)
     t0 = time.perf_counter()

@@ -314,6 +314,47 @@ def test_unsupported_schema_features_named(schema, feature):
     assert feature in str(info.value) and isinstance(info.value, NotImplementedError)
 
 
+# oneOf: compiled exactly when llguidance proves its options disjoint (then as anyOf), else
+# refused; each case below was checked both ways against llguidance.
+_OBJ_K = {"type": "object", "required": ["k"]}
+ONE_OF = [
+    {"oneOf": [dict(_OBJ_K, properties={"k": {"const": "a"}}), dict(_OBJ_K, properties={"k": {"const": "b"}})]},
+    {"oneOf": [{"type": "object", "properties": {"a": {}}, "required": ["a"], "additionalProperties": False},
+               {"type": "object", "properties": {"b": {}}, "required": ["b"], "additionalProperties": False}]},
+    {"oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}],
+     "$defs": {"a": {"type": "string"}, "b": {"type": "number"}}},  # bare $refs: not disjoint
+    {"type": "object", "oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}],
+     "$defs": {"a": {"type": "string"}, "b": {"type": "object", "properties": {"x": {"const": 1}}}}},
+    {"oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}], "type": "object",
+     "$defs": {"a": {"required": ["k"], "properties": {"k": {"const": "a"}}},
+               "b": {"required": ["k"], "properties": {"k": {"const": "b"}}}}},
+    {"discriminator": {"propertyName": "k"}, "oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}],
+     "$defs": {"a": {"type": "string"}, "b": {"type": "null"}}},  # an unknown keyword: merged
+    {"oneOf": [{"enum": ["a", "b"]}, {"enum": ["c"]}]},
+    {"oneOf": [{"enum": ["a", "b"]}, {"enum": ["b"]}]},
+    {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+    {"oneOf": [{"type": "string", "pattern": "a"}, {"const": "b"}]},
+    {"oneOf": [{"type": "boolean", "const": True}, {"const": False}]},
+    {"oneOf": [{"type": ["string", "null"]}, {"type": "number"}]},
+    {"oneOf": [{"type": "object", "patternProperties": {"^x": {"type": "string"}}, "required": ["xa"]},
+               {"type": "object", "properties": {"xa": {"type": "number"}}, "required": ["xa"]}]},
+    {"oneOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]},
+]
+
+
+@pytest.mark.parametrize("k", range(len(ONE_OF)))
+def test_one_of_compiled_as_llguidance(k):
+    schema = ONE_OF[k]
+    ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    if ref.is_error():
+        assert "oneOf" in ref.get_error()
+        with pytest.raises(constrain.UnsupportedFeatureError, match="oneOf"):
+            constrain.json_schema(schema)
+        return
+    ours = constrain.json_schema(schema).matcher(anytok_encoding("o200k_base"))
+    _walk("o200k_base", json.dumps(schema)[:100], ours, ref, STEPS, f"oneOf|{k}")
+
+
 def test_json_schema_api():
     with pytest.raises(constrain.ConstraintError):
         constrain.json_schema("{not json")

@@ -681,7 +681,9 @@ class _Compiler:
                 if len(v) != 1:
                     raise UnsupportedFeatureError("JSON Schema allOf with more than one schema", f"at {where}")
                 return self.value(v[0], f"{where}/allOf/0")
-            if a == "oneOf" and not self.coerce_one_of and not self.disjoint(v):
+            if a == "oneOf" and not self.coerce_one_of and not self.disjoint(v) and not (
+                    # an unknown keyword beside it: llguidance checks the options again, merged
+                    any(k not in ANNOTATIONS for k in s if k != a) and self.disjoint(self.resolved(v, where))):
                 raise UnsupportedFeatureError(
                     "JSON Schema oneOf whose options are not verifiably disjoint",
                     f"at {where}; llguidance rejects it too unless coerce_one_of")
@@ -730,7 +732,10 @@ class _Compiler:
                             continue
                     if not merged:
                         raise _Unsat(f"no {a} option is satisfiable")
-                    if a == "oneOf" and not self.coerce_one_of and not all(
+                    # llguidance checks the options as written and again once merged (where two
+                    # string constants intersected are no longer a constant to it: only named
+                    # properties, types and constants on one side count)
+                    if a == "oneOf" and not self.coerce_one_of and not self.disjoint(opts) and not all(
                             _disjoint(x, y, named_only=True) for j, x in enumerate(merged) for y in merged[j + 1:]):
                         raise UnsupportedFeatureError(
                             "JSON Schema oneOf whose options are not verifiably disjoint",
@@ -803,10 +808,127 @@ class _Compiler:
         return self.first_satisfiable([lambda o=o, w=w: self.value(o, w) for o, w in options])
 
     def disjoint(self, options) -> bool:
-        """oneOf = anyOf when no value can match two options: options of different types,
-        different string constants, or objects that require a property with disjoint values
-        (what llguidance proves too before it accepts a oneOf)."""
-        return all(_disjoint(a, b) for i, a in enumerate(options) for b in options[i + 1:])
+        """oneOf = anyOf when no value can match two options, proven as llguidance proves it
+        (nothing more, nothing less): each option seen as the union of its kinds of value; two
+        kinds are disjoint when they differ (integer and number are one kind), two booleans or
+        string constants when their values differ, two objects when a property either requires
+        has disjoint schemas on the two sides (its `properties` entry, else the first matching
+        `patternProperties`, else `additionalProperties`); a bare `$ref` and an unconstrained
+        schema are disjoint from nothing, an unsatisfiable option from everything."""
+        alts = [self._ll_alts(o, 0) for o in options]
+        return all(self._ll_alts_disjoint(a, b) for i, a in enumerate(alts) for b in alts[i + 1:])
+
+    def resolved(self, options: list, where: str) -> list:
+        """`options` with their `$ref`s and `allOf`s merged in (False for an unsatisfiable one)."""
+        out = []
+        for o in options:
+            if isinstance(o, dict) and ("$ref" in o or "allOf" in o):
+                try:
+                    o = self.merge_all_of(o, where)
+                except _Unsat:
+                    o = False
+                except (ConstraintError, RecursionError):
+                    pass
+            out.append(o)
+        return out
+
+    def _ll_alts(self, s, depth: int) -> list:
+        """The kinds of value a schema allows, as llguidance's normalized schema has them:
+        ("any",), ("ref",), ("null",), ("bool", value or None), ("number",), ("string",
+        constant or None), ("array",), ("object", schema); [] when unsatisfiable."""
+        if s is True:
+            return [("any",)]
+        if s is False:
+            return []
+        if not isinstance(s, dict) or depth > 50:
+            return [("any",)]
+        raw = [k for k in s if k not in ANNOTATIONS]  # (unknown keywords make llguidance merge)
+        keys = [k for k in raw if k in IMPLEMENTED_HERE]
+        if not keys:
+            return [("any",)]
+        if raw == ["$ref"]:
+            return [("ref",)]
+        appl = [k for k in keys if k in ("$ref", "allOf", "anyOf", "oneOf")]
+        if appl:
+            v = s[appl[0]]
+            if len(raw) == 1 and appl[0] != "$ref" and isinstance(v, list):
+                if appl[0] == "allOf" and len(v) != 1:
+                    pass
+                else:
+                    out = []
+                    for o in v:
+                        out += self._ll_alts(o, depth + 1)
+                    return [("any",)] if ("any",) in out else out
+            try:
+                merged = self.merge_all_of(s, "#")
+            except _Unsat:
+                return []
+            except (ConstraintError, RecursionError):
+                return [("any",)]
+            if isinstance(merged, dict) and any(k in merged for k in ("$ref", "allOf")):
+                return [("any",)]
+            return self._ll_alts(merged, depth + 1)
+        if "const" in keys or "enum" in keys:
+            values = [s["const"]] if "const" in keys else s["enum"]
+            if not isinstance(values, list) or ("const" in keys and "enum" in keys):
+                return [("any",)]
+            types = _types(s)
+            text = "pattern" in keys or "format" in keys
+            out = []
+            for v in values:
+                if types is not None and not any(isinstance(t, str) and _has_type(v, t) for t in types):
+                    continue
+                if v is None:
+                    out.append(("null",))
+                elif isinstance(v, bool):
+                    out.append(("bool", v))
+                elif isinstance(v, (int, float)):
+                    out.append(("number",))
+                elif isinstance(v, str):
+                    out.append(("string", None if text else v))
+                elif isinstance(v, list):
+                    out.append(("array",))
+                else:
+                    out.append(("object", {"properties": {k: {"const": x} for k, x in v.items()},
+                                           "required": list(v), "additionalProperties": False}))
+            return out
+        types = _types(s)
+        if types is None:
+            types = list(TYPES)
+        if not isinstance(types, list):
+            return [("any",)]
+        out = []
+        for t in types:
+            kind = {"null": ("null",), "boolean": ("bool", None), "number": ("number",), "integer": ("number",),
+                    "string": ("string", None), "array": ("array",), "object": ("object", s)}.get(t)
+            if kind is None:
+                return [("any",)]
+            out.append(kind)
+        return out
+
+    def _ll_alts_disjoint(self, xs: list, ys: list) -> bool:
+        for x in xs:
+            for y in ys:
+                if x[0] in ("any", "ref") or y[0] in ("any", "ref"):
+                    return False
+                if x[0] != y[0]:
+                    continue
+                if x[0] in ("bool", "string") and x[1] is not None and y[1] is not None and x[1] != y[1]:
+                    continue
+                if x[0] == "object" and self._ll_objects_disjoint(x[1], y[1]):
+                    continue
+                return False
+        return True
+
+    def _ll_objects_disjoint(self, a: dict, b: dict) -> bool:
+        ra, rb = a.get("required", []), b.get("required", [])
+        if not isinstance(ra, list) or not isinstance(rb, list):
+            return False
+        for key in dict.fromkeys(ra + rb):
+            if isinstance(key, str) and self._ll_alts_disjoint(
+                    self._ll_alts(_property_schema(a, key), 1), self._ll_alts(_property_schema(b, key), 1)):
+                return True
+        return False
 
     def typed(self, t: str, s: dict, where: str) -> int:
         if t == "null":
@@ -838,12 +960,18 @@ class _Compiler:
                 raise ConstraintError(f"JSON schema: cannot build the number range at {where} ({e})") from None
             return self.lexeme(self.multiple_of(self.regex(rx), s, where))
         for v in (lo, hi):
-            if v is not None and (math.isinf(v) or math.isnan(v) or abs(v) >= 2 ** 63):
-                raise UnsupportedFeatureError("JSON Schema integer bounds beyond 64 bits", f"at {where}")
-        ilo = None if lo is None else (lo + 1 if xlo and float(lo).is_integer() else math.ceil(lo))
-        ihi = None if hi is None else (hi - 1 if xhi and float(hi).is_integer() else math.floor(hi))
-        ilo = None if ilo is None else int(ilo)
-        ihi = None if ihi is None else int(ihi)
+            if v is not None and (math.isinf(v) or math.isnan(v)):
+                raise UnsupportedFeatureError("JSON Schema infinite integer bounds", f"at {where}")
+        # as llguidance: the bounds as doubles, rounded inwards, then saturated to 64 bits
+        ilo = None if lo is None else _i64(float(lo) + 1 if xlo and float(lo).is_integer() else math.ceil(float(lo)))
+        ihi = None if hi is None else _i64(float(hi) - 1 if xhi and float(hi).is_integer() else math.floor(float(hi)))
+        # the bounds llguidance's integer-range regex cannot handle (its open-ended ranges from a
+        # 19-digit bound, and -2**63 anywhere): refused as llguidance refuses them
+        if (-2 ** 63 in (ilo, ihi) or ilo is not None and ihi is None and ilo >= 10 ** 18
+                or ihi is not None and ilo is None and ihi <= -10 ** 18):
+            raise ConstraintError(f"JSON schema: integer range [{ilo}, {ihi}] at {where} is beyond what "
+                                  "llguidance's integer-range regex handles (64-bit bounds, an open "
+                                  "range from 19 digits on)")
         return self.lexeme(self.multiple_of(self.regex(int_regex(ilo, ihi)), s, where))
 
     def multiple_of(self, e: int, s: dict, where: str) -> int:
@@ -1362,6 +1490,23 @@ def _intersect(a, b, where: str):
     return out
 
 
+def _property_schema(s: dict, key: str):
+    """The schema an object schema gives property `key`: its `properties` entry, else that of
+    the first `patternProperties` pattern found in it, else `additionalProperties`."""
+    props = s.get("properties")
+    if isinstance(props, dict) and key in props:
+        return props[key]
+    pats = s.get("patternProperties")
+    if isinstance(pats, dict):
+        for p, sub in pats.items():
+            try:
+                if re.search(p, key):
+                    return sub
+            except (re.error, TypeError):
+                return True
+    return s.get("additionalProperties", True)
+
+
 def _disjoint(a, b, named_only: bool = False) -> bool:
     """Whether no JSON value matches both schemas (a sound, partial check)."""
     if a is False or b is False:
@@ -1400,6 +1545,11 @@ def _disjoint(a, b, named_only: bool = False) -> bool:
             if _disjoint(sa, sb):
                 return True
     return False
+
+
+def _i64(x) -> int:
+    """A number rounded to an integer as Rust's `f64 as i64` does it: saturated to 64 bits."""
+    return int(min(max(x, -2 ** 63), 2 ** 63 - 1))
 
 
 def _decimal(f: float) -> tuple:

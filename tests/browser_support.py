@@ -8,6 +8,7 @@ fails if there was any.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
@@ -89,6 +90,26 @@ def new_context(browser, **kwargs):
     context.set_default_timeout(BOOT_TIMEOUT_MS)
     guard = NetworkGuard(context)
     return context, guard
+
+
+@contextlib.contextmanager
+def demo_context(**kwargs):
+    """Debian's Chromium, a fresh guarded context (`new_context(**kwargs)`) and the demo server,
+    as (context, url); on exit the context closes and the guard is checked."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
+    server = DemoServer()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            context, guard = new_context(browser, **kwargs)
+            yield context, server.url
+            context.close()
+            guard.check()
+            browser.close()
+    finally:
+        server.close()
 
 
 def wait_status(page, status: str = "ready", timeout: int = BOOT_TIMEOUT_MS) -> None:

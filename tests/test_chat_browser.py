@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, DemoServer, new_context
+from browser_support import JS_LOAD, demo_context
 from test_chat import _harmony_conversation, _message, _request, _text
 
 from anytok import chat
@@ -21,16 +19,8 @@ pytestmark = pytest.mark.xdist_group("browser")
 @pytest.fixture(scope="module")
 def browser_context():
     """A browser context and the demo server's address."""
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
-    server = DemoServer()
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx, guard = new_context(b, viewport={"width": 1360, "height": 1000})
-        yield ctx, server.url
-        ctx.close()
-        guard.check()
-        b.close()
-    server.close()
+    with demo_context(viewport={"width": 1360, "height": 1000}) as (ctx, url):
+        yield ctx, url
 
 
 @pytest.fixture(scope="module")

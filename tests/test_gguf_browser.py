@@ -9,12 +9,9 @@ what was read of it.  The GGUFs are served to the page by a Playwright route (ne
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from playwright.sync_api import sync_playwright
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, DemoServer, new_context, wait_status
+from browser_support import demo_context, wait_status
 from test_gguf import MODELS, read_cases
 
 import anytok
@@ -31,11 +28,7 @@ NAMES = ["ggml-vocab-llama-spm.gguf", "ggml-vocab-llama-bpe.gguf"]  # SPM and BP
 
 @pytest.fixture(scope="module")
 def page():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
-    server = DemoServer()
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        ctx, guard = new_context(b)
+    with demo_context() as (ctx, url):
         pg = ctx.new_page()
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -43,7 +36,7 @@ def page():
         pg.route("**/__gguf__/*", lambda route: route.fulfill(
             status=200, body=(MODELS / route.request.url.rsplit("/", 1)[1]).read_bytes(),
             headers={"Content-Type": "application/octet-stream"}))
-        pg.goto(server.url)
+        pg.goto(url)
         wait_status(pg)
         pg.evaluate(
             """async () => {
@@ -80,11 +73,7 @@ def page():
             % PADDING_MIB
         )
         yield pg
-        ctx.close()
-        guard.check()
-        b.close()
         assert errors == [], errors
-    server.close()
 
 
 @pytest.mark.parametrize("name", NAMES)

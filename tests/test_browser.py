@@ -519,6 +519,74 @@ def test_constrain_in_the_page_equals_native_masks(shim):
     assert errors["both"][0] == "TypeError"
 
 
+JS_CONSTRAIN_DIGESTS = """async ([key, walks]) => {
+    // For each walk: every mask's sha256 (hex), forced tokens, accepting, consume's answer.
+    const hex = async (words) => Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", words)))
+        .map((b) => b.toString(16).padStart(2, "0")).join("");
+    const out = [];
+    for (const [kind, spec, tokens] of walks) {
+        const m = await window.toks[key].constrain({ [kind]: spec });
+        const steps = [];
+        for (const t of [...tokens, null]) {
+            const step = { mask: await hex(await m.mask()), forced: await m.forced(),
+                           accepting: await m.isAccepting(), stopped: await m.isStopped() };
+            if (t !== null) step.ok = await m.consume(t);
+            steps.push(step);
+        }
+        await m.free();
+        out.push(steps);
+    }
+    return out;
+}"""
+
+
+def test_reference_grammars_in_the_page_equal_llguidance(shim):
+    # The walks of tests/test_constrain_grammar.py under Pyodide: llama.cpp's 8 GBNF grammars
+    # (`{ gbnf }`) and outlines' 2 Lark grammars (`{ grammar }`), seeded 40-step walks on
+    # o200k_base picked from llguidance 1.9.1's masks; in the page's worker, every mask (by
+    # sha256), forced tokens, accepting and stopped state equal llguidance's and native anytok's.
+    import random
+
+    from llguidance import LLMatcher
+    from llguidance.gbnf_to_lark import gbnf_to_lark
+    from test_constrain import _lltokenizer, _ref_mask
+
+    from anytok import constrain
+
+    cache = ROOT / ".cache" / "llama_cpp"
+    grammars = [("gbnf", (cache / "grammars" / f"{n}.gbnf").read_text()) for n in
+                ("arithmetic", "c", "chess", "english", "japanese", "json", "json_arr", "list")]
+    grammars += [("grammar", (cache / "outlines" / f"{n}.lark").read_text()) for n in ("arithmetic", "json")]
+    load(shim, "o200k_base")
+    enc = anytok_encoding("o200k_base")
+    lltok = _lltokenizer("o200k_base")
+    walks, expected = [], []
+    for kind, text in grammars:
+        lark_text = gbnf_to_lark(text) if kind == "gbnf" else text
+        ref = LLMatcher(lltok, LLMatcher.grammar_from_lark(lark_text), log_level=0)
+        ours = (constrain.gbnf if kind == "gbnf" else constrain.grammar)(text).matcher(enc)
+        rng = random.Random(f"browser|{kind}|{text[:40]}")
+        tokens, steps = [], []
+        for i in range(41):
+            mask = _ref_mask("o200k_base", ref)
+            assert ours.mask() == mask, (kind, text[:40], i)
+            steps.append({"mask": hashlib.sha256(mask).hexdigest(), "forced": ref.compute_ff_tokens(),
+                          "accepting": ref.is_accepting(), "stopped": ref.is_stopped()})
+            allowed = [t for t in ours.allowed() if t != lltok.eos_token]
+            if i == 40 or not allowed:
+                break
+            t = rng.choice(allowed)
+            tokens.append(t)
+            steps[-1]["ok"] = True
+            assert ours.consume(t) and ref.consume_token(t), (kind, text[:40], i)
+        assert len(tokens) >= 10, (kind, text[:40])
+        walks.append([kind, text, tokens])
+        expected.append(steps)
+    got = shim.evaluate(JS_CONSTRAIN_DIGESTS, ["o200k_base", walks])
+    for (kind, text, _), ours, ref in zip(walks, got, expected):
+        assert ours == ref, (kind, text[:40])
+
+
 def test_optional_python_methods_are_exposed_when_present(shim):
     import anytok
 

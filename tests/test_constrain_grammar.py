@@ -111,6 +111,11 @@ CASES = [
     ('start: "<" foo ">" foo\nfoo[suffix="</x>"]: /[a-z<\\/>]*/\n',
      {"<a</x>>b</x>": "yes", "<</x>></x>": "yes", "<a</x></x>>": "no", "<a</x>": "prefix"}),
     ('start: foo "!"\nfoo[suffix="END", lazy]: /.*/\n', {"abcEND!": "yes", "aENDbEND!": "no", "END!": "yes"}),
+    # max_tokens=0: the rule matches the empty string only (llguidance 1.9.1), terminal or not
+    ('start: "<" foo ">"\nfoo[max_tokens=0]: /[a-z]+/\n', {"<>": "yes", "<a>": "no", "<": "prefix"}),
+    ('start: "<" foo ">"\nfoo[max_tokens=0, stop="."]: bar\nbar: "b"\n', {"<>": "yes", "<b>": "no"}),
+    # temperature= alone makes the rule one lexeme (so %ignore cannot come inside it)
+    ('start: foo\nfoo[temperature=0.5]: "a" "b"\n%ignore " "\n', {"ab": "yes", "a b": "no"}),
     # repetition, ranges, case-insensitive strings, aliases, ?rule / !rule, priorities
     ('start: "a"{2,3} "b"{2} "c"{1,} ("d"){,1}\n', {"aabbc": "yes", "aaabbccd": "yes", "abbc": "no", "aaaabbc": "no"}),
     ('start: x~3 y~1..2\nx: "x"\ny: "y"\n', {"xxxy": "yes", "xxxyy": "yes", "xxy": "no"}),
@@ -214,6 +219,18 @@ BAD = [
     'start: @0\n',
     'start: foo\nfoo[stop=".", suffix="!"]: /[a-z]+/\n',
     'start: foo\nfoo[max_tokens=2]: bar\nbar: "b"\n',  # max_tokens on terminals only
+    'start: foo\nfoo[temperature=0.5]: bar\nbar: "b"\n',
+    'start: foo\nfoo[lazy, stop="."]: /[a-z]+/\n',  # `lazy` is `suffix=//`: two stops
+    'start: foo\nfoo[stop="", lazy]: /[a-z]+/\n',
+    'start: foo\nfoo[stop_capture="s"]: /[a-z]+/\n',  # stop_capture needs a stop
+    'start: foo\nfoo[bogus]: /[a-z]+/\n',
+    # templates: llguidance 1.9.1 says "params not supported yet"
+    'start: sep{"a", ","}\nsep{x, s}: x (s x)*\n',
+    'start: "a"\n_sep{x, s}: x (s x)*\n',
+    # %regex takes exactly one of substring_chunks / substring_words / substring_chars
+    'start: X\nX: %regex {"type": "number", "minimum": 0}\n',
+    'start: X\nX: %regex {}\n',
+    'start: X\nX: %regex {"substring_chars": "ab", "substring_words": "a b"}\n',
 ]
 
 
@@ -239,9 +256,6 @@ def test_special_tokens_the_tokenizer_lacks(text):
 
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
-    ('start: foo "x"\nfoo[max_tokens=0]: /[a-z]+/\n', "max_tokens=0"),
-    ('start: foo "x"\nfoo[max_tokens=2, lazy]: /[a-z]+/\n', "max_tokens with"),
-    ('start: foo "x"\nfoo[max_tokens=2, stop="."]: /[a-z]+/\n', "max_tokens with"),
     ('start: foo "x"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
     ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
 ]
@@ -444,6 +458,13 @@ MAX_TOKENS_GRAMMARS = [
     '%ignore " "\nstart: (foo | NUM)+\nfoo[max_tokens=2]: /[a-z]+/\nNUM: /[0-9]+/\n',
     'start: foo+\nfoo[max_tokens=4]: /[a-z]{1,30}/ | /[0-9]+/\n',
     'start: "a" foo "b"\nfoo[max_tokens=1]: /[0-9]*/\n',
+    # cut short: the lexeme ends at its max_tokens whether or not it matches (llguidance's
+    # forced end of the lexeme)
+    'start: foo "!"\nfoo[max_tokens=2]: /[a-z]{6}/\n',
+    # with stop= / suffix= / lazy: a lazy lexeme with a token budget
+    'start: (foo ",")+\nfoo[max_tokens=3, stop="."]: /[a-z ]+/\n',
+    'start: foo "!" bar\nfoo[max_tokens=2, suffix=";"]: /[a-z]+/\nbar[lazy, max_tokens=3]: /[0-9]+x/\n',
+    'start: (foo | bar)+\nfoo[stop=/[.!]/, max_tokens=4]: /[a-z]+/\nbar[max_tokens=2, temperature=0.5]: "1" "2"\n',
 ]
 
 

@@ -494,7 +494,7 @@ class States:
     def limit_max_tokens(self, s: int, tokens: int) -> int:
         """State s after a token that left `tokens` tokens in the pending lexeme's set: the
         lexemes whose `max_tokens` is reached are dropped; if none is left, the lexeme ends
-        now (0 if nothing it read matches), as llguidance's `limit_state_to` / forced EOI."""
+        now, as llguidance's `limit_state_to` / forced EOI."""
         node, ls, fresh = self.cs[s]
         if fresh or node is None:
             return s
@@ -509,8 +509,11 @@ class States:
             return s
         if kept:
             return self._intern(node, self._lex_intern(tuple(kept)), False)
-        acc = self.lex_greedy[ls] | self.lex_lazy[ls]
-        return self._ended(node, acc) if acc else 0
+        # as llguidance's forced end of input (`force_lexeme_end`): the first possible lexeme
+        # ends here, whether or not its bytes match it (max_tokens= cuts a lexeme short), and
+        # nothing of it is hidden; if the parser cannot take it, the state stays as it was
+        r = self._ended(node, 1 << min(t[0::2]))
+        return self.barrier.get(r, r) or s
 
     # -- special tokens (token-range lexemes) ----------------------------------------------
     def special_next(self, s: int) -> list:

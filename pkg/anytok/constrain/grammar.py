@@ -198,13 +198,18 @@ class _Reader:
         return self.rules, self.ignore
 
     def read_attributes(self, name: str) -> dict:
-        """`name[lazy, max_tokens=5, stop="x", ...]`."""
+        """`name[lazy, max_tokens=5, stop="x", ...]`, read in order as llguidance does: `lazy`
+        is `suffix=//` (an empty regex) unless a non-empty stop or suffix came before; a second
+        stop / suffix is an error; later values of other attributes win."""
         self.expect("[")
         attrs = {}
         while self.peek()[1] != "]":
             t = self.take()
             if t[0] != "name":
                 raise GrammarSyntaxError(f"expected an attribute name at offset {t[2]} in grammar")
+            key = t[1]
+            if key not in _LEXEME_ATTRS:
+                raise GrammarSyntaxError(f"unknown rule attribute {key!r} on {name}")
             value = True
             if self.peek()[1] == "=":
                 self.take()
@@ -220,10 +225,22 @@ class _Reader:
                         self.take()
                         value += "." + self.take()[1]
                 else:
-                    raise GrammarSyntaxError(f"bad value for attribute {t[1]} at offset {v[2]}")
-            attrs[t[1]] = value
+                    raise GrammarSyntaxError(f"bad value for attribute {key} at offset {v[2]}")
+            elif key not in ("lazy", "capture"):
+                raise GrammarSyntaxError(f"attribute {key} of {name} needs a value")
+            if key == "lazy":
+                if not _is_lazy(attrs):
+                    attrs["suffix"] = ("re", "", "")
+            elif key in ("stop", "suffix") and ("stop" in attrs or "suffix" in attrs):
+                raise GrammarSyntaxError(f"Cannot have multiple stop/suffix conditions (rule {name})")
+            elif key == "stop_capture" and key in attrs:
+                raise GrammarSyntaxError(f"Cannot have multiple stop_capture names (rule {name})")
+            else:
+                attrs[key] = value
             if self.peek()[1] == ",":
                 self.take()
+            else:
+                break
         self.expect("]")
         return attrs
 
@@ -482,6 +499,12 @@ def _regex_text(pattern: str, flags: str) -> str:
     return f"(?{flags}:{pattern})" if flags else pattern
 
 
+def _is_lazy(attrs: dict) -> bool:
+    """llguidance's `Rule::is_lazy`: a stop / suffix that is a regex or a non-empty string."""
+    like = attrs.get("stop", attrs.get("suffix"))
+    return like is not None and like != ""
+
+
 _KNOWN_OPTIONS = {"allow_initial_skip", "ignore_once", "no_forcing", "allow_invalid_utf8"}
 _LEXEME_ATTRS = {"lazy", "max_tokens", "temperature", "stop", "suffix", "capture", "stop_capture"}
 
@@ -626,19 +649,27 @@ class _Builder:
     def _any(self) -> int:
         return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
 
-    def lexeme_symbol(self, node, lazy: bool = False, name: str = "", hidden: bool = False) -> int:
-        e = self.compile(self.tree(node))
-        key = (e, lazy, hidden)
+    def lexeme_symbol(self, node, name: str = "") -> int:
+        return self.gen_symbol(self.tree(node), name or str(node)[:60])
+
+    def gen_symbol(self, tree, name: str, lazy: bool = False, hidden: bool = False,
+                   max_tokens: int | None = None) -> int:
+        """The symbol of one lexeme (a code-point tree): greedy or lazy, its end hidden
+        (`stop=`) or not, limited to `max_tokens` tokens or not; one per distinct kind."""
+        e = self.compile(tree)
+        key = (e, lazy, hidden, max_tokens)
         sym = self.lex_sym.get(key)
         if sym is None:
             if e == D.NOTHING:
-                raise ConstraintError(f"grammar lexeme {name or str(node)[:60]} matches nothing")
-            k = self.g.lexeme(e, name or str(node)[:60], lazy)
+                raise ConstraintError(f"grammar lexeme {name} matches nothing")
+            k = self.g.lexeme(e, name, lazy)
             if hidden:
                 self.g.hidden |= 1 << k
+            if max_tokens is not None:
+                self.g.max_tokens[k] = max_tokens
             sym = -2 - k
             if self.es.nullable[e]:  # llguidance: X -> lexeme | (empty)
-                w = self.g.nonterminal(f"nullable {name or str(node)[:40]}")
+                w = self.g.nonterminal(f"nullable {name[:40]}")
                 self.g.prods[w] = [[sym], []]
                 sym = w
             self.lex_sym[key] = sym
@@ -734,53 +765,41 @@ class _Builder:
         for n in ["start"] + rules:
             body = self.defs[n]
             attrs = self.attrs.get(n, {})
-            for a in attrs:
-                if a not in _LEXEME_ATTRS:
-                    raise GrammarSyntaxError(f"unknown rule attribute {a!r} on {n}")
+            stop, suffix = attrs.get("stop"), attrs.get("suffix")
+            if stop is not None and suffix is not None:
+                raise GrammarSyntaxError(f"stop= and suffix= cannot be used together (rule {n})")
             max_tokens = attrs.get("max_tokens")
             if max_tokens is not None:
                 if not (isinstance(max_tokens, str) and max_tokens.isdigit()):
                     raise GrammarSyntaxError(f"max_tokens of {n} must be a number")
                 max_tokens = int(max_tokens)
-                if attrs.get("stop") is not None or attrs.get("suffix") is not None or attrs.get("lazy"):
-                    raise UnsupportedFeatureError("rule attribute max_tokens with stop / suffix / lazy", n)
-                if max_tokens == 0:
-                    raise UnsupportedFeatureError("rule attribute max_tokens=0", n)
-                try:  # as llguidance: on terminals only, one greedy lexeme
-                    tree = self.tree(body)
-                except GrammarSyntaxError as e:
-                    raise GrammarSyntaxError(
-                        f"{e}; temperature= and max_tokens= only supported on TERMINALS") from None
-                e = self.compile(tree)
-                if e == D.NOTHING:
-                    raise ConstraintError(f"grammar lexeme {n} matches nothing")
-                k = g.lexeme(e, n)
-                g.max_tokens[k] = max_tokens
-                sym = -2 - k
-                if self.es.nullable[e]:
-                    w = g.nonterminal(f"nullable {n}")
-                    g.prods[w] = [[sym], []]
-                    sym = w
-                g.prods[self.nt[n]] = [[sym]]
-                continue
-            stop, suffix = attrs.get("stop"), attrs.get("suffix")
-            if stop is not None and suffix is not None:
-                raise GrammarSyntaxError(f"stop= and suffix= cannot be used together (rule {n})")
+                if max_tokens == 0:  # as llguidance: zero tokens, so the empty string
+                    g.prods[self.nt[n]] = [[]]
+                    continue
             like = stop if stop is not None else suffix
+            if like is None and "stop_capture" in attrs:
+                raise GrammarSyntaxError(f"stop_capture requires stop= or suffix= (rule {n})")
             if like is not None and not isinstance(like, (str, tuple)):
                 raise GrammarSyntaxError(f"stop= / suffix= of {n} must be a string or a regex")
             if like == "":
                 raise UnsupportedFeatureError('rule attribute stop="" / suffix="" (end-of-sequence as the stop)', n)
-            if like is not None:  # one lazy lexeme: the body, then the stop / suffix
-                like_node = ("str", like, "") if isinstance(like, str) else like
-                if like_node[0] == "re" and set(like_node[2]) - set("is"):
-                    raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
-                body = ("seq", [body, like_node])
+            if like is not None or max_tokens is not None or "temperature" in attrs:
+                # one lexeme (llguidance's `gen`): the body, then the stop / suffix (a lazy
+                # lexeme); with max_tokens= / temperature= and neither, a greedy one
+                try:  # as llguidance: on terminals only
+                    tree = self.tree(body)
+                except GrammarSyntaxError as e:
+                    raise GrammarSyntaxError(
+                        f"{e}; temperature= and max_tokens= only supported on TERMINALS") from None
+                if like is not None and like != ("re", "", ""):
+                    like_node = ("str", like, "") if isinstance(like, str) else like
+                    if like_node[0] == "re" and set(like_node[2]) - set("is"):
+                        raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
+                    tree = ("cat", [tree, self.tree(like_node)])
                 # stop: the stop's bytes are hidden, and (as in llguidance) no token goes on
                 # past them (earley.States' barrier states)
-                g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n, hidden=stop is not None)]]
-            elif attrs.get("lazy"):  # the rule is one lazy lexeme
-                g.prods[self.nt[n]] = [[self.lexeme_symbol(body, lazy=True, name=n)]]
+                g.prods[self.nt[n]] = [[self.gen_symbol(tree, n, lazy=like is not None,
+                                                        hidden=stop is not None, max_tokens=max_tokens)]]
             elif body[0] == "alt":
                 g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]
             else:

@@ -370,8 +370,11 @@ class Matcher:
                 s = es.limit_max_tokens(s, i + 1 - row)
                 if s == NOTHING:
                     return False
-                if es.is_fresh(s):  # the lexeme was ended: a new Earley set, at this token
-                    row = i
+            if es.is_fresh(s) and (i or len(data) > 1):
+                # a lexeme ended with the token's last byte (or was ended after it): the new
+                # Earley set starts at the next token's first byte, so it is that token's (as
+                # llguidance's row start_byte_idx; except after a lexeme ending at byte 0)
+                row = i + 1
             self._rows[len(self._stack):] = [row]
         self._stack.append((s, token, False))
         self._stopped = es.nullable[s] and not es.viable_bytes(s)

@@ -183,12 +183,14 @@ class _Reader:
             self.take()
             name = value.lstrip("?!")
             if "." in name:
-                raise UnsupportedFeatureError("rule and terminal priorities", "llguidance 1.9.1 rejects them too")
+                raise GrammarSyntaxError(f"priorities ({name}) are not supported, as in llguidance 1.9.1 "
+                                         "(\"not supported yet\")")
             attrs = {}
             if self.peek()[1] == "[":
                 attrs = self.read_attributes(name)
             if self.peek()[1] in ("{", "<") or self.peek()[0] == "special":
-                raise UnsupportedFeatureError("parameterized rules / templates", name)
+                raise GrammarSyntaxError(f"templates (rule {name} with parameters) are not supported, "
+                                         "as in llguidance (\"params not supported yet\")")
             self.expect(":")
             if name in self.rules:
                 raise GrammarSyntaxError(f"rule {name} defined twice")
@@ -248,7 +250,8 @@ class _Reader:
         """`%import common.NAME [-> ALIAS]` or `%import common (NAME, ...)`."""
         t = self.take()
         if t[1] != "common":
-            raise UnsupportedFeatureError(f"%import from {t[1]!r}", "only Lark's common terminals")
+            raise GrammarSyntaxError(f"%import from {t[1]!r}: only Lark's common terminals can be imported "
+                                     "(as in llguidance)")
         pairs = []
         if self.peek()[1] == ".":
             self.take()
@@ -595,9 +598,10 @@ class _Builder:
     def structured(self, spec) -> int:
         """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`):
         the concatenations of consecutive chunks, the empty one included."""
-        if not isinstance(spec, dict) or len(spec) != 1:
-            raise UnsupportedFeatureError("%regex other than substring_chunks / substring_words / substring_chars",
-                                          str(spec)[:60])
+        # llguidance 1.9.1 knows these three fields only, and exactly one of them
+        fields = ("substring_chunks", "substring_words", "substring_chars")
+        if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in fields:
+            raise GrammarSyntaxError(f"%regex takes exactly one of {', '.join(fields)}; got {str(spec)[:60]}")
         (k, v), = spec.items()
         if k == "substring_chunks" and isinstance(v, list) and all(isinstance(c, str) for c in v):
             chunks = v
@@ -606,7 +610,7 @@ class _Builder:
         elif k == "substring_words" and isinstance(v, str):
             chunks = re.findall(r"\w+|\W", v)
         else:
-            raise UnsupportedFeatureError(f"%regex {k}", str(v)[:60])
+            raise GrammarSyntaxError(f"%regex {k} takes {'a list of strings' if k == 'substring_chunks' else 'a string'}")
         es = self.es
         runs = []
         tail = D.NOTHING  # the non-empty runs of consecutive chunks starting at chunk i

@@ -258,7 +258,7 @@ def test_special_tokens_the_tokenizer_lacks(text):
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
     ('start: foo "x"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
-    ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
+    ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "allow_invalid_utf8"),
 ]
 
 
@@ -478,6 +478,28 @@ def test_max_tokens_walks_match_llguidance(k):
         rng = random.Random(f"max_tokens|{k}|{seed}")
         ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
         _walk_no_rollback(text, c.matcher(enc), ref, rng, lambda allowed: _pick(rng, allowed, enc.eot_token))
+
+
+# %llguidance {"no_forcing": true}: no forced tokens; every mask is the walk from the state
+# (forced bytes, special tokens and an endless forced run included)
+NO_FORCING = '%llguidance {"no_forcing": true}\n'
+NO_FORCING_GRAMMARS = [
+    NO_FORCING + 'start: "hello world" /[0-9]+/ "endofthings"\n',
+    NO_FORCING + 'start: /[a-z]+/ <|endofprompt|> "xyz" <|endofprompt|>\n',
+    NO_FORCING + '%ignore " "\nstart: "ab" "cd" x\nx: /(ab)+/ " "\n',
+]
+
+
+@pytest.mark.parametrize("k", range(len(NO_FORCING_GRAMMARS) + 1))
+def test_no_forcing_walks_match_llguidance(k):
+    if k < len(NO_FORCING_GRAMMARS):
+        text = NO_FORCING_GRAMMARS[k]
+    else:  # llama.cpp's json grammar, with the option
+        text = gbnf_to_lark(_gbnf_text("json")).replace("%llguidance {}", NO_FORCING.strip())
+    c = constrain.grammar(text)
+    assert not c.matcher(anytok_encoding("o200k_base")).forced()
+    for seed in SEEDS if FULL else range(2):
+        _run_walk("o200k_base", text[:40], c, text, STEPS, f"no_forcing|{k}|{seed}", special=0.3)
 
 
 def test_rule_temperature_accepted_masks_unchanged():

@@ -378,7 +378,7 @@ BAD_GRAMMARS = [
     ('start: A\nA: "a"\nA: "b"\n', constrain.GrammarSyntaxError),
 ]
 UNSUPPORTED_GRAMMARS = [
-    ('%llguidance {"no_forcing": true}\nstart: "a"\n', "no_forcing"),
+    ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "allow_invalid_utf8"),
     ('start: foo "!"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
 ]
 

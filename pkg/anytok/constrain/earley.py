@@ -93,6 +93,7 @@ class Grammar:
         self.skip = -1  # lexeme index of the skip lexeme, or -1
         self.skip_once = False
         self.allow_initial_skip = False
+        self.no_forcing = False  # %llguidance {"no_forcing": true}: see matcher.py
         # special tokens / token ranges: lexeme `\xff` + byte j allows the ids in token_ranges[j]
         self.token_ranges: list = []
         self.hidden = 0  # bitmask of lexemes whose end is hidden (`stop=`): no token crosses it
@@ -153,6 +154,7 @@ class States:
         self.barrier: dict = {}
         self._barriers: dict = {}
         self.has_max_tokens = bool(g.max_tokens)
+        self.no_forcing = g.no_forcing
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []

@@ -532,8 +532,7 @@ class _Builder:
         for k, v in options.items():  # (other keys are ignored, as llguidance does)
             if k in _KNOWN_OPTIONS and not isinstance(v, bool):
                 raise GrammarSyntaxError(f"%llguidance option {k} must be true or false")
-        if options.get("no_forcing"):
-            raise UnsupportedFeatureError("%llguidance option no_forcing")
+        self.g.no_forcing = bool(options.get("no_forcing"))
         if options.get("allow_invalid_utf8"):
             raise UnsupportedFeatureError("%llguidance option allow_invalid_utf8")
         self.g.allow_initial_skip = bool(options.get("allow_initial_skip"))

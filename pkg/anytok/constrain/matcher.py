@@ -70,6 +70,9 @@ class _Shared:
         self.special = bool(getattr(es, "token_ranges", None))
         self.barrier = getattr(es, "barrier", None)  # grammars with `stop=`: see earley.py
         self.max_tokens = bool(getattr(es, "has_max_tokens", False))  # `max_tokens=`: ditto
+        # %llguidance {"no_forcing": true}: no forced bytes nor tokens (llguidance's
+        # `can_force_bytes` false): every mask is the walk from the state
+        self.no_forcing = bool(getattr(es, "no_forcing", False))
         if self.special:
             self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
             self.range_bits = [
@@ -111,7 +114,7 @@ class _Shared:
 
     def step(self, state: int, last: int | None):
         """(mask bytes, forced tokens) for `state` after token `last`."""
-        fb, after = self.forced_bytes(state)
+        fb, after = self.forced_bytes(state) if not self.no_forcing else (b"", state)
         # no forced bytes: the mask depends only on the strings of at most the longest token's
         # length that the state allows, so states equal up to that length share it
         key = self.es.truncated(state, self.trie.max_token_len) if not fb else (state, last)
@@ -120,7 +123,7 @@ class _Shared:
             return r
         es, trie = self.es, self.trie
         ff: list = []
-        if not fb and self.special:
+        if not fb and self.special and not self.no_forcing:
             ff = self._special_forced(state)
             if ff:
                 r = self.masks[key] = (self._pack(ff[:1]), ff)

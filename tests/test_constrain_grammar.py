@@ -257,7 +257,6 @@ def test_special_tokens_the_tokenizer_lacks(text):
 
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
-    ('start: foo "x"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
     ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "allow_invalid_utf8"),
 ]
 
@@ -414,19 +413,25 @@ def _stop_near() -> frozenset:
 
 @pytest.mark.parametrize("k", range(len(STOP_GRAMMARS)))
 def test_stop_walks_match_llguidance(k):
-    text = STOP_GRAMMARS[k]
-    enc = anytok_encoding("o200k_base")
+    eos = anytok_encoding("o200k_base").eot_token
+
+    def pick(rng, allowed):  # often a token with (part of) a stop in it
+        pool = [t for t in allowed if t != eos] or allowed
+        near = [t for t in pool if t in _stop_near()]
+        return rng.choice(near if near and rng.random() < 0.3 else pool)
+
+    _walks_no_rollback(STOP_GRAMMARS[k], f"stop|{k}", pick)
+
+
+def _walks_no_rollback(text, label, pick):
+    """Seeded walks of `text` on o200k_base (3; `SEEDS` under ANYTOK_FULL=1), each token chosen
+    by `pick(rng, allowed)`, compared with llguidance at every step (`_walk_no_rollback`)."""
     c = constrain.grammar(text)
+    enc = anytok_encoding("o200k_base")
     for seed in SEEDS if FULL else range(3):
-        rng = random.Random(f"stop|{k}|{seed}")
+        rng = random.Random(f"{label}|{seed}")
         ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
-
-        def pick(allowed):  # often a token with (part of) a stop in it
-            pool = [t for t in allowed if t != enc.eot_token] or allowed
-            near = [t for t in pool if t in _stop_near()]
-            return rng.choice(near if near and rng.random() < 0.3 else pool)
-
-        _walk_no_rollback(text, c.matcher(enc), ref, rng, pick)
+        _walk_no_rollback(text, c.matcher(enc), ref, rng, lambda allowed: pick(rng, allowed))
 
 
 def _walk_no_rollback(text, ours, ref, rng, pick):
@@ -471,13 +476,61 @@ MAX_TOKENS_GRAMMARS = [
 
 @pytest.mark.parametrize("k", range(len(MAX_TOKENS_GRAMMARS)))
 def test_max_tokens_walks_match_llguidance(k):
-    text = MAX_TOKENS_GRAMMARS[k]
-    c = constrain.grammar(text)
+    eos = anytok_encoding("o200k_base").eot_token
+    _walks_no_rollback(MAX_TOKENS_GRAMMARS[k], f"max_tokens|{k}", lambda rng, allowed: _pick(rng, allowed, eos))
+
+
+# stop="" (llguidance: "the EOS token of the model acts as the stop"): the rule is a greedy
+# lexeme that end-of-sequence may also end where its bytes match it and bytes are pending
+# (EOS is then in the mask); consuming that EOS ends the lexeme, the output goes on, and
+# that one step has no forced tokens (llguidance forces bytes once per output length).
+# The walks pick EOS often where it is allowed.
+STOP_EOS_GRAMMARS = [
+    'start: foo "!"\nfoo[stop=""]: /[a-z]+/\n',
+    'start: foo\nfoo[stop=""]: /[a-z]+/\n',
+    'start: foo bar?\nfoo[stop=""]: /[a-z ]+/\nbar: /[0-9]+/\n',
+    'start: (foo ",")+\nfoo[stop=""]: /[a-z]+/\n',
+    'start: foo "a" bar\nfoo[stop=""]: /[0-9]+/\nbar[stop="", max_tokens=3]: /[a-z]+/\n',
+    '%ignore " "\nstart: foo+ "."\nfoo[stop=""]: /[a-z]+/\n',
+    'start: "<" foo "|" foo ">"\nfoo[stop=""]: /[a-z]*/\n',
+    'start: "Q: " foo "\\nA: " foo\nfoo[stop="", temperature=0.7]: /[^\\n]+/\n',
+]
+
+
+def _pick_eos(rng, allowed):
+    eos = anytok_encoding("o200k_base").eot_token
+    if eos in allowed and rng.random() < 0.4:
+        return eos
+    return rng.choice([t for t in allowed if t != eos] or allowed)
+
+
+@pytest.mark.parametrize("k", range(len(STOP_EOS_GRAMMARS)))
+def test_stop_eos_walks_match_llguidance(k):
+    _walks_no_rollback(STOP_EOS_GRAMMARS[k], f"stop_eos|{k}", _pick_eos)
+
+
+def test_suffix_empty_is_stop_empty():
+    """suffix="" is stop="" (nothing to hide either way): llguidance allows EOS in the same
+    places, but 1.9.1 panics at the next mask once EOS has ended a suffix="" lexeme (its
+    lexer-bytes check, which it runs where rollback is allowed); anytok goes on as with stop=""."""
     enc = anytok_encoding("o200k_base")
-    for seed in SEEDS if FULL else range(3):
-        rng = random.Random(f"max_tokens|{k}|{seed}")
-        ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(text), log_level=0)
-        _walk_no_rollback(text, c.matcher(enc), ref, rng, lambda allowed: _pick(rng, allowed, enc.eot_token))
+    for k, text in enumerate(STOP_EOS_GRAMMARS[:4]):
+        suffix_text = text.replace('stop=""', 'suffix=""')
+        rng = random.Random(f"suffix_eos|{k}")
+        ours, same = constrain.grammar(suffix_text).matcher(enc), constrain.grammar(text).matcher(enc)
+        ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_lark(suffix_text), log_level=0)
+        live = True  # llguidance, until an EOS ends a lexeme
+        for step in range(STEPS):
+            if live:
+                _check_same("o200k_base", suffix_text[:40], step, ours, ref, rng, full_allowed=False)
+            assert ours.mask() == same.mask() and ours.forced() == same.forced()
+            token = _pick_eos(rng, ours.allowed())
+            assert ours.consume(token) and same.consume(token)
+            if live:
+                assert ref.consume_token(token)
+            live = live and token != enc.eot_token
+            if ours.is_stopped():
+                break
 
 
 # %llguidance {"no_forcing": true}: no forced tokens; every mask is the walk from the state

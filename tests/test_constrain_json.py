@@ -379,7 +379,6 @@ BAD_GRAMMARS = [
 ]
 UNSUPPORTED_GRAMMARS = [
     ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "allow_invalid_utf8"),
-    ('start: foo "!"\nfoo[stop=""]: /[a-z]+/\n', 'stop=""'),
 ]
 
 

@@ -98,6 +98,7 @@ class Grammar:
         self.token_ranges: list = []
         self.hidden = 0  # bitmask of lexemes whose end is hidden (`stop=`): no token crosses it
         self.max_tokens: dict = {}  # lexeme -> its `max_tokens=` (tokens per lexeme)
+        self.eos_ending = 0  # bitmask of lexemes that end-of-sequence may end (`stop=""`)
 
     def nonterminal(self, name: str) -> int:
         self.prods.append([])
@@ -155,6 +156,8 @@ class States:
         self._barriers: dict = {}
         self.has_max_tokens = bool(g.max_tokens)
         self.no_forcing = g.no_forcing
+        self.has_eos_ending = bool(g.eos_ending)
+        self._eos_end: dict = {}
         # -- dotted positions: per production, one per dot place ---------------------------
         nextsym: list = []
         lhs: list = []
@@ -516,6 +519,22 @@ class States:
         # nothing of it is hidden; if the parser cannot take it, the state stays as it was
         r = self._ended(node, 1 << min(t[0::2]))
         return self.barrier.get(r, r) or s
+
+    # -- stop="" (the matcher asks; see `Matcher.consume`) ------------------------------------
+    def eos_end(self, s: int) -> int:
+        """The state after end-of-sequence ends the pending lexeme in state `s`, or 0: as
+        llguidance's `scan_eos`, where bytes are pending and a `stop=""` lexeme matches them
+        (`lexer_allows_eos`), the lexeme ends as at any other end (every lexeme matching the
+        bytes), and the end-of-sequence token itself is no output."""
+        r = self._eos_end.get(s)
+        if r is None:
+            r = 0
+            node, ls, fresh = self.cs[s]
+            if node is not None and not fresh and self.lex_greedy[ls] & self.g.eos_ending:
+                r = self._ended(node, self.lex_greedy[ls])
+                r = self.barrier.get(r, r)
+            self._eos_end[s] = r
+        return r
 
     # -- special tokens (token-range lexemes) ----------------------------------------------
     def special_next(self, s: int) -> list:

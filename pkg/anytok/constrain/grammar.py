@@ -656,11 +656,12 @@ class _Builder:
         return self.gen_symbol(self.tree(node), name or str(node)[:60])
 
     def gen_symbol(self, tree, name: str, lazy: bool = False, hidden: bool = False,
-                   max_tokens: int | None = None) -> int:
+                   max_tokens: int | None = None, eos_ending: bool = False) -> int:
         """The symbol of one lexeme (a code-point tree): greedy or lazy, its end hidden
-        (`stop=`) or not, limited to `max_tokens` tokens or not; one per distinct kind."""
+        (`stop=`) or not, limited to `max_tokens` tokens or not, ended by end-of-sequence
+        (`stop=""`) or not; one per distinct kind."""
         e = self.compile(tree)
-        key = (e, lazy, hidden, max_tokens)
+        key = (e, lazy, hidden, max_tokens, eos_ending)
         sym = self.lex_sym.get(key)
         if sym is None:
             if e == D.NOTHING:
@@ -670,6 +671,8 @@ class _Builder:
                 self.g.hidden |= 1 << k
             if max_tokens is not None:
                 self.g.max_tokens[k] = max_tokens
+            if eos_ending:
+                self.g.eos_ending |= 1 << k
             sym = -2 - k
             if self.es.nullable[e]:  # llguidance: X -> lexeme | (empty)
                 w = self.g.nonterminal(f"nullable {name[:40]}")
@@ -784,8 +787,6 @@ class _Builder:
                 raise GrammarSyntaxError(f"stop_capture requires stop= or suffix= (rule {n})")
             if like is not None and not isinstance(like, (str, tuple)):
                 raise GrammarSyntaxError(f"stop= / suffix= of {n} must be a string or a regex")
-            if like == "":
-                raise UnsupportedFeatureError('rule attribute stop="" / suffix="" (end-of-sequence as the stop)', n)
             if like is not None or max_tokens is not None or "temperature" in attrs:
                 # one lexeme (llguidance's `gen`): the body, then the stop / suffix (a lazy
                 # lexeme); with max_tokens= / temperature= and neither, a greedy one
@@ -794,15 +795,17 @@ class _Builder:
                 except GrammarSyntaxError as e:
                     raise GrammarSyntaxError(
                         f"{e}; temperature= and max_tokens= only supported on TERMINALS") from None
-                if like is not None and like != ("re", "", ""):
+                if like is not None and like not in ("", ("re", "", "")):
                     like_node = ("str", like, "") if isinstance(like, str) else like
                     if like_node[0] == "re" and set(like_node[2]) - set("is"):
                         raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
                     tree = ("cat", [tree, self.tree(like_node)])
                 # stop: the stop's bytes are hidden, and (as in llguidance) no token goes on
                 # past them (earley.States' barrier states)
-                g.prods[self.nt[n]] = [[self.gen_symbol(tree, n, lazy=like is not None,
-                                                        hidden=stop is not None, max_tokens=max_tokens)]]
+                # stop="" / suffix="": a greedy lexeme that end-of-sequence may also end
+                g.prods[self.nt[n]] = [[self.gen_symbol(tree, n, lazy=like is not None and like != "",
+                                                        hidden=stop is not None and stop != "",
+                                                        max_tokens=max_tokens, eos_ending=like == "")]]
             elif body[0] == "alt":
                 g.prods[self.nt[n]] = [self.rhs(a) for a in body[1]]
             else:

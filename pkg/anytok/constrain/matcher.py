@@ -73,6 +73,8 @@ class _Shared:
         # %llguidance {"no_forcing": true}: no forced bytes nor tokens (llguidance's
         # `can_force_bytes` false): every mask is the walk from the state
         self.no_forcing = bool(getattr(es, "no_forcing", False))
+        # `stop=""`: end-of-sequence may end a lexeme (`es.eos_end`) and the output go on
+        self.eos_end = es.eos_end if getattr(es, "has_eos_ending", False) else None
         if self.special:
             self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
             self.range_bits = [
@@ -112,18 +114,22 @@ class _Shared:
             buf[t >> 3] |= 1 << (t & 7)
         return bytes(buf)
 
-    def step(self, state: int, last: int | None):
-        """(mask bytes, forced tokens) for `state` after token `last`."""
-        fb, after = self.forced_bytes(state) if not self.no_forcing else (b"", state)
+    def step(self, state: int, last: int | None, no_forcing: bool = False):
+        """(mask bytes, forced tokens) for `state` after token `last` (`no_forcing`: as if
+        nothing were forced there)."""
+        no_forcing = no_forcing or self.no_forcing
+        fb, after = self.forced_bytes(state) if not no_forcing else (b"", state)
         # no forced bytes: the mask depends only on the strings of at most the longest token's
         # length that the state allows, so states equal up to that length share it
         key = self.es.truncated(state, self.trie.max_token_len) if not fb else (state, last)
+        if no_forcing and not self.no_forcing:
+            key = ("no forcing", key)
         r = self.masks.get(key)
         if r is not None:
             return r
         es, trie = self.es, self.trie
         ff: list = []
-        if not fb and self.special and not self.no_forcing:
+        if not fb and self.special and not no_forcing:
             ff = self._special_forced(state)
             if ff:
                 r = self.masks[key] = (self._pack(ff[:1]), ff)
@@ -141,7 +147,7 @@ class _Shared:
                 bits &= ~self.ff_bits
                 for j in es.special_next(state):
                     bits |= self.range_bits[j]
-            if es.nullable[state] and trie.eos is not None:
+            if trie.eos is not None and (es.nullable[state] or self.eos_end and self.eos_end(state)):
                 bits |= 1 << trie.eos
             mask = bits.to_bytes(4 * self.n_words, "little")
         else:
@@ -271,7 +277,10 @@ class Matcher:
 
     def __init__(self, shared: _Shared, start: int):
         self._sh = shared
-        self._stack: list = [(start, None, False)]  # (state, last token, ended by EOS)
+        # (state, last token, ended by EOS); `ended` is None right after an end-of-sequence
+        # that ended a `stop=""` lexeme: that step has no forced bytes (as llguidance, which
+        # forces bytes only once per output length, and EOS added no byte)
+        self._stack: list = [(start, None, False)]
         # grammars with `max_tokens=`: per stack entry, the index of the first token that
         # touched the current lexeme's Earley set (llguidance's row `token_idx_start`)
         self._rows: list = [0]
@@ -291,7 +300,7 @@ class Matcher:
         state, last, ended = self._stack[-1]
         if ended:
             return self._sh._pack([self._sh.trie.eos])
-        return self._sh.step(state, last)[0]
+        return self._sh.step(state, last, ended is None)[0]
 
     @_nesting_guard
     def allowed(self) -> list[int]:
@@ -299,7 +308,7 @@ class Matcher:
         state, last, ended = self._stack[-1]
         if ended:
             return [self._sh.trie.eos]
-        return list(self._sh.ids(self._sh.step(state, last)[0]))
+        return list(self._sh.ids(self._sh.step(state, last, ended is None)[0]))
 
     @_nesting_guard
     def forced(self) -> list[int]:
@@ -307,7 +316,7 @@ class Matcher:
         state, last, ended = self._stack[-1]
         if ended:
             return []
-        return list(self._sh.step(state, last)[1])
+        return list(self._sh.step(state, last, ended is None)[1])
 
     def is_accepting(self) -> bool:
         """Whether the output so far is complete (end-of-sequence allowed)."""
@@ -331,6 +340,14 @@ class Matcher:
         es = sh.es
         if ended or self._stopped:
             return token == sh.trie.eos
+        if token == sh.trie.eos and sh.eos_end:
+            s = sh.eos_end(state)
+            if s:  # (as llguidance: the token is no output; the last token stays the one before)
+                if sh.max_tokens:
+                    self._rows[len(self._stack):] = [len(self._stack)]
+                self._stack.append((s, self._stack[-1][1], None))
+                self._stopped = es.nullable[s] and not es.viable_bytes(s)
+                return True
         if token == sh.trie.eos and es.nullable[state]:
             self._stack.append((state, token, True))
             self._stopped = True

@@ -339,8 +339,8 @@ def test_json_schema_and_grammar_errors():
         constrain.json_schema("{not json")
     with pytest.raises(constrain.UnsupportedFeatureError, match="uniqueItems"):
         constrain.json_schema({"type": "array", "uniqueItems": True})
-    with pytest.raises(constrain.UnsupportedFeatureError, match="no_forcing"):
-        constrain.grammar('%llguidance {"no_forcing": true}\nstart: "a"')
+    with pytest.raises(constrain.UnsupportedFeatureError, match="allow_invalid_utf8"):
+        constrain.grammar('%llguidance {"allow_invalid_utf8": true}\nstart: "a"')
 
 
 def test_slicer_adds_whole_slices_exactly():

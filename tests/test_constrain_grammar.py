@@ -10,6 +10,10 @@
 * Acceptance checked independently: every prefix of a walk that anytok calls complete must
   parse with lark's Earley parser (`lexer="dynamic"`); so must the hand-written samples, and
   strings lark rejects must be rejected.
+* Rule attributes and options: `stop=` (and `stop=""`, the end of sequence as the stop),
+  `max_tokens=` (with and without a stop or `lazy`), `no_forcing`: seeded walks compared
+  with llguidance at every step; what llguidance refuses, anytok refuses with a
+  `GrammarSyntaxError`.
 * Limits: blow-up grammars fail with `GrammarLimitError` quickly; deep nesting works.
 
 Default run: short walks on o200k_base (a few on cl100k_base and Mistral v1's SentencePiece
@@ -53,24 +57,23 @@ def _byte_tokens(name: str) -> dict:
 
 def _verdicts(text_grammar: str, strings, ours) -> list:
     """[(string, anytok's verdict, llguidance's verdict)], fed byte by byte on cl100k_base."""
-    bt = _byte_tokens("cl100k_base")
     out = []
     for s in strings:
         ref = LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_lark(text_grammar), log_level=0)
         assert not ref.is_error(), ref.get_error()
         m = ours.matcher(anytok_encoding("cl100k_base"))
-        verdict = []
-        for who, consume, accepting in ((0, m.consume, m.is_accepting), (1, ref.consume_token, ref.is_accepting)):
-            v = "yes"
-            for b in s.encode():
-                if not consume(bt[b]):
-                    v = "no"
-                    break
-            if v == "yes" and not accepting():
-                v = "prefix"
-            verdict.append(v)
-        out.append((s, verdict[0], verdict[1]))
+        out.append((s, _feed_bytes(s, m.consume, m.is_accepting), _feed_bytes(s, ref.consume_token, ref.is_accepting)))
     return out
+
+
+def _feed_bytes(s: str, consume, accepting) -> str:
+    """`s` fed one single-byte cl100k_base token at a time: "yes" (complete), "prefix" (may
+    continue) or "no" (a byte rejected)."""
+    bt = _byte_tokens("cl100k_base")
+    for b in s.encode():
+        if not consume(bt[b]):
+            return "no"
+    return "yes" if accepting() else "prefix"
 
 
 # (grammar, {string: llguidance's verdict}): "yes" complete, "prefix" may continue, "no" rejected
@@ -623,12 +626,8 @@ def test_acceptance_matches_lark_earley(src, gname, good, bad):
 
 
 def _verdict_bytes(c, s: str) -> str:
-    bt = _byte_tokens("cl100k_base")
     m = c.matcher(anytok_encoding("cl100k_base"))
-    for b in s.encode():
-        if not m.consume(bt[b]):
-            return "no"
-    return "yes" if m.is_accepting() else "prefix"
+    return _feed_bytes(s, m.consume, m.is_accepting)
 
 
 # -- limits and depth ----------------------------------------------------------------------------------

@@ -45,7 +45,9 @@ stop), which the matcher replaces by `barrier[copy]` once the token is consumed.
 lexeme is limited by the matcher, which knows tokens: it keeps, per consumed token, the index
 of the first token that touched the current lexeme's Earley set (`is_boundary` tells where a
 lexeme ended inside a token) and, after a token that ends inside a lexeme, calls
-`limit_max_tokens`, which drops the lexemes whose count is reached (or ends the lexeme).
+`limit_max_tokens`, which drops the lexemes whose count is reached (or ends the lexeme, cut
+short if need be, as llguidance's forced end).  A `stop=""` lexeme may be ended by the
+end-of-sequence token: `eos_end(s)` is the state after it (the matcher allows EOS there).
 
 Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
 so the token trie walk and the slicer run unchanged, and masks are cached per state by the

@@ -17,16 +17,20 @@ made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
 Special tokens (`<|name|>`, `<[1,5-9]>`, `<[^...]>`, `<[*]>`) are token-range lexemes:
 `\xff` + byte j for the j-th of them, with the ids in `Grammar.token_ranges[j]`; a grammar
 with any is compiled per tokenizer (`read_grammar`, then `compile_read` with the tokenizer's
-`TokenTrie` as `vocab`), and checked once at once against `ANY_VOCAB`.  `stop=` (string or
-regex) is a lazy lexeme like `suffix=`, marked hidden (`Grammar.hidden`: see earley.py's
-barrier states).  `max_tokens=N` on a terminal rule is one greedy lexeme with
-`Grammar.max_tokens[k] = N` (the matcher counts tokens: earley.py's `limit_max_tokens`).
+`TokenTrie` as `vocab`), and checked once at once against `ANY_VOCAB`.  Rule attributes are read in order as llguidance does (`lazy` is `suffix=//`).
+A rule with `stop=` / `suffix=` / `lazy` / `max_tokens=` / `temperature=` is one lexeme of its
+body (`_Builder.gen_symbol`, llguidance's `gen`): then the suffix or stop, lazy; a stop's bytes
+are hidden (`Grammar.hidden`: see earley.py's barrier states); `stop=""` / `suffix=""` is a
+greedy lexeme that end-of-sequence may end (`Grammar.eos_ending`: earley.py's `eos_end`);
+`max_tokens=N` sets `Grammar.max_tokens[k] = N` (the matcher counts tokens: earley.py's
+`limit_max_tokens`), and `max_tokens=0` makes the rule empty.  `%llguidance {"no_forcing":
+true}` sets `Grammar.no_forcing` (the matcher forces nothing).
 
-Not implemented, each raising `UnsupportedFeatureError` naming it: other `%regex`, templates,
-`max_tokens` with `lazy` / `stop` / `suffix`, `max_tokens=0`, `stop=""`, the options `no_forcing` and `allow_invalid_utf8`.
-Priorities `name.N` (which llguidance 1.9.1 rejects as "not supported yet") and `@sub`
-references (a single Lark text has no sub-grammars: llguidance says "unknown grammar") raise
-`GrammarSyntaxError`, as do malformed grammars.
+Not implemented, raising `UnsupportedFeatureError` naming it: the option `allow_invalid_utf8`.
+What llguidance 1.9.1 rejects raises `GrammarSyntaxError`, as do malformed grammars:
+priorities `name.N` ("not supported yet"), templates ("params not supported yet"), `%regex`
+with other fields, `%import` other than common, and `@sub` references (a single Lark text
+has no sub-grammars: llguidance says "unknown grammar").
 """
 
 from __future__ import annotations

@@ -27,7 +27,10 @@ a special token that is the only continuation is forced, and the forced tokens g
 it.  A grammar that forces the same bytes forever is forced up to `ENDLESS_FORCED_BYTES`, as
 llguidance.  Grammars with `stop=`: a consumed token's bytes past the stop are dropped
 (`es.barrier`); with `max_tokens=`: `consume` counts the tokens of the current lexeme and
-limits it (`es.limit_max_tokens`; see earley.py).
+limits it (`es.limit_max_tokens`; see earley.py); with `stop=""`: end-of-sequence is allowed
+where it may end the pending lexeme (`es.eos_end`), and consuming it there goes on from the
+state after that lexeme, a step with nothing forced.  `%llguidance {"no_forcing": true}`:
+nothing is ever forced (steps 1 and 3 are skipped).
 
 `consume(token)` checks the token's bytes against the lexer state (not against the mask: a
 non-canonical but valid token is accepted, as llguidance does) and pushes the new state;

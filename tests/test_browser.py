@@ -501,6 +501,8 @@ def test_constrain_in_the_page_equals_native_masks(shim):
         ("gbnf", (Path(__file__).resolve().parent.parent / ".cache/llama_cpp/grammars/chess.gbnf").read_text()),
         # special tokens (compiled per tokenizer) and a hidden stop
         ("grammar", 'start: /[a-z ]{1,8}/ <|endofprompt|> foo "!"\nfoo[stop="."]: /[a-z]+/\n'),
+        # end-of-sequence as a stop (EOS in the masks mid-grammar) and a token budget
+        ("grammar", 'start: foo "!" bar\nfoo[stop=""]: /[a-z]+/\nbar[max_tokens=2]: /[0-9]+/\n'),
     ]
     for kind, spec in specs:
         check_page_constrain_walk(shim, "o200k_base", enc, kind, spec)

@@ -538,7 +538,9 @@ class _Builder:
                 raise GrammarSyntaxError(f"%llguidance option {k} must be true or false")
         self.g.no_forcing = bool(options.get("no_forcing"))
         if options.get("allow_invalid_utf8"):
-            raise UnsupportedFeatureError("%llguidance option allow_invalid_utf8")
+            raise UnsupportedFeatureError("%llguidance option allow_invalid_utf8",
+                                          "regexes over bytes; llguidance 1.9.1's own masks there allow "
+                                          "tokens it then rejects, so there is no reference to match")
         self.g.allow_initial_skip = bool(options.get("allow_initial_skip"))
         self.g.skip_once = bool(options.get("ignore_once"))
         if ignore:

@@ -223,6 +223,8 @@ BAD = [
     'start: foo\nfoo[stop=".", suffix="!"]: /[a-z]+/\n',
     'start: foo\nfoo[max_tokens=2]: bar\nbar: "b"\n',  # max_tokens on terminals only
     'start: foo\nfoo[temperature=0.5]: bar\nbar: "b"\n',
+    'start: foo\nfoo[lazy]: %json {"type": "integer"}\n',  # %json is not a terminal
+    'start: foo\nfoo[temperature=0.5]: "a" %json {"type": "integer"}\n',
     'start: foo\nfoo[lazy, stop="."]: /[a-z]+/\n',  # `lazy` is `suffix=//`: two stops
     'start: foo\nfoo[stop="", lazy]: /[a-z]+/\n',
     'start: foo\nfoo[stop_capture="s"]: /[a-z]+/\n',  # stop_capture needs a stop
@@ -261,6 +263,7 @@ def test_special_tokens_the_tokenizer_lacks(text):
 # valid for llguidance, not implemented by anytok: a clear error naming the feature
 UNSUPPORTED = [
     ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "allow_invalid_utf8"),
+    ('start: foo\nfoo[max_tokens=3]: %json {"type": "integer"}\n', "max_tokens= on a %json rule"),
 ]
 
 
@@ -355,6 +358,7 @@ def test_outlines_grammar_walks_match_llguidance(gname, tok):
 
 JSON_GRAMMARS = [
     'start: "x" %json {"type": "integer"} "y"\n',
+    'start: foo "," foo\nfoo[temperature=0.5]: %json {"type": "array", "items": {"type": "integer"}}\n',
     'start: %json {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}'
     ' ("," %json {"type": "string"})*\n',
     'start: "<" %json {} ">"\n',

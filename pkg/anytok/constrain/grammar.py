@@ -793,7 +793,12 @@ class _Builder:
                 raise GrammarSyntaxError(f"stop_capture requires stop= or suffix= (rule {n})")
             if like is not None and not isinstance(like, (str, tuple)):
                 raise GrammarSyntaxError(f"stop= / suffix= of {n} must be a string or a regex")
-            if like is not None or max_tokens is not None or "temperature" in attrs:
+            if like is None and body[0] == "json" and (max_tokens is not None or "temperature" in attrs):
+                # as llguidance: a nested grammar (its own lexeme class) with the attributes
+                if max_tokens is not None:
+                    raise UnsupportedFeatureError("max_tokens= on a %json rule", n)
+                g.prods[self.nt[n]] = [[self.json_symbol(body[1])]]  # (temperature: masks unchanged)
+            elif like is not None or max_tokens is not None or "temperature" in attrs:
                 # one lexeme (llguidance's `gen`): the body, then the stop / suffix (a lazy
                 # lexeme); with max_tokens= / temperature= and neither, a greedy one
                 try:  # as llguidance: on terminals only

@@ -19,6 +19,9 @@ Output, all served as static files (see serve_demo.py):
                                                       first count imports, with their .pyc
   wheels/anytok-rest-<hash>.zip                       the package's other modules (.pyc only), fetched
                                                       when first imported
+  wheels/jinja-<hash>.zip                             jinja2 and a pure-Python MarkupSafe (PyPI, via
+                                                      fetch_jinja.py), fetched when a chat template is
+                                                      first rendered
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
   anytok-assets.json                                  what the shim needs to find all of the above
 
@@ -370,17 +373,66 @@ def importable_anytok() -> set[str]:
     return seen
 
 
+def _fetch_jinja():
+    """build_scripts/fetch_jinja.py, however this module was imported."""
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fetch_jinja
+
+    return fetch_jinja
+
+
+def _jinja_sources() -> dict[str, tuple[bytes, bool]]:
+    """jinja2's and markupsafe's module name -> (source, is a package), from the PyPI archives
+    that fetch_jinja.py caches (sha256-verified)."""
+    fetch_jinja = _fetch_jinja()
+    out = {}
+    for rel, data in fetch_jinja.sources():
+        is_package = rel.endswith("/__init__.py")
+        out[_module_of(rel)] = (data, is_package)
+    return out
+
+
+def _without_docstrings(source: bytes) -> bytes:
+    """`source` with its docstrings and comments gone (ast.unparse of its tree, less the first
+    string of each module, class and function): ~40 % fewer bytes for the same code.  Line
+    numbers differ from the original's (a traceback names the file and the new line)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+                and isinstance(node.body[0].value.value, str)):
+            node.body = node.body[1:] or [ast.Pass()]
+    return (ast.unparse(tree) + "\n").encode()
+
+
+def jinja_part() -> tuple[tuple[str, bytes], list[str]]:
+    """jinja2 3.1.6 and a pure-Python MarkupSafe 3.0.4 (fetch_jinja.py) as one zip, (file name,
+    bytes) named by its sha256, and the names of its modules: the part the worker fetches the
+    first time a chat template is rendered (anytok.chat.template imports jinja2).  Their sources
+    without docstrings and comments (_without_docstrings; 76 kB deflated, where .pyc would be
+    290 kB), compiled when imported, and their licenses."""
+    fetch_jinja = _fetch_jinja()
+    folder = fetch_jinja.fetch()
+    files = [(rel, _without_docstrings(data)) for rel, data in fetch_jinja.sources()]
+    files += [(f"{pkg}/LICENSE.txt", (folder / pkg / "LICENSE.txt").read_bytes()) for pkg in fetch_jinja.PACKAGES]
+    data = _zip(files)
+    modules = sorted({m for m in map(_module_of, (a for a, _ in files)) if m})
+    return (f"jinja-{_sha256(data)[:16]}.zip", data), modules
+
+
 def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
     """The standard library's modules that the worker can ever import: the closure, under
     imported_names, of the anytok modules the worker can import (importable_anytok), the
-    worker's glue and STDLIB_START (what Pyodide's own start imports), plus the codecs their
-    string literals name.  `sources`: module name -> (source, is a package) of the standard
+    worker's glue, jinja2 and markupsafe (jinja_part: chat templates) and STDLIB_START (what
+    Pyodide's own start imports), plus the codecs their string literals name.  `sources`: module name -> (source, is a package) of the standard
     library.  The worker runs only anytok (its API takes no Python code), so a module outside
     this set is never imported by it; if a change makes it one, the import fails at once with
     ModuleNotFoundError naming it (and tests/test_browser.py's runs of each feature show it)."""
     package = _anytok_sources()
     roots = [(name, *package[name]) for name in sorted(importable_anytok())]
     roots.append(("anytok_web_glue", (WEB / "worker_glue.py").read_bytes(), False))
+    roots += [(name, *source) for name, source in sorted(_jinja_sources().items())]
     seen: set[str] = set()
     todo = [m for m in STDLIB_START if m in sources]
     todo += sorted(_codec_modules([r[1] for r in roots], set(sources)))
@@ -604,7 +656,9 @@ def _build() -> Path:
     (wheel_name, wheel), (rest_name, rest), rest_modules = anytok_parts()
     _write_if_changed(DIST / "wheels" / wheel_name, wheel)
     _write_if_changed(DIST / "wheels" / rest_name, rest)
-    _prune(DIST / "wheels", {wheel_name, rest_name})
+    (jinja_name, jinja), jinja_modules = jinja_part()
+    _write_if_changed(DIST / "wheels" / jinja_name, jinja)
+    _prune(DIST / "wheels", {wheel_name, rest_name, jinja_name})
 
     # The glue's .pyc: checked against its source when imported (a page may give its own glue).
     (_, glue_pyc), = pyodide_compile("checked", [("anytok_web_glue.py", (WEB / "worker_glue.py").read_bytes())])
@@ -652,6 +706,8 @@ def _build() -> Path:
         "lazyParts": [
             {"url": f"pyodide/{stdlib_rest_name}", "root": "stdlib", "modules": stdlib_rest_modules},
             {"url": f"wheels/{rest_name}", "root": "anytok", "modules": rest_modules},
+            # jinja2 and markupsafe, for chat templates (jinja_part)
+            {"url": f"wheels/{jinja_name}", "root": "jinja", "modules": jinja_modules},
         ],
         "glueURL": f"worker_glue.py?v={_sha256((WEB / 'worker_glue.py').read_bytes())[:16]}",
         "gluePycURL": glue_pyc_name,

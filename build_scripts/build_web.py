@@ -393,28 +393,15 @@ def _jinja_sources() -> dict[str, tuple[bytes, bool]]:
     return out
 
 
-def _without_docstrings(source: bytes) -> bytes:
-    """`source` with its docstrings and comments gone (ast.unparse of its tree, less the first
-    string of each module, class and function): ~40 % fewer bytes for the same code.  Line
-    numbers differ from the original's (a traceback names the file and the new line)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
-                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
-                and isinstance(node.body[0].value.value, str)):
-            node.body = node.body[1:] or [ast.Pass()]
-    return (ast.unparse(tree) + "\n").encode()
-
-
 def jinja_part() -> tuple[tuple[str, bytes], list[str]]:
     """jinja2 3.1.6 and a pure-Python MarkupSafe 3.0.4 (fetch_jinja.py) as one zip, (file name,
     bytes) named by its sha256, and the names of its modules: the part the worker fetches the
     first time a chat template is rendered (anytok.chat.template imports jinja2).  Their sources
-    without docstrings and comments (_without_docstrings; 76 kB deflated, where .pyc would be
-    290 kB), compiled when imported, and their licenses."""
+    without docstrings and comments (pyodide_compile's "unparse-nodocs": 76 kB deflated, where
+    the sources are 133 kB and .pyc 290 kB), compiled when imported, and their licenses."""
     fetch_jinja = _fetch_jinja()
     folder = fetch_jinja.fetch()
-    files = [(rel, _without_docstrings(data)) for rel, data in fetch_jinja.sources()]
+    files = pyodide_compile("unparse-nodocs", fetch_jinja.sources())
     files += [(f"{pkg}/LICENSE.txt", (folder / pkg / "LICENSE.txt").read_bytes()) for pkg in fetch_jinja.PACKAGES]
     data = _zip(files)
     modules = sorted({m for m in map(_module_of, (a for a, _ in files)) if m})
@@ -452,7 +439,9 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     """The compiled stdlib (less STDLIB_LEFT_OUT) in two zips, each (file name, bytes) named by its sha256: the start's
     (STDLIB_START's modules, stored uncompressed: the server compresses it as one stream, which
     also compresses across files), given to Pyodide as its standard library; and the rest
-    (deflated; as .py sources, compiled when imported: rarely, and 1 MB less in the npm package),
+    (deflated; as .py sources, compiled when imported: rarely, and 1 MB less in the npm package;
+    with no comments: pyodide_compile's "unparse", so a traceback's line numbers are those of
+    that text, not of CPython's files),
     fetched by the worker only when Python first imports one of its modules (whose names are the
     third item)."""
     with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
@@ -473,6 +462,9 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
         else:  # as source: 40 % smaller than .pyc, and compiled only if ever imported
             source = arc[:-4] + ".py" if arc.endswith(".pyc") else arc
             rest.append((source, stock[source]))
+    # ... without comments or layout (pyodide_compile's "unparse": the same code, 150 kB less)
+    unparsed = dict(pyodide_compile("unparse", [(a, d) for a, d in rest if a.endswith(".py")]))
+    rest = [(a, unparsed.get(a, d)) for a, d in rest]
     start_zip, rest_zip = _zip(start, stored=True), _zip(rest)
     modules = sorted({m for m in map(_module_of, (a for a, _ in rest)) if m})
     return ((f"python_stdlib-start-{_sha256(start_zip)[:16]}.zip", start_zip),

@@ -156,7 +156,7 @@ def _template_cases(rng: random.Random) -> list[dict]:
     options = [{"add_generation_prompt": True}, {"tools": TOOLS, "add_generation_prompt": True},
                {"enable_thinking": False, "add_generation_prompt": True}, {"documents": DOCUMENTS},
                {"continue_final_message": True}, {}]
-    cases = [{"messages": _template_conversation(rng), "options": o} for o in options]
+    cases = [{"messages": _template_conversation(rng), "options": o, "perMessage": i < 3} for i, o in enumerate(options)]
     # A tool call and its result, and a conversation a template refuses (no user message).
     cases.append({"messages": [
         {"role": "user", "content": "Weather in Paris?"},
@@ -194,7 +194,8 @@ JS_TEMPLATE_CASES = """async ([key, cases]) => {
                 return { error: e.message, isError: e instanceof Error };
             }
         };
-        out.push({ text: await one(false), ids: await one(true) });
+        const parts = c.perMessage ? await window.templateToks[key].applyChatTemplate(c.messages, { ...opts, perMessage: true }) : null;
+        out.push({ text: await one(false), ids: await one(true), parts });
     }
     return out;
 }"""
@@ -255,7 +256,46 @@ def test_apply_chat_template_in_the_page_equals_native(browser_context):
                 continue
             assert g["text"] == want_text, case
             assert g["ids"] == want_ids, case
+            if case.get("perMessage"):  # what each message adds, and the generation prompt's share
+                o = case["options"]
+                assert g["parts"] == chat.message_counts(case["messages"], tok, add_generation_prompt=o["add_generation_prompt"],
+                                                         **{k: v for k, v in o.items() if k != "add_generation_prompt"})
             compared += 1
     assert compared >= 12 and raised >= 2  # (the raising template, Qwen 3's "No user query found")
     assert any("roles must alternate" in g["text"].get("error", "") for g in got)
     assert len([u for u in requests if "/jinja-" in u]) == 1, requests
+
+
+def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
+    # The Chat view with a Hugging Face tokenizer opened with its tokenizer_config.json (Llama
+    # 3.1): the total, each message's share, the generation prompt's share and the coloured
+    # tokens are native anytok.chat's with that tokenizer's template (tests/test_chat.py: as
+    # transformers).
+    import anytok
+    from fetch_chat import fetch as fetch_chat
+
+    ctx, url = browser_context
+    folder = fetch_chat() / "llama3_1"
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "?view=chat")
+    _shown(page)
+    page.set_input_files("#chat-template-files", [
+        {"name": f, "mimeType": "application/json", "buffer": (folder / f).read_bytes()}
+        for f in ("tokenizer.json", "tokenizer_config.json")])
+    page.wait_for_function("() => document.getElementById('chat-model').value.startsWith('template:')")
+    shown = _shown(page)
+    messages = shown["messages"]
+    tok = anytok.load(str(folder))
+    parts = chat.message_counts(messages, tok)
+    assert shown["shares"] + [shown["prime"]] == parts == shown["blocks"]
+    assert shown["total"] == f"{chat.count(messages, tok):,}" == f"{sum(parts):,}"
+    assert shown["ids"] == tok.apply_chat_template(messages, add_generation_prompt=True)
+    assert "chat template" in page.inner_text("#chat-which")
+    # only the config: a clear message, nothing counted
+    page.set_input_files("#chat-template-files", [
+        {"name": "tokenizer_config.json", "mimeType": "application/json", "buffer": (folder / "tokenizer_config.json").read_bytes()}])
+    assert page.get_attribute("#chat-view", "data-state") == "error"
+    assert "tokenizer.json with its tokenizer_config.json" in page.inner_text("#chat-message")
+    assert errors == []

@@ -1,7 +1,9 @@
 // The demo page's Chat view: edit a conversation (each message a role and a content; add,
 // remove, move), pick a model, and see the tokens the model is given for it: the total, each
 // message's share (the last share is the reply prime) and the rendered prompt as coloured
-// tokens.  Only the public shim: tok.countChat (perMessage), tok.encodeChat, tok.decode.
+// tokens.  Only the public shim: tok.countChat (perMessage), tok.encodeChat, tok.decode; for a
+// Hugging Face tokenizer opened with its tokenizer_config.json (files or a folder), its chat
+// template: tok.applyChatTemplate (perMessage; the ids with the generation prompt).
 //
 // Every edit marks the view busy at once and recounts a moment later; a count that an edit
 // overtook is dropped, so what is shown (and data-state=ready) is always the current messages'.
@@ -46,6 +48,9 @@ const demo = {
 };
 window.anytokChatDemo = demo;
 
+// Tokenizers opened with a chat template: option value "template:N" -> { tok, label }.
+const templates = new Map();
+const templated = () => templates.get(demo.model) ?? null;
 const harmony = () => MODELS[demo.model] === "o200k_harmony";
 
 function setState(state, message = "") {
@@ -143,17 +148,25 @@ async function recount() {
   const generation = demo.generation;
   try {
     const model = demo.model;
-    const tok = await tokenizer(MODELS[model]);
+    const template = templated();
+    const tok = template ? template.tok : await tokenizer(MODELS[model]);
     const messages = demo.messages.map(({ role, content }) => ({ role, content }));
-    const shares = await tok.countChat(messages, { model, perMessage: true });
-    const ids = await tok.encodeChat(harmony() ? { messages } : messages, { model });
-    const named = CHAT_SPECIALS[MODELS[model]] ?? {};
+    let shares, ids;
+    if (template) {
+      shares = await tok.applyChatTemplate(messages, { perMessage: true });
+      ids = await tok.applyChatTemplate(messages, { addGenerationPrompt: true });
+    } else {
+      shares = await tok.countChat(messages, { model, perMessage: true });
+      ids = await tok.encodeChat(harmony() ? { messages } : messages, { model });
+    }
+    const named = template ? {} : CHAT_SPECIALS[MODELS[model]] ?? {};
     const texts = await Promise.all(ids.map((id) => named[id] ?? tok.decode([id])));
     if (generation !== demo.generation) return; // an edit overtook this count
     Object.assign(demo, { tok, shares, ids, total: shares.reduce((a, b) => a + b, 0) });
     $("chat-total").textContent = fmt.format(demo.total);
-    $("chat-which").textContent = `${model} · ${MODELS[model]}${harmony() ? " · harmony format" : ""}`;
-    $("chat-prime").textContent = `${fmt.format(shares[shares.length - 1])} tokens prime the reply`;
+    $("chat-which").textContent = template ? `${template.label} · its chat template (jinja2)`
+      : `${model} · ${MODELS[model]}${harmony() ? " · harmony format" : ""}`;
+    $("chat-prime").textContent = `${fmt.format(shares[shares.length - 1])} tokens prime the reply${template ? " (the generation prompt)" : ""}`;
     $("chat-prime").dataset.tokens = String(shares[shares.length - 1]);
     renderShares();
     renderPrompt(ids, texts, shares);
@@ -199,6 +212,37 @@ demo.setMessages = (messages) => {
   changed();
 };
 
+// A Hugging Face tokenizer with its chat template: tokenizer.json and tokenizer_config.json
+// (and a chat_template.jinja, which newer models keep beside the config), picked as files or
+// as their folder; it becomes an entry of the model list.
+async function openTemplate(files) {
+  const byName = new Map([...files].map((f) => [f.name, f]));
+  const json = byName.get("tokenizer.json");
+  const cfg = byName.get("tokenizer_config.json");
+  if (!json || !cfg) {
+    setState("error", "Open a tokenizer.json with its tokenizer_config.json (both files, or their folder)");
+    return;
+  }
+  demo.generation++;
+  setState("busy", `Loading ${json.webkitRelativePath || json.name}…`);
+  try {
+    let config = JSON.parse(await cfg.text());
+    const jinja = byName.get("chat_template.jinja");
+    if (jinja && config.chat_template === undefined) config = { ...config, chat_template: await jinja.text() };
+    const tok = await AnyTok.load({ file: json, config });
+    if (!tok.hasChatTemplate) throw new Error("its tokenizer_config.json has no chat_template");
+    const label = json.webkitRelativePath?.split("/").slice(-2, -1)[0] || tok.name || "tokenizer.json";
+    const value = `template:${templates.size + 1}`;
+    templates.set(value, { tok, label });
+    $("chat-model").append(new Option(`${label} (chat template)`, value));
+    $("chat-model").value = demo.model = value;
+    renderEditor();
+    changed();
+  } catch (err) {
+    setState("error", `Could not use this chat template: ${errorText(err)}`);
+  }
+}
+
 function pasteJSON() {
   try {
     const value = JSON.parse($("chat-json").value);
@@ -228,6 +272,11 @@ function start() {
     $("chat-json-row").hidden = !$("chat-json-row").hidden;
   });
   $("chat-json-apply").addEventListener("click", pasteJSON);
+  $("chat-open-template").addEventListener("click", () => $("chat-template-files").click());
+  $("chat-open-folder").addEventListener("click", () => $("chat-template-folder").click());
+  for (const id of ["chat-template-files", "chat-template-folder"]) {
+    $(id).addEventListener("change", () => { openTemplate($(id).files); $(id).value = ""; });
+  }
   renderEditor();
   setState("idle", "");
   // Counted when the view is first shown, so that the other views do not load these encodings.

@@ -638,7 +638,7 @@ def chat_template(key: str, op: str, payload: str) -> str:
             kwargs[name] = args[field]
     if op == "messageCounts":
         return json.dumps(chat_mod.message_counts(
-            tok, args.get("messages"), add_generation_prompt=bool(args.get("addGenerationPrompt", True)), **kwargs))
+            args.get("messages"), tok, add_generation_prompt=bool(args.get("addGenerationPrompt", True)), **kwargs))
     if op != "apply":
         raise ValueError(f"unknown chat template operation {op!r}")
     result = tok.apply_chat_template(

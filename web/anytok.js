@@ -837,13 +837,9 @@ export class AnyTok {
   }
 
   /**
-   * The prompt of a chat as the tokenizer_config.json's Jinja chat template renders it, as
-   * transformers' `apply_chat_template` (anytok.chat.template, jinja2's sandbox): the ids, or
-   * the text with `tokenize: false`.  Options: tools, documents, addGenerationPrompt,
-   * continueFinalMessage, tokenize, chatTemplate (a template's name, or a template), and any
-   * other key is a variable of the template (Qwen 3's `enable_thinking`).  `perMessage: true`:
-   * what each message adds, then the generation prompt's share (addGenerationPrompt defaults
-   * to true there).  The first call fetches jinja2 (~80 kB), never before.
+   * A chat's ids (text with `tokenize: false`) as transformers' `apply_chat_template` with the
+   * tokenizer_config.json's template; other option keys are template variables.  `perMessage`:
+   * what each message adds, then the generation prompt's.  The first call fetches jinja2.
    */
   async applyChatTemplate(messages, options = {}) {
     if (!Array.isArray(messages)) throw new TypeError("anytok: applyChatTemplate takes a messages array");

@@ -596,8 +596,7 @@ def chat(key: str, op: str, payload: str) -> str:
 
 
 def _attach_config(tok, config: str, what: str) -> None:
-    """Gives `tok` the chat template(s) of a tokenizer_config.json's text (anytok.chat.template;
-    jinja2 is not imported until a template is rendered)."""
+    """Gives `tok` the chat templates of a tokenizer_config.json's text."""
     if not hasattr(tok, "apply_chat_template"):
         raise ValueError(f"tokenizer_config.json: chat templates apply to Hugging Face tokenizer.json "
                          f"tokenizers, not to {what} ({_KIND_NAMES[_kind(tok)]})")
@@ -618,11 +617,8 @@ def _has_template(tok) -> bool:
 
 
 def chat_template(key: str, op: str, payload: str) -> str:
-    """tok.apply_chat_template (JSON in and out).  op "apply": the ids (or the text with
-    `tokenize` false); "messageCounts": what each message adds and the generation prompt's share
-    (anytok.chat.message_counts).  payload: messages, tools, documents, addGenerationPrompt,
-    continueFinalMessage, tokenize, chatTemplate (a template's name or source) and `kwargs`,
-    the template's own variables (as Qwen 3's enable_thinking)."""
+    """tok.apply_chat_template (op "apply") or chat.message_counts ("messageCounts"), JSON in
+    and out: anytok.js's applyChatTemplate."""
     from anytok import chat as chat_mod
 
     tok = _tok(key)
@@ -633,9 +629,9 @@ def chat_template(key: str, op: str, payload: str) -> str:
     kwargs = dict(args.get("kwargs") or {})
     if args.get("chatTemplate") is not None:
         kwargs["chat_template"] = args["chatTemplate"]
-    for field, name in (("tools", "tools"), ("documents", "documents")):
+    for field in ("tools", "documents"):
         if args.get(field) is not None:
-            kwargs[name] = args[field]
+            kwargs[field] = args[field]
     if op == "messageCounts":
         return json.dumps(chat_mod.message_counts(
             args.get("messages"), tok, add_generation_prompt=bool(args.get("addGenerationPrompt", True)), **kwargs))

@@ -293,6 +293,25 @@ def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
     assert shown["total"] == f"{chat.count(messages, tok):,}" == f"{sum(parts):,}"
     assert shown["ids"] == tok.apply_chat_template(messages, add_generation_prompt=True)
     assert "chat template" in page.inner_text("#chat-which")
+    # The Tools (JSON) field: given to the template (shares and ids with tools) ...
+    from test_chat import TOOLS
+
+    page.click(".chat-tools-row summary")
+    page.fill("#chat-tools", json.dumps(TOOLS))
+    shown = _shown(page)
+    assert shown["ids"] == tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True)
+    assert shown["shares"] + [shown["prime"]] == chat.message_counts(messages, tok, tools=TOOLS)
+    # ... and, for an OpenAI model, counted as a Chat Completions request's tools; a message's name
+    page.select_option("#chat-model", "gpt-4o")
+    page.locator("#chat-messages .chat-name").nth(1).fill("alice")
+    named = [dict(m) for m in messages]
+    named[1]["name"] = "alice"
+    shown = _shown(page)
+    assert shown["ids"] == chat.encode(named, "gpt-4o")
+    assert shown["shares"] + [shown["prime"]] == chat.message_counts(named, "gpt-4o")
+    assert int(page.get_attribute("#chat-request", "data-tokens")) == chat.count_request({"messages": named, "tools": TOOLS}, "gpt-4o")
+    page.fill("#chat-tools", "[{")
+    assert page.get_attribute("#chat-view", "data-state") == "error" and "Tools:" in page.inner_text("#chat-message")
     # only the config: a clear message, nothing counted
     page.set_input_files("#chat-template-files", [
         {"name": "tokenizer_config.json", "mimeType": "application/json", "buffer": (folder / "tokenizer_config.json").read_bytes()}])

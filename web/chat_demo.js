@@ -43,6 +43,8 @@ const demo = {
   total: null,
   shares: [], // what each message adds, then the reply prime
   ids: [],
+  tools: null, // the Tools (JSON) field's array, or null when empty
+  requestTotal: null, // an OpenAI model with tools: the request's count (countChat of a request)
   state: "idle", // idle, busy, ready, error
   generation: 0, // bumped by every edit
 };
@@ -86,6 +88,16 @@ function renderEditor() {
     for (const r of new Set([...ROLES, m.role])) role.append(new Option(r, r));
     role.value = m.role;
     role.addEventListener("change", () => { m.role = role.value; changed(); });
+    // An optional name (OpenAI chat: `name`, counted as gpt-tokenizer does; templates see it too).
+    const name = document.createElement("input");
+    name.className = "chat-name";
+    name.placeholder = "name (optional)";
+    name.value = m.name ?? "";
+    name.setAttribute("aria-label", `Name of message ${i + 1}`);
+    name.addEventListener("input", () => { m.name = name.value; changed(); });
+    const who = document.createElement("span");
+    who.className = "chat-who";
+    who.append(role, name);
     const content = document.createElement("textarea");
     content.className = "chat-content";
     content.spellcheck = false;
@@ -110,7 +122,7 @@ function renderEditor() {
       b.addEventListener("click", action);
       buttons.append(b);
     }
-    row.append(role, content, share, buttons);
+    row.append(who, content, share, buttons);
     return row;
   }));
   renderShares();
@@ -150,19 +162,28 @@ async function recount() {
     const model = demo.model;
     const template = templated();
     const tok = template ? template.tok : await tokenizer(MODELS[model]);
-    const messages = demo.messages.map(({ role, content }) => ({ role, content }));
+    const messages = demo.messages.map(({ role, content, name }) => (name ? { role, name, content } : { role, content }));
+    const tools = demo.tools ?? undefined;
     let shares, ids;
+    let requestTotal = null;
     if (template) {
-      shares = await tok.applyChatTemplate(messages, { perMessage: true });
-      ids = await tok.applyChatTemplate(messages, { addGenerationPrompt: true });
+      shares = await tok.applyChatTemplate(messages, { perMessage: true, tools });
+      ids = await tok.applyChatTemplate(messages, { addGenerationPrompt: true, tools });
     } else {
       shares = await tok.countChat(messages, { model, perMessage: true });
       ids = await tok.encodeChat(harmony() ? { messages } : messages, { model });
+      if (tools && !harmony()) requestTotal = await tok.countChat({ messages, tools }, { model });
     }
     const named = template ? {} : CHAT_SPECIALS[MODELS[model]] ?? {};
     const texts = await Promise.all(ids.map((id) => named[id] ?? tok.decode([id])));
     if (generation !== demo.generation) return; // an edit overtook this count
-    Object.assign(demo, { tok, shares, ids, total: shares.reduce((a, b) => a + b, 0) });
+    Object.assign(demo, { tok, shares, ids, requestTotal, total: shares.reduce((a, b) => a + b, 0) });
+    const request = $("chat-request");
+    request.dataset.tokens = requestTotal === null ? "" : String(requestTotal);
+    request.textContent = !demo.tools ? "no tools"
+      : template ? `${demo.tools.length} tools given to the template`
+      : harmony() ? "not counted for gpt-oss here"
+      : `as a request with ${demo.tools.length} tools: ${fmt.format(requestTotal)} tokens`;
     $("chat-total").textContent = fmt.format(demo.total);
     $("chat-which").textContent = template ? `${template.label} · its chat template (jinja2)`
       : `${model} · ${MODELS[model]}${harmony() ? " · harmony format" : ""}`;
@@ -207,7 +228,8 @@ function renderPrompt(ids, texts, shares) {
 
 /** Replace the conversation (what pasting one does): an array of {role, content}. */
 demo.setMessages = (messages) => {
-  demo.messages = messages.map((m) => ({ role: String(m.role), content: String(m.content ?? "") }));
+  demo.messages = messages.map((m) => ({ role: String(m.role), content: String(m.content ?? ""),
+                                          ...(m.name ? { name: String(m.name) } : {}) }));
   renderEditor();
   changed();
 };
@@ -272,6 +294,20 @@ function start() {
     $("chat-json-row").hidden = !$("chat-json-row").hidden;
   });
   $("chat-json-apply").addEventListener("click", pasteJSON);
+  $("chat-tools").addEventListener("input", () => {
+    const text = $("chat-tools").value.trim();
+    try {
+      const tools = text ? JSON.parse(text) : null;
+      if (tools !== null && !(Array.isArray(tools) && tools.every((t) => t && typeof t === "object"))) {
+        throw new Error("expected an array of tool objects");
+      }
+      demo.tools = tools && tools.length ? tools : null;
+      changed();
+    } catch (err) {
+      demo.generation++;
+      setState("error", `Tools: ${errorText(err)}`);
+    }
+  });
   $("chat-open-template").addEventListener("click", () => $("chat-template-files").click());
   $("chat-open-folder").addEventListener("click", () => $("chat-template-folder").click());
   for (const id of ["chat-template-files", "chat-template-folder"]) {

@@ -267,15 +267,15 @@ def test_apply_chat_template_in_the_page_equals_native(browser_context):
 
 
 def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
-    # The Chat view with a Hugging Face tokenizer opened with its tokenizer_config.json (Llama
-    # 3.1): the total, each message's share, the generation prompt's share and the coloured
-    # tokens are native anytok.chat's with that tokenizer's template (tests/test_chat.py: as
-    # transformers).
+    # The Chat view with a Hugging Face tokenizer opened with its tokenizer_config.json (Qwen 3,
+    # whose template renders tools): the total, each message's share, the generation prompt's
+    # share and the coloured tokens are native anytok.chat's with that tokenizer's template
+    # (tests/test_chat.py: as transformers), without and with tools.
     import anytok
     from fetch_chat import fetch as fetch_chat
 
     ctx, url = browser_context
-    folder = fetch_chat() / "llama3_1"
+    folder = fetch_chat() / "qwen3"
     page = ctx.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -301,6 +301,7 @@ def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
     shown = _shown(page)
     assert shown["ids"] == tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True)
     assert shown["shares"] + [shown["prime"]] == chat.message_counts(messages, tok, tools=TOOLS)
+    assert shown["ids"] != tok.apply_chat_template(messages, add_generation_prompt=True)  # (the tools are in it)
     # ... and, for an OpenAI model, counted as a Chat Completions request's tools; a message's name
     page.select_option("#chat-model", "gpt-4o")
     page.locator("#chat-messages .chat-name").nth(1).fill("alice")

@@ -180,10 +180,11 @@ async function recount() {
     Object.assign(demo, { tok, shares, ids, requestTotal, total: shares.reduce((a, b) => a + b, 0) });
     const request = $("chat-request");
     request.dataset.tokens = requestTotal === null ? "" : String(requestTotal);
+    const nTools = demo.tools ? `${demo.tools.length} tool${demo.tools.length === 1 ? "" : "s"}` : "";
     request.textContent = !demo.tools ? "no tools"
-      : template ? `${demo.tools.length} tools given to the template`
+      : template ? `${nTools} given to the template`
       : harmony() ? "not counted for gpt-oss here"
-      : `as a request with ${demo.tools.length} tools: ${fmt.format(requestTotal)} tokens`;
+      : `as a request with ${nTools}: ${fmt.format(requestTotal)} tokens`;
     $("chat-total").textContent = fmt.format(demo.total);
     $("chat-which").textContent = template ? `${template.label} · its chat template (jinja2)`
       : `${model} · ${MODELS[model]}${harmony() ? " · harmony format" : ""}`;

@@ -221,8 +221,10 @@ def test_apply_chat_template_in_the_page_equals_native(browser_context):
             page.route(f"**/chat-models/{name}/{f}",
                        _serve(body))
     page.goto(url + "anytok-assets.json")
+    from test_npm_node import _small_tokenizer_json
+
     loaded = page.evaluate(
-        """async () => {
+        """async (small) => {
             const { AnyTok } = await import('/anytok.js');
             const text = async (u) => (await fetch(u)).text();
             window.templateToks = {
@@ -233,11 +235,11 @@ def test_apply_chat_template_in_the_page_equals_native(browser_context):
                 qwen3: await AnyTok.load({ url: "/chat-models/qwen3/tokenizer.json",
                                           config: await text("/chat-models/qwen3/tokenizer_config.json") }),
             };
-            const bare = await AnyTok.load({ url: "/chat-models/qwen3/tokenizer.json" });
+            const bare = await AnyTok.load({ data: small });  // a tokenizer.json without a config
             let refused = null;
             try { await bare.applyChatTemplate([{ role: "user", content: "hi" }]); } catch (e) { refused = e.message; }
             return { has: Object.values(window.templateToks).map((t) => t.hasChatTemplate), bare: bare.hasChatTemplate, refused };
-        }""")
+        }""", _small_tokenizer_json())
     assert loaded["has"] == [True, True] and loaded["bare"] is False
     assert "no chat template" in loaded["refused"]
     assert not [u for u in requests if "/jinja-" in u], requests  # nothing of jinja2 before a template is used

@@ -134,6 +134,19 @@ def test_demo_chat_view_counts_a_pasted_conversation_as_native(browser_context):
     page.locator("#chat-messages .chat-row").nth(0).locator(".chat-down").click()
     messages[0], messages[1] = messages[1], messages[0]
     _check(_shown(page), messages, "gpt-3.5-turbo")
+    # gpt-oss with a reasoning effort and a date: harmony's system message first, counted apart.
+    page.select_option("#chat-model", "gpt-oss-120b")
+    page.select_option("#chat-effort", "high")
+    page.fill("#chat-date", "2025-06-28")
+    full = [{"role": "system", "content": [{"type": "system_content", "reasoning_effort": "high",
+                                            "conversation_start_date": "2025-06-28"}]}] + messages
+    shown = _shown(page)
+    parts = chat.message_counts(full, "gpt-oss-120b")
+    assert shown["ids"] == chat.harmony_render({"messages": full})
+    assert [int(page.get_attribute("#chat-system-share", "data-tokens"))] + shown["shares"] + [shown["prime"]] == parts
+    assert shown["total"] == f"{sum(parts):,}" and shown["blocks"] == parts
+    page.select_option("#chat-effort", "")
+    _check(_shown(page), messages, "gpt-oss-120b")
     # Bad input: a clear message, nothing counted silently.
     page.click("#chat-paste")
     page.fill("#chat-json", "[1, 2")

@@ -44,6 +44,9 @@ const demo = {
   shares: [], // what each message adds, then the reply prime
   ids: [],
   tools: null, // the Tools (JSON) field's array, or null when empty
+  effort: "", // gpt-oss: a reasoning effort puts a harmony system message first ("" none)
+  date: "", // ... with this conversation start date, if any
+  systemShare: null, // that system message's tokens
   requestTotal: null, // an OpenAI model with tools: the request's count (countChat of a request)
   state: "idle", // idle, busy, ready, error
   generation: 0, // bumped by every edit
@@ -166,18 +169,28 @@ async function recount() {
     const tools = demo.tools ?? undefined;
     let shares, ids;
     let requestTotal = null;
+    let lead = null; // the harmony system message's share
     if (template) {
       shares = await tok.applyChatTemplate(messages, { perMessage: true, tools });
       ids = await tok.applyChatTemplate(messages, { addGenerationPrompt: true, tools });
     } else {
-      shares = await tok.countChat(messages, { model, perMessage: true });
-      ids = await tok.encodeChat(harmony() ? { messages } : messages, { model });
+      // gpt-oss: harmony's system message (reasoning effort, date) first, when an effort is set.
+      const system = harmony() && demo.effort ? [{ role: "system", content: [{ type: "system_content",
+        reasoning_effort: demo.effort, ...(demo.date ? { conversation_start_date: demo.date } : {}) }] }] : [];
+      const convo = [...system, ...messages];
+      shares = await tok.countChat(convo, { model, perMessage: true });
+      ids = await tok.encodeChat(harmony() ? { messages: convo } : convo, { model });
       if (tools && !harmony()) requestTotal = await tok.countChat({ messages, tools }, { model });
+      if (system.length) [lead, ...shares] = shares;
     }
     const named = template ? {} : CHAT_SPECIALS[MODELS[model]] ?? {};
     const texts = await Promise.all(ids.map((id) => named[id] ?? tok.decode([id])));
     if (generation !== demo.generation) return; // an edit overtook this count
-    Object.assign(demo, { tok, shares, ids, requestTotal, total: shares.reduce((a, b) => a + b, 0) });
+    const total = shares.reduce((a, b) => a + b, lead ?? 0);
+    Object.assign(demo, { tok, shares, ids, requestTotal, total, systemShare: lead });
+    $("chat-harmony").hidden = !harmony();
+    $("chat-system-share").dataset.tokens = lead === null ? "" : String(lead);
+    $("chat-system-share").textContent = lead === null ? "" : `system message: ${fmt.format(lead)} tokens`;
     const request = $("chat-request");
     request.dataset.tokens = requestTotal === null ? "" : String(requestTotal);
     const nTools = demo.tools ? `${demo.tools.length} tool${demo.tools.length === 1 ? "" : "s"}` : "";
@@ -191,7 +204,7 @@ async function recount() {
     $("chat-prime").textContent = `${fmt.format(shares[shares.length - 1])} tokens prime the reply${template ? " (the generation prompt)" : ""}`;
     $("chat-prime").dataset.tokens = String(shares[shares.length - 1]);
     renderShares();
-    renderPrompt(ids, texts, shares);
+    renderPrompt(ids, texts, lead === null ? shares : [lead, ...shares], lead === null ? 0 : 1);
     setState("ready");
   } catch (err) {
     if (generation !== demo.generation) return;
@@ -203,14 +216,14 @@ async function recount() {
 
 // The rendered prompt: each token coloured as in the Count view, special tokens marked, each
 // message's tokens in a block of their own (the last block is the reply prime).
-function renderPrompt(ids, texts, shares) {
+function renderPrompt(ids, texts, shares, lead = 0) {
   const special = new Set([...demo.tok.specialTokens, ...Object.values(CHAT_SPECIALS[demo.tok.name] ?? {})]);
   const blocks = [];
   let at = 0;
   shares.forEach((n, m) => {
     const block = document.createElement("div");
     block.className = "chat-block";
-    block.dataset.message = m < shares.length - 1 ? String(m) : "prime";
+    block.dataset.message = m < lead ? "system" : m < shares.length - 1 ? String(m - lead) : "prime";
     for (let k = at; k < at + n; k++) {
       const span = document.createElement("span");
       span.className = `t c${k % 6}${special.has(texts[k]) ? " special" : ""}`;
@@ -295,6 +308,8 @@ function start() {
     $("chat-json-row").hidden = !$("chat-json-row").hidden;
   });
   $("chat-json-apply").addEventListener("click", pasteJSON);
+  $("chat-effort").addEventListener("change", () => { demo.effort = $("chat-effort").value; changed(); });
+  $("chat-date").addEventListener("input", () => { demo.date = $("chat-date").value.trim(); changed(); });
   $("chat-tools").addEventListener("input", () => {
     const text = $("chat-tools").value.trim();
     try {

@@ -9,7 +9,12 @@ lines cut from ../shared/corpora/en_emma.txt) is counted, in this one run:
   in Node (timed inside Node, module load excluded), both warm (after one call) and cold (the first
   call on fresh text, a new conversation each round: no piece cached);
 * chat templates, Qwen 3 and Llama 3.1: `tok.apply_chat_template(messages)` against transformers
-  5.23.0's (`return_dict=False`), warm.
+  5.23.0's (`return_dict=False`), warm;
+* the Llama 3.1 template in a page (headless Chromium, web/dist/ served from 127.0.0.1 as by
+  serve_demo.py): `tok.applyChatTemplate` timed in the page: its first use (one short message:
+  fetching and importing jinja2, compiling the template), the conversation's first call (its
+  text never tokenized before) and then warm, beside transformers' time for the same
+  conversation natively (`--no-page` leaves it out).
 
 It prints the median milliseconds of each and the ratio anytok / peer (below 1: anytok faster).
 The references come from build_scripts/fetch_chat.py; Node must be on PATH.
@@ -64,10 +69,47 @@ def median_ms(f, rounds: int) -> float:
     return statistics.median(times)
 
 
+PAGE_BENCH = """async ([messages, rounds]) => {
+    const { AnyTok } = await import('/anytok.js');
+    const text = async (u) => (await fetch(u)).text();
+    const tok = await AnyTok.load({ data: await text('/bench-chat/tokenizer.json'),
+                                    config: await text('/bench-chat/tokenizer_config.json') });
+    let t = performance.now();
+    await tok.applyChatTemplate([{ role: 'user', content: 'hi' }]);
+    const jinja = performance.now() - t;  // fetching and importing jinja2, compiling the template
+    t = performance.now();
+    const ids = await tok.applyChatTemplate(messages);
+    const first = performance.now() - t;  // the conversation's text tokenized for the first time
+    const warm = [];
+    for (let i = 0; i < rounds; i++) {
+        t = performance.now();
+        await tok.applyChatTemplate(messages);
+        warm.push(performance.now() - t);
+    }
+    warm.sort((a, b) => a - b);
+    return { ids, jinja, first, warm: warm[Math.floor(warm.length / 2)] };
+}"""
+
+
+def _serve(body: bytes):
+    return lambda route: route.fulfill(status=200, body=body)
+
+
+def page_template(folder: Path, messages: list[dict], rounds: int) -> dict:
+    """The Llama 3.1 template's ids and times (ms) in a page: the first call, the median warm one."""
+    import bench_common
+
+    with bench_common.dist_page() as page:
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            page.route(f"**/bench-chat/{f}", _serve((folder / f).read_bytes()))
+        return page.evaluate(PAGE_BENCH, [messages, rounds])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--messages", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--no-page", action="store_true", help="leave out the in-page template timing")
     args = ap.parse_args()
     corpus = ROOT.parent / "shared" / "corpora" / "en_emma.txt"
     lines = [x for x in corpus.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -112,6 +154,15 @@ def main() -> None:
         b = median_ms(lambda: ref.apply_chat_template(warm, return_dict=False), args.rounds)
         label = f"template {name} / transformers"
         print(f"{label:34}{a:10.2f}{b:10.2f}{a / b:8.2f}")
+        if name == "llama3_1" and not args.no_page:
+            page = page_template(folder / name, warm, args.rounds)
+            if page["ids"] != ids:
+                raise SystemExit("llama3_1: the page's ids differ from native anytok's")
+            print(f"{'template llama3_1 page, 1st use':34}{page['jinja']:10.2f}"
+                  "   (one short message: fetching and importing jinja2, compiling the template)")
+            for label, ms in (("template llama3_1 page, cold text", page["first"]),
+                              ("template llama3_1 page, warm", page["warm"])):
+                print(f"{label:34}{ms:10.2f}{b:10.2f}{ms / b:8.2f}   (peer: transformers natively)")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ Output, all served as static files (see serve_demo.py):
                                                       first count imports, with their .pyc
   wheels/anytok-rest-<hash>.zip                       the package's other modules (.pyc only), fetched
                                                       when first imported
+  wheels/jinja-<hash>.zip                             jinja2 and a pure-Python MarkupSafe (PyPI, via
+                                                      fetch_jinja.py), fetched when a chat template is
+                                                      first rendered
   vocab/<name>.atok                                   the vocabularies, fetched one by one by the worker
   anytok-assets.json                                  what the shim needs to find all of the above
 
@@ -370,17 +373,53 @@ def importable_anytok() -> set[str]:
     return seen
 
 
+def _fetch_jinja():
+    """build_scripts/fetch_jinja.py, however this module was imported."""
+    if str(Path(__file__).resolve().parent) not in sys.path:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fetch_jinja
+
+    return fetch_jinja
+
+
+def _jinja_sources() -> dict[str, tuple[bytes, bool]]:
+    """jinja2's and markupsafe's module name -> (source, is a package), from the PyPI archives
+    that fetch_jinja.py caches (sha256-verified)."""
+    fetch_jinja = _fetch_jinja()
+    out = {}
+    for rel, data in fetch_jinja.sources():
+        is_package = rel.endswith("/__init__.py")
+        out[_module_of(rel)] = (data, is_package)
+    return out
+
+
+def jinja_part() -> tuple[tuple[str, bytes], list[str]]:
+    """jinja2 3.1.6 and a pure-Python MarkupSafe 3.0.4 (fetch_jinja.py) as one zip, (file name,
+    bytes) named by its sha256, and the names of its modules: the part the worker fetches the
+    first time a chat template is rendered (anytok.chat.template imports jinja2).  Their sources
+    without docstrings and comments (pyodide_compile's "unparse-nodocs": 76 kB deflated, where
+    the sources are 133 kB and .pyc 290 kB), compiled when imported, and their licenses."""
+    fetch_jinja = _fetch_jinja()
+    folder = fetch_jinja.fetch()
+    files = pyodide_compile("unparse-nodocs", fetch_jinja.sources())
+    files += [(f"{pkg}/LICENSE.txt", (folder / pkg / "LICENSE.txt").read_bytes()) for pkg in fetch_jinja.PACKAGES]
+    data = _zip(files)
+    modules = sorted({m for m in map(_module_of, (a for a, _ in files)) if m})
+    return (f"jinja-{_sha256(data)[:16]}.zip", data), modules
+
+
 def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
     """The standard library's modules that the worker can ever import: the closure, under
     imported_names, of the anytok modules the worker can import (importable_anytok), the
-    worker's glue and STDLIB_START (what Pyodide's own start imports), plus the codecs their
-    string literals name.  `sources`: module name -> (source, is a package) of the standard
+    worker's glue, jinja2 and markupsafe (jinja_part: chat templates) and STDLIB_START (what
+    Pyodide's own start imports), plus the codecs their string literals name.  `sources`: module name -> (source, is a package) of the standard
     library.  The worker runs only anytok (its API takes no Python code), so a module outside
     this set is never imported by it; if a change makes it one, the import fails at once with
     ModuleNotFoundError naming it (and tests/test_browser.py's runs of each feature show it)."""
     package = _anytok_sources()
     roots = [(name, *package[name]) for name in sorted(importable_anytok())]
     roots.append(("anytok_web_glue", (WEB / "worker_glue.py").read_bytes(), False))
+    roots += [(name, *source) for name, source in sorted(_jinja_sources().items())]
     seen: set[str] = set()
     todo = [m for m in STDLIB_START if m in sources]
     todo += sorted(_codec_modules([r[1] for r in roots], set(sources)))
@@ -400,7 +439,9 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
     """The compiled stdlib (less STDLIB_LEFT_OUT) in two zips, each (file name, bytes) named by its sha256: the start's
     (STDLIB_START's modules, stored uncompressed: the server compresses it as one stream, which
     also compresses across files), given to Pyodide as its standard library; and the rest
-    (deflated; as .py sources, compiled when imported: rarely, and 1 MB less in the npm package),
+    (deflated; as .py sources, compiled when imported: rarely, and 1 MB less in the npm package;
+    with no comments: pyodide_compile's "unparse", so a traceback's line numbers are those of
+    that text, not of CPython's files),
     fetched by the worker only when Python first imports one of its modules (whose names are the
     third item)."""
     with zipfile.ZipFile(NODE_MODULES / "pyodide" / "python_stdlib.zip") as zf:
@@ -421,6 +462,9 @@ def split_stdlib() -> tuple[tuple[str, bytes], tuple[str, bytes], list[str]]:
         else:  # as source: 40 % smaller than .pyc, and compiled only if ever imported
             source = arc[:-4] + ".py" if arc.endswith(".pyc") else arc
             rest.append((source, stock[source]))
+    # ... without comments or layout (pyodide_compile's "unparse": the same code, 150 kB less)
+    unparsed = dict(pyodide_compile("unparse", [(a, d) for a, d in rest if a.endswith(".py")]))
+    rest = [(a, unparsed.get(a, d)) for a, d in rest]
     start_zip, rest_zip = _zip(start, stored=True), _zip(rest)
     modules = sorted({m for m in map(_module_of, (a for a, _ in rest)) if m})
     return ((f"python_stdlib-start-{_sha256(start_zip)[:16]}.zip", start_zip),
@@ -604,7 +648,9 @@ def _build() -> Path:
     (wheel_name, wheel), (rest_name, rest), rest_modules = anytok_parts()
     _write_if_changed(DIST / "wheels" / wheel_name, wheel)
     _write_if_changed(DIST / "wheels" / rest_name, rest)
-    _prune(DIST / "wheels", {wheel_name, rest_name})
+    (jinja_name, jinja), jinja_modules = jinja_part()
+    _write_if_changed(DIST / "wheels" / jinja_name, jinja)
+    _prune(DIST / "wheels", {wheel_name, rest_name, jinja_name})
 
     # The glue's .pyc: checked against its source when imported (a page may give its own glue).
     (_, glue_pyc), = pyodide_compile("checked", [("anytok_web_glue.py", (WEB / "worker_glue.py").read_bytes())])
@@ -652,6 +698,8 @@ def _build() -> Path:
         "lazyParts": [
             {"url": f"pyodide/{stdlib_rest_name}", "root": "stdlib", "modules": stdlib_rest_modules},
             {"url": f"wheels/{rest_name}", "root": "anytok", "modules": rest_modules},
+            # jinja2 and markupsafe, for chat templates (jinja_part)
+            {"url": f"wheels/{jinja_name}", "root": "jinja", "modules": jinja_modules},
         ],
         "glueURL": f"worker_glue.py?v={_sha256((WEB / 'worker_glue.py').read_bytes())[:16]}",
         "gluePycURL": glue_pyc_name,

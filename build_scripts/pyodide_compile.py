@@ -17,7 +17,16 @@ MODE names where the .pyc go and which file name the code objects carry (traceba
   checked  as `package`, but a *checked* hash-based .pyc: the importer hashes the source and
            uses the .pyc only if it matches (for a module whose source a page may replace: the
            worker's glue).
+
+Two more modes write sources, not .pyc, each under its own name: the same code with no
+comments and no layout of its own (`ast.unparse` of its tree, by this interpreter, which
+parses every syntax of the Python that will run it), checked to parse back to the same tree:
+  unparse         docstrings kept (the standard library's lazily fetched part: ~22 % fewer
+                  deflated bytes)
+  unparse-nodocs  docstrings dropped too (jinja2 and markupsafe, which never read their own)
 """
+
+import ast
 
 import importlib.util
 import sys
@@ -36,6 +45,25 @@ def target(mode: str, name: str) -> tuple[str, str]:
     raise SystemExit(f"pyodide_compile: unknown mode {mode!r}")
 
 
+def _docstring_free(tree: ast.Module) -> ast.Module:
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+                and isinstance(node.body[0].value.value, str)):
+            node.body = node.body[1:] or [ast.Pass()]
+    return tree
+
+
+def unparsed(source: bytes, name: str, docstrings: bool) -> bytes:
+    tree = ast.parse(source, name)
+    if not docstrings:
+        tree = _docstring_free(tree)
+    text = ast.unparse(tree) + "\n"
+    if ast.dump(ast.parse(text)) != ast.dump(tree):
+        raise SystemExit(f"pyodide_compile: {name} does not unparse to the same code")
+    return text.encode()
+
+
 def main() -> None:
     mode, src, dst = sys.argv[1:4]
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
@@ -43,6 +71,12 @@ def main() -> None:
             if not info.filename.endswith(".py"):
                 continue
             source = zin.read(info)
+            if mode in ("unparse", "unparse-nodocs"):
+                out = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+                out.external_attr = 0o644 << 16
+                out.compress_type = zipfile.ZIP_DEFLATED
+                zout.writestr(out, unparsed(source, info.filename, mode == "unparse"))
+                continue
             pyc_name, file_name = target(mode, info.filename)
             code = compile(source, file_name, "exec", dont_inherit=True)
             data = _code_to_hash_pyc(code, importlib.util.source_hash(source), checked=mode == "checked")

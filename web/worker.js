@@ -526,12 +526,13 @@ const fetchedNotKept = new Map();
 // that differ, as o200k_harmony from o200k_base.atok); that file is fetched and cached as for
 // its own encoding.
 // (fileSize: a GGUF model file's size, of which `bytes` is the header that anytok.js read)
-async function loadVocab({ key, name, url, sha256, bytes, fileName, derive, fileSize }) {
+// (config: the text of a tokenizer_config.json, whose chat template the tokenizer then applies)
+async function loadVocab({ key, name, url, sha256, bytes, fileName, derive, fileSize, config }) {
   const { glue } = await ready();
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
   const fields = derive ? JSON.stringify(derive) : undefined;
-  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields, fileSize ?? undefined)), loadMs: Math.round(performance.now() - start) });
+  const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields, fileSize ?? undefined, config ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 
   const cache = sha256 ? await openCache() : null;
@@ -736,6 +737,10 @@ const OPS = {
   async chat({ key, op, payload }) {
     const { glue } = await ready();
     return [JSON.parse(glue.chat(key, op, JSON.stringify(payload)))];
+  },
+  async chatTemplate({ key, op, payload }) {
+    const { glue } = await ready();
+    return [JSON.parse(glue.chat_template(key, op, JSON.stringify(payload)))];
   },
   async countTillLimit({ key, text, limit }) {
     const { glue } = await ready();

@@ -271,7 +271,7 @@ def _other_format(data: bytes) -> bool:
     return head.startswith(b"{") or data[:1] == b"\x0a" or (len(first) == 2 and first[1].isdigit())
 
 
-def load(key: str, data, what: str, expected_name, derive=None, file_size=None) -> dict:
+def load(key: str, data, what: str, expected_name, derive=None, file_size=None, config=None) -> dict:
     """Build a tokenizer from a file's bytes, whatever its format; `key` names it from now on.
 
     An .atok file of any kind, a tokenizer.json, a SentencePiece .model or a tekken JSON:
@@ -279,7 +279,9 @@ def load(key: str, data, what: str, expected_name, derive=None, file_size=None) 
     name without extensions).  `derive` (JSON, the manifest's "derive" of a bundled encoding):
     the encoding is that .atok file's tokens with these fields (anytok.format.derive), as
     o200k_harmony is made from o200k_base.atok.  A GGUF model file comes as its header's bytes
-    only (what anytok.js read of it) with `file_size` the whole file's size."""
+    only (what anytok.js read of it) with `file_size` the whole file's size.  `config`: the text
+    of a tokenizer_config.json (JSON), whose chat template `chat_template` applies (as
+    `anytok.load(..., config=...)` natively)."""
     data = _bytes(data)
     if derive is not None:
         if not data.startswith(vocab_format.MAGIC):
@@ -309,6 +311,8 @@ def load(key: str, data, what: str, expected_name, derive=None, file_size=None) 
             raise _retitle(err, what) from None
     if expected_name is not None and tok.name != expected_name:
         raise anytok.VocabFormatError(f"{what}: holds encoding {tok.name!r}, not {expected_name!r}")
+    if config is not None:
+        _attach_config(tok, config, what)
     _tokenizers[key] = tok
     _surfaces.pop(key, None)
     return info(key)
@@ -344,6 +348,7 @@ def info(key: str) -> dict:
         "specialTokens": _special_tokens(tok),
         "methods": [m for m in OPTIONAL_METHODS if hasattr(tok, m)],
         "pattern": tok.pat_str if kind == "encoding" else None,
+        "chatTemplate": _has_template(tok),
     }
 
 
@@ -588,6 +593,55 @@ def chat(key: str, op: str, payload: str) -> str:
     else:
         raise ValueError(f"unknown chat operation {op!r}")
     return json.dumps(result)
+
+
+def _attach_config(tok, config: str, what: str) -> None:
+    """Gives `tok` the chat templates of a tokenizer_config.json's text."""
+    if not hasattr(tok, "apply_chat_template"):
+        raise ValueError(f"tokenizer_config.json: chat templates apply to Hugging Face tokenizer.json "
+                         f"tokenizers, not to {what} ({_KIND_NAMES[_kind(tok)]})")
+    from anytok.chat.template import ChatTemplates
+
+    try:
+        cfg = json.loads(config)
+    except ValueError as e:
+        raise ValueError(f"tokenizer_config.json: not valid JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError("tokenizer_config.json: not a tokenizer_config.json (a JSON object)")
+    tok.chat_templates = ChatTemplates(cfg)
+
+
+def _has_template(tok) -> bool:
+    templates = getattr(tok, "chat_templates", None)
+    return templates is not None and templates.template is not None
+
+
+def chat_template(key: str, op: str, payload: str) -> str:
+    """tok.apply_chat_template (op "apply") or chat.message_counts ("messageCounts"), JSON in
+    and out: anytok.js's applyChatTemplate."""
+    from anytok import chat as chat_mod
+
+    tok = _tok(key)
+    if not hasattr(tok, "apply_chat_template"):
+        raise ValueError(f"applyChatTemplate needs a Hugging Face tokenizer loaded with its "
+                         f"tokenizer_config.json; {tok.name} is {_KIND_NAMES[_kind(tok)]}")
+    args = json.loads(payload)
+    kwargs = dict(args.get("kwargs") or {})
+    if args.get("chatTemplate") is not None:
+        kwargs["chat_template"] = args["chatTemplate"]
+    for field in ("tools", "documents"):
+        if args.get(field) is not None:
+            kwargs[field] = args[field]
+    if op == "messageCounts":
+        return json.dumps(chat_mod.message_counts(
+            args.get("messages"), tok, add_generation_prompt=bool(args.get("addGenerationPrompt", True)), **kwargs))
+    if op != "apply":
+        raise ValueError(f"unknown chat template operation {op!r}")
+    result = tok.apply_chat_template(
+        args.get("messages"), add_generation_prompt=bool(args.get("addGenerationPrompt", False)),
+        continue_final_message=args.get("continueFinalMessage", False),
+        tokenize=bool(args.get("tokenize", True)), **kwargs)
+    return json.dumps(result, ensure_ascii=False)
 
 
 def count_till_limit(key: str, text: str, limit: int):

@@ -43,6 +43,8 @@ def test_maskbench_dev_half_matches_llguidance():
     bad, refused = [], []
     for path in _paths():
         r = maskbench.compare_file(path, enc, lltok, masks=8, timeout=60.0)
+        if r["status"] == "ours_only" and r["file"] in maskbench.BEYOND_LLGUIDANCE and not r["diffs"]:
+            continue  # documented; verdicts = jsonschema's (tests/test_json_coverage.py)
         if r["diffs"] or r["status"] in ("crash", "timeout", "ours_only"):
             bad.append(f"{r['file']}: {r['status']} {(r['error'] or '')[:120]} {' | '.join(r['diffs'])[:300]}")
         elif r["status"] == "ll_only":

@@ -41,6 +41,20 @@ if not ARCHIVE.exists():  # a git worktree: ROOT.parent is /work, the archive is
 # Dev-half files anytok compiles and llguidance 1.9.1 refuses (docs/constrain-json.md): their
 # test instances' verdicts are checked against the `jsonschema` package (tests/test_json_coverage.py).
 BEYOND_LLGUIDANCE = ("JsonSchemaStore---jsonld.json", "WashingtonPost---wp_29_Normalized.json")
+# Dev-half files where llguidance 1.9.1 rejects valid text (and valid prefixes of invalid text) in
+# strings with a word-count pattern `^(?:\\S+\\s+){0,N}\\S+$` and a length bound, on some
+# instances, depending on what the matchers of the grammar walked before (docs/constrain-json.md):
+# there anytok's verdicts are checked against `jsonschema`'s (tests/test_maskbench.py).
+LLGUIDANCE_REJECTS_VALID = (
+    "Github_hard---o21072.json", "Github_hard---o21073.json", "Github_hard---o21074.json",
+    "Github_hard---o21075.json", "Github_hard---o62060.json", "Github_hard---o62061.json",
+    "Github_hard---o62065.json", "Github_medium---o21142.json", "Github_ultra---o21136.json",
+    "Github_ultra---o62058.json",
+)
+# Dev-half files where llguidance allows a `,` after the last property that can follow (every key
+# of a `patternProperties` pattern is a required property), then only whitespace: a dead end
+# anytok leaves out (its mask is llguidance's minus those tokens; tests/test_json_coverage.py).
+LLGUIDANCE_DEAD_ENDS = ("Github_hard---o74466.json",)
 ARCHIVE_SHA256 = None  # the archive is local reference data; its sha256 names the cache directory
 
 
@@ -160,8 +174,6 @@ def _compare_instances(c, doc, enc, lltok, grm, masks, res):
             if t is None:
                 break
             a, b = ours.consume(t), ref.consume_token(t)
-            if a and not b and k and _fresh_llguidance_agrees(c, doc, k, enc, tokens, res):
-                break  # llguidance's lexer ran out of states (see _fresh_llguidance_agrees)
             if a != b:
                 res["diffs"].append(f"test {k} token {i} ({enc.decode(tokens[:i])[-30:]!r} + "
                                     f"{enc.decode([t])!r}): anytok {'accepts' if a else 'rejects'}, llguidance "
@@ -176,32 +188,72 @@ def _compare_instances(c, doc, enc, lltok, grm, masks, res):
                 return
 
 
-def _fresh_llguidance_agrees(c, doc, k, enc, tokens, res) -> bool:
-    """Whether llguidance, with a tokenizer of its own that nothing was walked with before,
-    gives test `k` the same verdicts as anytok (every token, then `is_accepting`).
+def _resolve(schema, root):
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
+        node = root
+        for part in schema["$ref"][1:].split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        schema = node
+    return schema
 
-    llguidance's lexer states (its DFA of derivatives, at most `max_lexer_states` = 250,000)
-    are shared by every matcher of a grammar on one tokenizer: after the masks of a long first
-    instance of a schema with counted free text (`^(?:\\S+\\s+){0,199}\\S+$` and a length
-    bound), the lexer is out of states and rejects valid text.  Such an instance is compared
-    again here on a fresh tokenizer (noted in res["ll_lexer_limit"], not a difference)."""
-    from llguidance import LLMatcher
-    from llguidance.tiktoken import lltokenizer_from_encoding
 
-    fresh = lltokenizer_from_encoding(enc)  # (~1 s; a shared one runs out of states too)
-    ref = LLMatcher(fresh, LLMatcher.grammar_from_json_schema(doc["schema"]), log_level=0)
-    ours = c.matcher(enc)
-    for t in tokens:
-        a, b = ours.consume(t), ref.consume_token(t)
-        if a != b:
-            return False
-        if not a:
-            break
-    else:
-        if ours.is_accepting() != ref.is_accepting():
-            return False
-    res.setdefault("ll_lexer_limit", []).append(k)
-    return True
+def _in_schema_order(value, schema, root, validator):
+    """`value` with each object's keys in the order its schema lists them (the order in which
+    llguidance and anytok generate properties; JSON Schema leaves the order free), following
+    `$ref`, the first `anyOf`/`oneOf` option `value` is valid for, `allOf` members, and
+    `items`/`properties`/`additionalProperties` into the children."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, dict):
+        return value
+    parts = [schema] + [_resolve(s, root) for s in schema.get("allOf", [])]
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key, []):
+            if validator.evolve(schema=option).is_valid(value):
+                parts.append(_resolve(option, root))
+                break
+    parts = [p for p in parts if isinstance(p, dict)]
+    if isinstance(value, dict):
+        order, subs = [], {}
+        for p in parts:
+            for name, sub in p.get("properties", {}).items():
+                if name not in subs:
+                    order.append(name)
+                subs.setdefault(name, []).append(sub)
+        extra = [p["additionalProperties"] for p in parts if isinstance(p.get("additionalProperties"), dict)]
+        keys = [k for k in order if k in value] + [k for k in value if k not in subs]
+        out = {}
+        for k in keys:
+            v = value[k]
+            for sub in subs.get(k, extra):
+                v = _in_schema_order(v, sub, root, validator)
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        items = [p["items"] for p in parts if isinstance(p.get("items"), dict)]
+        out = value
+        for sub in items:
+            out = [_in_schema_order(v, sub, root, validator) for v in out]
+        return out
+    return value
+
+
+def jsonschema_verdicts(doc, c, enc) -> list:
+    """[(anytok's verdict, jsonschema's)] per test instance of a maskbench `doc`: anytok's is
+    whether the instance (keys in schema order, `_in_schema_order`), serialized compactly and
+    consumed token by token by constraint `c`, is accepted whole and ends accepting."""
+    import jsonschema
+
+    schema = doc["schema"]
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    out = []
+    for test in doc["tests"]:
+        data = _in_schema_order(test["data"], schema, schema, validator)
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        m = c.matcher(enc)
+        ours = all(m.consume(t) for t in enc.encode(text, disallowed_special=())) and m.is_accepting()
+        out.append((ours, validator.is_valid(test["data"])))
+    return out
 
 
 _TOK = {}
@@ -256,10 +308,6 @@ def main(argv=None):
     print(f"llguidance compiles {ll + 0}; anytok compiles {st['both']} of them, agrees fully on {clean}; "
           f"anytok-only {st['ours_only']}, neither {st['neither']}, crash {st['crash']}, timeout {st['timeout']}")
     bad = [r for r in results if r["diffs"]]
-    limited = [r["file"] for r in results if r.get("ll_lexer_limit")]
-    if limited:
-        print(f"instances llguidance rejected once out of lexer states, agreeing on a fresh tokenizer: "
-              f"{len(limited)} files ({', '.join(limited[:5])}{', ...' if len(limited) > 5 else ''})")
     print(f"differences: {len(bad)}")
     for r in bad:
         print(f"  {r['file']}: {r['diffs'][0][:200]}")

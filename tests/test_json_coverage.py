@@ -139,77 +139,15 @@ def test_pattern_of_named_keys_only_no_dead_end():
 BEYOND_LLGUIDANCE = maskbench.BEYOND_LLGUIDANCE
 
 
-def _resolve(schema, root):
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
-        node = root
-        for part in schema["$ref"][1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        schema = node
-    return schema
-
-
-def _in_schema_order(value, schema, root, validator):
-    """`value` with each object's keys in the order its schema lists them (the order in which
-    llguidance and anytok generate properties; JSON Schema leaves the order free), following
-    `$ref`, the first `anyOf`/`oneOf` option `value` is valid for, `allOf` members, and
-    `items`/`properties`/`additionalProperties` into the children."""
-    schema = _resolve(schema, root)
-    if not isinstance(schema, dict):
-        return value
-    parts = [schema] + [_resolve(s, root) for s in schema.get("allOf", [])]
-    for key in ("anyOf", "oneOf"):
-        for option in schema.get(key, []):
-            if validator.evolve(schema=option).is_valid(value):
-                parts.append(_resolve(option, root))
-                break
-    parts = [p for p in parts if isinstance(p, dict)]
-    if isinstance(value, dict):
-        order, subs = [], {}
-        for p in parts:
-            for name, sub in p.get("properties", {}).items():
-                if name not in subs:
-                    order.append(name)
-                subs.setdefault(name, []).append(sub)
-        extra = [p["additionalProperties"] for p in parts if isinstance(p.get("additionalProperties"), dict)]
-        keys = [k for k in order if k in value] + [k for k in value if k not in subs]
-        out = {}
-        for k in keys:
-            v = value[k]
-            for sub in subs.get(k, extra):
-                v = _in_schema_order(v, sub, root, validator)
-            out[k] = v
-        return out
-    if isinstance(value, list):
-        items = [p["items"] for p in parts if isinstance(p.get("items"), dict)]
-        out = value
-        for sub in items:
-            out = [_in_schema_order(v, sub, root, validator) for v in out]
-        return out
-    return value
-
-
 @pytest.mark.parametrize("file", BEYOND_LLGUIDANCE)
 def test_beyond_llguidance_verdicts_match_jsonschema(file):
     """Each test instance, keys in schema order, serialized compactly and consumed token by
     token: anytok accepts it all and ends accepting exactly when `jsonschema` says it is valid."""
-    import jsonschema
-
     if not maskbench.ARCHIVE.exists():
         pytest.fail(f"{maskbench.ARCHIVE} is missing (the JSONSchemaBench dev half, /work/shared/maskbench)")
     doc = json.loads((maskbench.data_dir() / file).read_text(encoding="utf-8"))
-    schema = doc["schema"]
-    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(doc["schema"]), log_level=0)
     assert ref.is_error()  # (if llguidance compiles it one day, tests/test_maskbench.py covers it)
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    c = constrain.json_schema(schema)
-    enc = anytok_encoding(NAME)
-    verdicts = []
-    for test in doc["tests"]:
-        data = _in_schema_order(test["data"], schema, schema, validator)
-        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-        m = c.matcher(enc)
-        ours = all(m.consume(t) for t in enc.encode(text, disallowed_special=())) and m.is_accepting()
-        verdicts.append((ours, validator.is_valid(test["data"])))
+    verdicts = maskbench.jsonschema_verdicts(doc, constrain.json_schema(doc["schema"]), anytok_encoding(NAME))
     assert all(a == b for a, b in verdicts), verdicts
     assert any(b for _, b in verdicts) and not all(b for _, b in verdicts)  # both kinds were seen

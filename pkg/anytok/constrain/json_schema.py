@@ -18,13 +18,14 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   with every control character also takes `\\"` and `\\\\` (llguidance's quoting, `quote_tree`);
 * `pattern` is searched for (unanchored unless `^`/`$`), with ASCII `\\d` and `\\w`; lengths
   count code points (an escape is one); pattern, format and lengths together are intersected
-  (`ExprSet.intersect`, a DFA of pairs turned into rules);
+  lazily (`ExprSet.conj`: derivatives of each side taken on demand, as derivre's `And`);
 * numbers: `-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?`; integers `-?(0|[1-9][0-9]*)`; with
   bounds, llguidance's range languages, quirks included (`float_regex`, `int_regex`: no
   exponents, `-0` only where its range regex has it, ...); `multipleOf` intersects them with
   llguidance's digit-by-digit remainder automaton (`multiples`);
 * objects also with `patternProperties` (keys: the JSON-quoted pattern, searched for; patterns
-  must be disjoint; additional keys exclude them, `ExprSet.difference`) and
+  must be disjoint; additional keys exclude them, `ExprSet.difference`; a named property a
+  pattern matches takes both schemas, also when `allOf` merges them: `_intersect`) and
   `minProperties`/`maxProperties` where llguidance has them; arrays with `prefixItems` (or
   draft-2019 `items` arrays and `additionalItems`), `minItems`, `maxItems`;
 * `enum`/`const` (with `type` and string/number keywords next to them filtering the values),

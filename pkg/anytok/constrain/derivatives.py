@@ -67,6 +67,10 @@ class ExprSet:
         self._trunc: dict = {}  # depth -> {expression id: truncated id}
         self._conj_live: set = set()  # component tuples known to have a common string
         self._conj_dead: set = set()  # ... known to have none
+        self._n_bytesets = 0  # byte sets made so far (the byte classes below are for that many)
+        self._reps: tuple = ()  # one byte per class of bytes no byte set tells apart
+        self._rep_rows: dict = {}  # expression id -> its derivatives by the bytes of `_reps`
+        self._reps_for = -1
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -82,7 +86,11 @@ class ExprSet:
     def byteset(self, mask: int) -> int:
         if mask == 0:
             return NOTHING
-        return self._intern(("b", mask), False)
+        n = len(self.exprs)
+        i = self._intern(("b", mask), False)
+        if i == n:
+            self._n_bytesets += 1
+        return i
 
     def concat(self, a: int, b: int) -> int:
         if a == NOTHING or b == NOTHING:
@@ -153,14 +161,22 @@ class ExprSet:
             return NOTHING
         return self._intern(key, all(self.nullable[c] for c in t))
 
-    def _full_row(self, e: int) -> list:
-        row = self.rows[e]
-        if -1 in row:
-            d = self.derive
+    def _rep_row(self, e: int) -> tuple:
+        """The derivatives of `e` by one byte of each byte class: bytes that every byte set of
+        this ExprSet treats alike have the same derivatives, for every expression."""
+        if len(self._reps) == 0 or self._reps_for != self._n_bytesets:
+            classes: dict = {}
+            masks = [x[1] for x in self.exprs if x[0] == "b"]
             for b in range(256):
-                if row[b] < 0:
-                    d(e, b)
-        return row
+                classes.setdefault(tuple(m >> b & 1 for m in masks), b)
+            self._reps = tuple(classes.values())
+            self._reps_for = self._n_bytesets
+            self._rep_rows = {}
+        r = self._rep_rows.get(e)
+        if r is None:
+            d = self.derive
+            r = self._rep_rows[e] = tuple(d(e, b) for b in self._reps)
+        return r
 
     def _conj_nonempty(self, start: tuple, budget: int | None) -> bool:
         """Whether the expressions of `start` (none NOTHING, none an intersection) have a common
@@ -179,7 +195,7 @@ class ExprSet:
         while found is None and qi < len(queue):
             t = queue[qi]
             qi += 1
-            for nt in set(zip(*[self._full_row(c) for c in t])):
+            for nt in set(zip(*[self._rep_row(c) for c in t])):
                 if NOTHING in nt:
                     continue
                 nt = tuple(sorted(set(nt)))

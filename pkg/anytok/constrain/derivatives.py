@@ -71,6 +71,9 @@ class ExprSet:
         self._reps: tuple = ()  # one byte per class of bytes no byte set tells apart
         self._rep_rows: dict = {}  # expression id -> its derivatives by the bytes of `_reps`
         self._reps_for = -1
+        # expressions that every expression given to `conj` is a subset of (a caller's promise;
+        # JSON strings: any JSON string body), left out of intersections with others
+        self.universal: set = set()
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -150,6 +153,8 @@ class ExprSet:
                 comps.update(x[1])
             else:
                 comps.add(i)
+        if len(comps) > 1 and not comps <= self.universal:
+            comps -= self.universal
         if len(comps) == 1:
             return next(iter(comps))
         t = tuple(sorted(comps))

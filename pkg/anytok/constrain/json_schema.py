@@ -1090,6 +1090,9 @@ class _Compiler:
         # lazy as llguidance's derivre keeps `And`: only the tuples of derivatives a walk
         # reaches are made; whether any string is left is decided here within a budget
         es = self.es
+        # every quoted tree is a set of JSON string bodies: once `minLength` is met the length
+        # side is any body, and the intersection is the other side alone
+        es.universal.add(self.tree(quote_tree(("rep", ("set", _ANY_CP), 0, None))))
         try:
             body = es.conj([self.tree(quote_tree(t)) for t in trees], INTERSECTION_BUDGET)
         except OverflowError:

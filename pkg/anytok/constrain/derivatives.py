@@ -67,10 +67,11 @@ class ExprSet:
         self._trunc: dict = {}  # depth -> {expression id: truncated id}
         self._conj_live: set = set()  # component tuples known to have a common string
         self._conj_dead: set = set()  # ... known to have none
-        self._n_bytesets = 0  # byte sets made so far (the byte classes below are for that many)
-        self._reps: tuple = ()  # one byte per class of bytes no byte set tells apart
+        self._masks: list = []  # the byte sets made so far, in order
+        self._class_of: list = [0] * 256  # byte -> its class: bytes no byte set tells apart
+        self._classes_for = 0  # how many of `_masks` `_class_of` has split by
+        self._reps: tuple = (0,)  # the first byte of each class
         self._rep_rows: dict = {}  # expression id -> its derivatives by the bytes of `_reps`
-        self._reps_for = -1
         # expressions that every expression given to `conj` is a subset of (a caller's promise;
         # JSON strings: any JSON string body), left out of intersections with others
         self.universal: set = set()
@@ -92,7 +93,7 @@ class ExprSet:
         n = len(self.exprs)
         i = self._intern(("b", mask), False)
         if i == n:
-            self._n_bytesets += 1
+            self._masks.append(mask)
         return i
 
     def concat(self, a: int, b: int) -> int:
@@ -169,14 +170,19 @@ class ExprSet:
     def _rep_row(self, e: int) -> tuple:
         """The derivatives of `e` by one byte of each byte class: bytes that every byte set of
         this ExprSet treats alike have the same derivatives, for every expression."""
-        if len(self._reps) == 0 or self._reps_for != self._n_bytesets:
-            classes: dict = {}
-            masks = [x[1] for x in self.exprs if x[0] == "b"]
-            for b in range(256):
-                classes.setdefault(tuple(m >> b & 1 for m in masks), b)
-            self._reps = tuple(classes.values())
-            self._reps_for = self._n_bytesets
-            self._rep_rows = {}
+        masks = self._masks
+        if self._classes_for != len(masks):  # split the classes by the byte sets made since
+            cls = self._class_of
+            for m in masks[self._classes_for:]:
+                ids: dict = {}
+                cls = [ids.setdefault((c, m >> b & 1), len(ids)) for b, c in enumerate(cls)]
+            self._class_of, self._classes_for = cls, len(masks)
+            first: dict = {}
+            for b, c in enumerate(cls):
+                first.setdefault(c, b)
+            reps = tuple(first.values())
+            if reps != self._reps:
+                self._reps, self._rep_rows = reps, {}
         r = self._rep_rows.get(e)
         if r is None:
             d = self.derive

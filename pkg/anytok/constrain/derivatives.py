@@ -15,13 +15,21 @@ int id in one `ExprSet`, so equal expressions are the same state.  Kinds:
                       refer to its own rule, as JSON values nest inside arrays and objects)
     ("f", i, started) the end of a grammar with ignored lexemes (`end_marker`): `i` is the state
                       of the ignored run after it; see below
+    ("a", ids)        intersection (`conj`): the strings every one of `ids` matches (sorted, no
+                      nested intersections); made only when some string is left (see below)
 
 The derivative of an expression by a byte is the expression matching the rest of every string
 it matches that starts with the byte.  A state of the DFA is an expression id; its transition by
 a byte, computed on first use and stored in the state's 256-entry row, is its derivative's id.
-Since there is no intersection or complement, every expression other than NOTHING matches some
-string: a state is dead exactly when it is NOTHING, and live states can always reach
-acceptance.  A state accepts (is "nullable") when it matches the empty string.
+Every expression other than NOTHING matches some string: a state is dead exactly when it is
+NOTHING, and live states can always reach acceptance.  A state accepts (is "nullable") when it
+matches the empty string.  Intersections keep this so: `conj` (and the derivative of an
+intersection, which is the intersection of the derivatives) first searches the pairs (tuples) of
+derivatives for one that accepts, breadth first, and gives NOTHING when none is reachable (the
+lazy counterpart of llguidance's derivre "relevance" check: the product automaton is never built,
+only the tuples a walk reaches; `intersect` builds it whole).  The search is cached (tuples on a
+path to acceptance are live, every tuple of a search that found none is dead); `conj(..., budget)`
+bounds it when the constraint is built.
 
 Rules (`new_rule` / `set_rule`) turn the expressions into a grammar: a rule's body is only
 looked at when a derivative or nullability needs it, so recursive rules are fine as long as no
@@ -57,6 +65,16 @@ class ExprSet:
         self.rule_bodies: list = []  # rule k -> expression id of its body (None until set)
         self._minus: dict = {}
         self._trunc: dict = {}  # depth -> {expression id: truncated id}
+        self._conj_live: set = set()  # component tuples known to have a common string
+        self._conj_dead: set = set()  # ... known to have none
+        self._masks: list = []  # the byte sets made so far, in order
+        self._class_of: list = [0] * 256  # byte -> its class: bytes no byte set tells apart
+        self._classes_for = 0  # how many of `_masks` `_class_of` has split by
+        self._reps: tuple = (0,)  # the first byte of each class
+        self._rep_rows: dict = {}  # expression id -> its derivatives by the bytes of `_reps`
+        # expressions that every expression given to `conj` is a subset of (a caller's promise;
+        # JSON strings: any JSON string body), left out of intersections with others
+        self.universal: set = set()
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -72,7 +90,11 @@ class ExprSet:
     def byteset(self, mask: int) -> int:
         if mask == 0:
             return NOTHING
-        return self._intern(("b", mask), False)
+        n = len(self.exprs)
+        i = self._intern(("b", mask), False)
+        if i == n:
+            self._masks.append(mask)
+        return i
 
     def concat(self, a: int, b: int) -> int:
         if a == NOTHING or b == NOTHING:
@@ -117,6 +139,93 @@ class ExprSet:
         if lo == 1 and hi == 1:
             return a
         return self._intern(("r", a, lo, hi), lo == 0 or self.nullable[a])
+
+    def conj(self, items, budget: int | None = None) -> int:
+        """The strings every expression of `items` matches, as one lazy expression (NOTHING when
+        there are none).  Raises OverflowError when deciding that takes more than `budget`
+        tuples of derivatives (None: no bound)."""
+        exprs = self.exprs
+        comps: set = set()
+        for i in items:
+            if i == NOTHING:
+                return NOTHING
+            x = exprs[i]
+            if x[0] == "a":
+                comps.update(x[1])
+            else:
+                comps.add(i)
+        if len(comps) > 1 and not comps <= self.universal:
+            comps -= self.universal
+        if len(comps) == 1:
+            return next(iter(comps))
+        t = tuple(sorted(comps))
+        key = ("a", t)
+        i = self.ids.get(key)
+        if i is not None:
+            return i
+        if not self._conj_nonempty(t, budget):
+            return NOTHING
+        return self._intern(key, all(self.nullable[c] for c in t))
+
+    def _rep_row(self, e: int) -> tuple:
+        """The derivatives of `e` by one byte of each byte class: bytes that every byte set of
+        this ExprSet treats alike have the same derivatives, for every expression."""
+        masks = self._masks
+        if self._classes_for != len(masks):  # split the classes by the byte sets made since
+            cls = self._class_of
+            for m in masks[self._classes_for:]:
+                ids: dict = {}
+                cls = [ids.setdefault((c, m >> b & 1), len(ids)) for b, c in enumerate(cls)]
+            self._class_of, self._classes_for = cls, len(masks)
+            first: dict = {}
+            for b, c in enumerate(cls):
+                first.setdefault(c, b)
+            reps = tuple(first.values())
+            if reps != self._reps:
+                self._reps, self._rep_rows = reps, {}
+        r = self._rep_rows.get(e)
+        if r is None:
+            d = self.derive
+            r = self._rep_rows[e] = tuple(d(e, b) for b in self._reps)
+        return r
+
+    def _conj_nonempty(self, start: tuple, budget: int | None) -> bool:
+        """Whether the expressions of `start` (none NOTHING, none an intersection) have a common
+        string: a breadth-first search over tuples of their derivatives for one that accepts."""
+        live, dead, nullable = self._conj_live, self._conj_dead, self.nullable
+        if start in live:
+            return True
+        if start in dead:
+            return False
+        parent = {start: None}
+        queue = [start]
+        found = None
+        if all(nullable[c] for c in start):
+            found = start
+        qi = 0
+        while found is None and qi < len(queue):
+            t = queue[qi]
+            qi += 1
+            for nt in set(zip(*[self._rep_row(c) for c in t])):
+                if NOTHING in nt:
+                    continue
+                nt = tuple(sorted(set(nt)))
+                if nt in parent or nt in dead:
+                    continue
+                parent[nt] = t
+                if len(nt) == 1 or nt in live or all(nullable[c] for c in nt):
+                    found = nt  # (one expression left: it matches some string)
+                    break
+                queue.append(nt)
+                if budget is not None and len(parent) > budget:
+                    raise OverflowError("intersection too large to decide")
+        if found is None:
+            dead.update(parent)
+            return False
+        while found is not None:
+            live.add(found)
+            found = parent[found]
+        return True
 
     def end_marker(self, ignored: int) -> int:
         """The end marker over the ignored-run expression `ignored` (see the module docstring)."""
@@ -189,7 +298,7 @@ class ExprSet:
                 if r is None:
                     x = exprs[e]
                     k = x[0]
-                    if k in ("b", "e", "f"):
+                    if k in ("b", "e", "f", "a"):
                         r = True
                     elif k == "n":
                         r = False
@@ -417,6 +526,8 @@ class ExprSet:
             return [x[1]]
         if k == "x":
             return [self.rule_bodies[x[1]]]
+        if k == "a":
+            return list(x[1])
         return []
 
     def _marker_after(self, x, byte: int) -> int:
@@ -452,6 +563,8 @@ class ExprSet:
             return self.concat(rows[a][byte], self.repeat(a, max(lo - 1, 0), None if hi is None else hi - 1))
         if k == "x":
             return rows[self.rule_bodies[x[1]]][byte]
+        if k == "a":
+            return self.conj([rows[c][byte] for c in x[1]])
         return NOTHING  # NOTHING, EPSILON, an end marker on its own
 
     def viable_bytes(self, e: int) -> list[int]:

@@ -18,13 +18,14 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   with every control character also takes `\\"` and `\\\\` (llguidance's quoting, `quote_tree`);
 * `pattern` is searched for (unanchored unless `^`/`$`), with ASCII `\\d` and `\\w`; lengths
   count code points (an escape is one); pattern, format and lengths together are intersected
-  (`ExprSet.intersect`, a DFA of pairs turned into rules);
+  lazily (`ExprSet.conj`: derivatives of each side taken on demand, as derivre's `And`);
 * numbers: `-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?`; integers `-?(0|[1-9][0-9]*)`; with
   bounds, llguidance's range languages, quirks included (`float_regex`, `int_regex`: no
   exponents, `-0` only where its range regex has it, ...); `multipleOf` intersects them with
   llguidance's digit-by-digit remainder automaton (`multiples`);
 * objects also with `patternProperties` (keys: the JSON-quoted pattern, searched for; patterns
-  must be disjoint; additional keys exclude them, `ExprSet.difference`) and
+  must be disjoint; additional keys exclude them, `ExprSet.difference`; a named property a
+  pattern matches takes both schemas, also when `allOf` merges them: `_intersect`) and
   `minProperties`/`maxProperties` where llguidance has them; arrays with `prefixItems` (or
   draft-2019 `items` arrays and `additionalItems`), `minItems`, `maxItems`;
 * `enum`/`const` (with `type` and string/number keywords next to them filtering the values),
@@ -131,7 +132,7 @@ FORMATS = {
     "unknown": r"(?s:.*)",
 }
 
-INTERSECTION_BUDGET = 5000  # DFA pairs for pattern/format/length together
+INTERSECTION_BUDGET = 5000  # DFA pairs (patternProperties keys), tuples searched (string constraints)
 # The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
 # naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
 # (~2 KB), so EXPRESSION_BUDGET bounds the memory (~0.5 GB); SUBSCHEMA_BUDGET (llguidance's
@@ -1081,22 +1082,23 @@ class _Compiler:
                 raise ConstraintError(f"JSON schema: unknown format {fmt!r} at {where}")
             trees.append(R.parse(FORMATS[fmt]))
         if lo or hi is not None:
-            if max(lo, hi or 0) >= INTERSECTION_BUDGET:  # at least that many pairs: fail fast
-                raise UnsupportedFeatureError(
-                    "JSON Schema string constraints whose intersection is this large", f"at {where}")
             trees.append(length)
         if len(trees) == 1:
             return self.string_lexeme(trees[0])
         # pattern, format and lengths together: the intersection of the quoted languages (quoting
-        # is one-to-one and prefix-free per character, so it commutes with intersection)
+        # is one-to-one and prefix-free per character, so it commutes with intersection), kept
+        # lazy as llguidance's derivre keeps `And`: only the tuples of derivatives a walk
+        # reaches are made; whether any string is left is decided here within a budget
         es = self.es
-        body = self.tree(quote_tree(trees[0]))
-        for t in trees[1:]:
-            try:
-                body = es.intersect(body, self.tree(quote_tree(t)), INTERSECTION_BUDGET)
-            except OverflowError:
-                raise UnsupportedFeatureError(
-                    "JSON Schema string constraints whose intersection is this large", f"at {where}") from None
+        # every quoted tree is a set of JSON string bodies: once `minLength` is met the length
+        # side is any body, and the intersection is the other side alone
+        es.universal.add(self.tree(quote_tree(("rep", ("set", _ANY_CP), 0, None))))
+        try:
+            body = es.conj([self.tree(quote_tree(t)) for t in trees], INTERSECTION_BUDGET)
+        except OverflowError:
+            raise UnsupportedFeatureError(
+                "JSON Schema string constraints whose intersection is this large",
+                f"at {where} (no common string found within {INTERSECTION_BUDGET:,} steps)") from None
         if body == D.NOTHING:
             raise _Unsat("no string satisfies pattern/format/length together")
         q = es.byteset(1 << 0x22)
@@ -1174,13 +1176,13 @@ class _Compiler:
             return out
 
         named, taken = [], []
+        applied = s.get(_PATTERNS_APPLIED, False)  # (an allOf merge did it already)
         for name in list(props) + [r for r in required if r not in props]:
             hits = matching(name)
             if name in props:
-                sub = props[name]
-                if any(pats[p] not in (True, {}) for p in hits):
-                    raise UnsupportedFeatureError(
-                        "JSON Schema property also matched by a patternProperties pattern", f"at {where}/{name}")
+                # llguidance: a named property matched by a pattern takes both schemas (the
+                # named one first; patterns are disjoint, so at most one matches)
+                sub = props[name] if applied or not hits else _both(props[name], pats[hits[0]])
             else:
                 sub = pats[hits[0]] if hits else extra
             quoted = json.dumps(name, ensure_ascii=False).encode()
@@ -1200,7 +1202,9 @@ class _Compiler:
             except _Unsat:
                 continue
             excluded = frozenset(q for q, hits in taken if p in hits)
-            extras.append((self.lexeme(self.es.minus_literals(key, excluded)), v))
+            key = self.es.minus_literals(key, excluded)
+            if key != D.NOTHING:  # (every key it matches is a named property)
+                extras.append((self.lexeme(key), v))
         try:
             extra_value = self.value(extra, f"{where}/additionalProperties")
         except _Unsat:
@@ -1424,9 +1428,9 @@ def _intersect(a, b, where: str):
     for k, v in b.items():
         if k == "type" or k in ANNOTATIONS:
             continue
+        if k in _OBJECT_KEYS:
+            continue  # below
         if k not in out:
-            if k in ("properties", "additionalProperties", "required") and "properties" in b:
-                continue  # below
             out[k] = v
             continue
         u = out[k]
@@ -1441,7 +1445,7 @@ def _intersect(a, b, where: str):
             out[k] = _both(u, v)
         elif k in ("enum", "const"):
             continue  # below
-        elif k not in ("properties", "additionalProperties", "required") and (k in IMPLEMENTED_HERE or k in REJECTED):
+        elif k in IMPLEMENTED_HERE or k in REJECTED:
             raise UnsupportedFeatureError(f"JSON Schema allOf merging two different {k!r}", f"at {where}")
         # (keywords that do not constrain, such as "x-..." extensions: the first one kept)
     # constants: the values of one side that the other lists too
@@ -1461,24 +1465,39 @@ def _intersect(a, b, where: str):
         out.pop("const", None)
         out.pop("enum", None)
         out["enum"] = common
-    # objects
-    if any(k in a or k in b for k in ("properties", "additionalProperties", "required")):
-        pa, pb = a.get("properties", {}), b.get("properties", {})
-        if not isinstance(pa, dict) or not isinstance(pb, dict):
-            raise ConstraintError(f"JSON schema: properties must be an object at {where}")
-        if (pa or pb) and ("patternProperties" in a or "patternProperties" in b):
-            raise UnsupportedFeatureError("JSON Schema allOf merging properties with patternProperties", f"at {where}")
-        xa, xb = a.get("additionalProperties", True), b.get("additionalProperties", True)
+    # objects, as llguidance intersects two object schemas: each side's properties already
+    # merged with its own matching pattern, a property one side does not name merged with that
+    # side's pattern or additionalProperties, a pattern one side has merged with the other
+    # side's additionalProperties where it has one
+    if any(k in a or k in b for k in _OBJECT_KEYS):
+        pa, pb = _own_properties(a, where), _own_properties(b, where)
         props = {}
         for name, sub in pa.items():
-            props[name] = _both(sub, pb[name]) if name in pb else _both(sub, xb)
+            props[name] = _both(sub, pb[name] if name in pb else _property_schema(b, name))
         for name, sub in pb.items():
             if name not in pa:
-                props[name] = _both(sub, xa)
+                props[name] = _both(_property_schema(a, name), sub)
+        for k in _OBJECT_KEYS:
+            out.pop(k, None)
         if props:
             out["properties"] = props
+        ppa, ppb = a.get("patternProperties", {}), b.get("patternProperties", {})
+        if not isinstance(ppa, dict) or not isinstance(ppb, dict):
+            raise ConstraintError(f"JSON schema: patternProperties must be an object at {where}")
+        if ppa or ppb:
+            pp = {}
+            for key, sub in ppa.items():
+                if key in ppb:
+                    pp[key] = _both(sub, ppb[key])
+                else:
+                    pp[key] = _both(sub, b["additionalProperties"]) if "additionalProperties" in b else sub
+            for key, sub in ppb.items():
+                if key not in ppa:
+                    pp[key] = _both(sub, a["additionalProperties"]) if "additionalProperties" in a else sub
+            out["patternProperties"] = pp
+            out[_PATTERNS_APPLIED] = True
         if "additionalProperties" in a or "additionalProperties" in b:
-            out["additionalProperties"] = _both(xa, xb)
+            out["additionalProperties"] = _both(a.get("additionalProperties", True), b.get("additionalProperties", True))
         req = []
         for side in (a, b):
             r = side.get("required", [])
@@ -1490,21 +1509,64 @@ def _intersect(a, b, where: str):
     return out
 
 
+# An object schema merged by `_intersect` carries this key: its `properties` already include
+# their matching `patternProperties` schemas (`object` must not merge them again).
+_PATTERNS_APPLIED = "\x00anytok: patternProperties merged into properties"
+_OBJECT_KEYS = ("properties", "additionalProperties", "required", "patternProperties", _PATTERNS_APPLIED)
+
+
+def _own_properties(s: dict, where: str) -> dict:
+    """`properties` of an object schema, each merged with the first pattern of its own
+    `patternProperties` found in its name (as llguidance compiles an object schema)."""
+    props = s.get("properties", {})
+    if not isinstance(props, dict):
+        raise ConstraintError(f"JSON schema: properties must be an object at {where}")
+    pats = s.get("patternProperties")
+    if not pats or not isinstance(pats, dict) or s.get(_PATTERNS_APPLIED):
+        return props
+    out = {}
+    for name, sub in props.items():
+        hit = next((p for p in pats if _pattern_found(p, name)), None)
+        out[name] = sub if hit is None else _both(sub, pats[hit])
+    return out
+
+
 def _property_schema(s: dict, key: str):
     """The schema an object schema gives property `key`: its `properties` entry, else that of
-    the first `patternProperties` pattern found in it, else `additionalProperties`."""
+    the first `patternProperties` pattern found in it, else `additionalProperties` (patterns
+    read as llguidance reads them: Rust syntax, ASCII `\\d` and `\\w`, searched for)."""
     props = s.get("properties")
     if isinstance(props, dict) and key in props:
         return props[key]
     pats = s.get("patternProperties")
     if isinstance(pats, dict):
         for p, sub in pats.items():
-            try:
-                if re.search(p, key):
-                    return sub
-            except (re.error, TypeError):
-                return True
+            if _pattern_found(p, key):
+                return sub
     return s.get("additionalProperties", True)
+
+
+_PATTERN_DFAS: dict = {}  # pattern -> (ExprSet, start) of its search tree
+
+
+def _pattern_found(pattern, key: str) -> bool:
+    """Whether the patternProperties regex `pattern` is found in `key` (RegexSyntaxError if it
+    is not a regex, as llguidance refuses the schema then)."""
+    if not isinstance(pattern, str):
+        raise ConstraintError(f"JSON schema: patternProperties key must be a string, got {pattern!r}")
+    r = _PATTERN_DFAS.get(pattern)
+    if r is None:
+        if len(_PATTERN_DFAS) > 256:
+            _PATTERN_DFAS.clear()
+        es = D.ExprSet()
+        r = _PATTERN_DFAS[pattern] = (es, D.compile_tree(es, _search_tree(pattern)))
+    es, e = r
+    derive = es.derive
+    for b in key.encode("utf-8", "surrogatepass"):
+        e = derive(e, b)
+        if e == D.NOTHING:
+            return False
+    return es.nullable[e]
 
 
 def _disjoint(a, b, named_only: bool = False) -> bool:

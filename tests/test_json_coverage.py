@@ -1,0 +1,156 @@
+"""JSON Schema features that real schemas (JSONSchemaBench) use, each reproduced on a small schema
+and compared with llguidance 1.9.1 step by step; and the schemas anytok compiles where
+llguidance does not, checked against the `jsonschema` package.
+
+- string `pattern`/`format` with `minLength`/`maxLength`: a lazy intersection (derivatives of
+  each side, taken on demand), so `format: email` with `maxLength: 1024` compiles; the masks
+  near the length bound must match (no token past it, no dead end before it);
+- a named property also matched by a `patternProperties` pattern (both schemas apply), and
+  `properties` merged by `allOf` with `patternProperties`;
+- `patternProperties` patterns read as Rust regexes with ASCII `\\d`/`\\w` (as llguidance),
+  also where `allOf` merging looks a property up in them;
+- JSONSchemaBench dev-half files llguidance refuses and anytok compiles: every test instance's
+  verdict (token by token, then `is_accepting`) equals `jsonschema`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from llguidance import LLMatcher
+
+import maskbench  # build_scripts/, on sys.path through conftest.py
+from anytok import constrain
+from test_constrain import _check_same, _ids, _lltokenizer, _ref_mask, anytok_encoding
+from test_constrain_json import _walk
+
+NAME = "o200k_base"
+
+# (schema, text): the text's own tokens consumed one by one, everything compared at each step.
+TEXTS = [
+    # string constraints whose product automaton is large (dev half: 30 files like these)
+    ({"type": "string", "format": "email", "maxLength": 1024}, '"jane.doe@example.com"'),
+    ({"type": "string", "format": "email", "maxLength": 20}, '"abcdefgh@example.com"'),  # the bound
+    ({"type": "string", "pattern": "^(?:\\S+\\s+){0,9}\\S+$", "maxLength": 40}, '"one two  three four"'),
+    ({"type": "string", "format": "uri", "minLength": 12, "maxLength": 255}, '"https://example.com/a?b=c"'),
+    ({"type": "string", "format": "hostname", "maxLength": 128, "pattern": "\\."}, '"a-b.example.org"'),
+    ({"type": "string", "pattern": "^[a-z]+@[a-z]+$", "minLength": 4, "maxLength": 6}, '"ab@cd"'),
+    # minLength alone: once met, the length side is any string (left out of the intersection)
+    ({"type": "string", "pattern": "^(?:\\S+\\s+){0,199}\\S+$", "minLength": 4}, '"ab c\\u0001  d"'),
+    # a named property matched by a pattern: both schemas, the named one's properties first
+    ({"type": "object", "properties": {"ax": {"type": "integer"}},
+      "patternProperties": {"^a": {"type": "number", "minimum": 0}}}, '{"ax":5,"ab":1.5,"c":null}'),
+    ({"type": "object", "properties": {"ao": {"type": "object", "properties": {"p": {"type": "integer"}}}},
+      "patternProperties": {"^a": {"type": "object", "properties": {"q": {"type": "string"}}}}},
+     '{"ao":{"p":1,"q":"x"},"ab":{"q":"y"}}'),
+    # properties merged by allOf with patternProperties (and additionalProperties)
+    ({"allOf": [{"type": "object", "properties": {"a1": {"type": "string"}, "b": {"type": "integer"}}},
+                {"patternProperties": {"^a": {"maxLength": 3}}, "additionalProperties": {"type": "integer"}}]},
+     '{"a1":"xyz","b":2,"a2":"q","c":3}'),
+    ({"allOf": [{"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": False},
+                {"patternProperties": {"^[xy]$": {"minLength": 2}}}]}, '{"x":"ab"}'),
+    # patterns as Rust regexes: \d is ASCII (Python's re would match U+0663 and drop "x٣" as
+    # string & integer), POSIX classes, `\/`
+    ({"allOf": [{"type": "object", "properties": {"x\u0663": {"type": "string"}}},
+                {"patternProperties": {"^x\\d$": {"type": "integer"}}}]}, '{"x\u0663":"s","x3":3}'),
+    ({"allOf": [{"type": "object", "properties": {"ab": {"type": "string"}}},
+                {"patternProperties": {"^[[:alpha:]]+$": {"maxLength": 1}}}]}, '{"ab":"s"}'),
+    ({"type": "object", "properties": {"a/b": {"type": "string"}},
+      "patternProperties": {"^a\\/b$": {"maxLength": 2}}}, '{"a/b":"xy"}'),
+]
+
+
+@pytest.mark.parametrize("k", range(len(TEXTS)))
+def test_text_masks_match_llguidance(k):
+    schema, text = TEXTS[k]
+    rng = random.Random(k)
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(NAME))
+    tokens = anytok_encoding(NAME).encode(text)
+    for step, t in enumerate(tokens):
+        mask = _check_same(NAME, text, step, ours, ref, rng, full_allowed=False)
+        assert any(mask)
+        assert ours.consume(t) and ref.consume_token(t), (text, step)
+    _check_same(NAME, text, len(tokens), ours, ref, rng, full_allowed=False)
+    assert ours.is_accepting() and ref.is_accepting()
+
+
+# Seeded random walks (allowed tokens, often punctuation): they run into the length bounds.
+WALKS = [0, 1, 2, 5, 6, 7, 9]
+
+
+@pytest.mark.parametrize("k", WALKS)
+def test_random_walks_match_llguidance(k):
+    schema = TEXTS[k][0]
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(anytok_encoding(NAME))
+    _walk(NAME, json.dumps(schema)[:80], ours, ref, 24, f"coverage|{k}")
+
+
+def test_string_intersection_budget():
+    """A length bound no string of the pattern can reach within the search budget is refused by
+    name when the constraint is built (llguidance: "Unable to determine if regex is empty")."""
+    schema = {"type": "string", "pattern": "^[a-z]+@[a-z]+\\.com$", "minLength": 20000}
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert ref.is_error() and "Unable to determine if regex is empty" in ref.get_error()
+    with pytest.raises(constrain.UnsupportedFeatureError, match="intersection is this large"):
+        constrain.json_schema(schema)
+    # an unsatisfiable combination decided within the budget: unsatisfiable, as llguidance says
+    schema = {"type": "string", "format": "uuid", "maxLength": 35}
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert ref.is_error()
+    with pytest.raises(constrain.ConstraintError, match="unsatisfiable"):
+        constrain.json_schema(schema)
+
+
+def test_pattern_of_named_keys_only_no_dead_end():
+    """Every key a pattern matches is a required property: no key is left for the pattern.
+    llguidance still allows `,` after the last property, then only whitespace (a dead end);
+    anytok allows no `,` there (docs/constrain-json.md, differences).  Up to there the masks
+    are llguidance's."""
+    schema = {"type": "object", "patternProperties": {"^b_(s|e)$": {"type": "integer"}},
+              "properties": {"d": {"type": "boolean"}}, "required": ["b_s", "b_e"], "additionalProperties": False}
+    text = '{"d":true,"b_s":1,"b_e":2'
+    enc = anytok_encoding(NAME)
+    rng = random.Random(0)
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    ours = constrain.json_schema(schema).matcher(enc)
+    for step, t in enumerate(enc.encode(text)):
+        _check_same(NAME, text, step, ours, ref, rng, full_allowed=False)
+        assert ours.consume(t) and ref.consume_token(t)
+    comma = enc.encode(",")[0]
+    assert set(ours.allowed()) == set(_ids(_ref_mask(NAME, ref))) - {t for t in _ids(_ref_mask(NAME, ref))
+                                                                    if b"," in enc.decode_bytes([t])}
+    assert comma not in ours.allowed() and ref.consume_token(comma)
+    after = [enc.decode_bytes([t]) for t in _ids(_ref_mask(NAME, ref))]
+    assert after and all(not b.strip(b" \t\r\n") for b in after)  # whitespace only
+    for t in enc.encode('  "b_s":3}'):
+        if not ref.consume_token(t):
+            break
+    else:
+        raise AssertionError("llguidance accepted a key after the dead end")
+
+
+# JSONSchemaBench dev-half files that anytok compiles and llguidance 1.9.1 refuses (llguidance:
+# "Schema intersection stack level exceeded" for jsonld's recursive allOf; "circular references
+# with sibling keys are not supported" for wp_29's `#` reference beside `anyOf` and o72177's;
+# "Resource 'json-schema:///schema/lemon' is not present" for o44063's `id`-relative `$ref`s).
+BEYOND_LLGUIDANCE = maskbench.BEYOND_LLGUIDANCE
+
+
+@pytest.mark.parametrize("file", BEYOND_LLGUIDANCE)
+def test_beyond_llguidance_verdicts_match_jsonschema(file):
+    """Each test instance, keys in schema order, serialized compactly and consumed token by
+    token: anytok accepts it all and ends accepting exactly when `jsonschema` says it is valid."""
+    if not maskbench.ARCHIVE.exists():
+        pytest.fail(f"{maskbench.ARCHIVE} is missing (the JSONSchemaBench dev half, /work/shared/maskbench)")
+    doc = json.loads((maskbench.data_dir() / file).read_text(encoding="utf-8"))
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(doc["schema"]), log_level=0)
+    assert ref.is_error()  # (if llguidance compiles it one day, tests/test_maskbench.py covers it)
+    verdicts = maskbench.jsonschema_verdicts(doc, constrain.json_schema(doc["schema"]), anytok_encoding(NAME))
+    assert all(a == b for a, b in verdicts), verdicts
+    assert any(b for _, b in verdicts)  # (a valid instance was accepted)

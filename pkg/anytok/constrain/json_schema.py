@@ -54,7 +54,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote, urldefrag, urljoin
 
 from . import derivatives as D
 from . import regex_syntax as R
@@ -131,6 +131,7 @@ FORMATS = {
     "unknown": r"(?s:.*)",
 }
 
+_BASE = "https://json-schema.invalid/"  # a document's base URI when it has no $id
 INTERSECTION_BUDGET = 5000  # DFA pairs for pattern/format/length together
 # The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
 # naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
@@ -478,6 +479,7 @@ class _Compiler:
     def __init__(self, root, options: "JsonOptions | None" = None):
         o = options or JsonOptions()
         self.root = root
+        self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
         self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
         self.lenient = o.lenient
         es = self.es = D.ExprSet()
@@ -776,10 +778,62 @@ class _Compiler:
         return out
 
     def resolve(self, uri, where: str):
-        if not isinstance(uri, str) or (uri != "#" and not uri.startswith("#/")):
-            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
+        if isinstance(uri, str) and uri != "#" and not uri.startswith("#/"):
+            return self.resolve_id(uri, where)
+        if not isinstance(uri, str):
+            raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
         target = self.root
         for part in unquote(uri[1:]).split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
+        return target
+
+    def resolve_id(self, uri: str, where: str):
+        """A `$ref` by identifier, within the document (as llguidance's resolver): the
+        document's own `$id`/`id` (draft 4), a subschema's `$id`/`id` (absolute or relative to
+        the one around it), an anchor (`$anchor`, or an `$id`/`id` of the form `#name`), then a
+        JSON pointer after the `#`.  Resolved against the document's base URI."""
+        if self.ids is None:
+            self.ids = {}
+            root_id = self.root.get("$id", self.root.get("id")) if isinstance(self.root, dict) else None
+            base = _join(_BASE, root_id) if isinstance(root_id, str) else _BASE
+            self.base = urldefrag(base)[0]
+            stack = [(self.root, self.base)]
+            while stack:
+                s, base = stack.pop()
+                if isinstance(s, list):
+                    stack += [(x, base) for x in s]
+                    continue
+                if not isinstance(s, dict):
+                    continue
+                for key in ("$id", "id"):
+                    v = s.get(key)
+                    if isinstance(v, str):
+                        full, frag = urldefrag(_join(base, v))
+                        if frag:
+                            self.ids.setdefault(f"{full}#{frag}", s)
+                        else:
+                            base = full
+                            self.ids.setdefault(full, s)
+                        break
+                if isinstance(s.get("$anchor"), str):
+                    self.ids.setdefault(f"{base}#{s['$anchor']}", s)
+                for k, v in s.items():
+                    if k not in ("const", "enum", "default", "examples") and isinstance(v, (dict, list)):
+                        stack.append((v, base))
+        full, frag = urldefrag(_join(self.base, uri))
+        target = self.ids.get(full, self.root if full == self.base else None)
+        if target is not None and frag and not frag.startswith("/"):
+            target = self.ids.get(f"{full}#{frag}")
+        if target is None:
+            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}",
+                                          "only references within the document are supported")
+        for part in unquote(frag).split("/")[1:] if frag else ():
             part = part.replace("~1", "/").replace("~0", "~")
             if isinstance(target, dict) and part in target:
                 target = target[part]
@@ -1336,9 +1390,7 @@ class _Compiler:
     def ref(self, uri, where: str) -> int:
         if not isinstance(uri, str):
             raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
-        if uri != "#" and not uri.startswith("#/"):
-            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
-        pointer = unquote(uri[1:])
+        pointer = unquote(uri[1:]) if uri == "#" or uri.startswith("#/") else uri  # (an identifier as itself)
         hit = self.rules.get(pointer)
         if hit is None:
             target = self.resolve(uri, where)
@@ -1365,6 +1417,15 @@ class _Compiler:
         if len(self.es.exprs) > EXPRESSION_BUDGET:
             self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)
+
+
+def _join(base: str, ref: str) -> str:
+    """`ref` resolved against `base` (RFC 3986; `#...` and absolute URIs of any scheme too)."""
+    if ref.startswith("#"):
+        return base.split("#")[0] + ref
+    if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", ref):
+        return ref
+    return urljoin(base, ref)
 
 
 def _both(a, b):
@@ -1708,6 +1769,15 @@ def compile_schema(schema) -> tuple:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
     c = _Compiler(schema, JsonOptions(options))
+    if not c.coerce_one_of and "oneOf" in json.dumps(schema):
+        # llguidance's verdict on its oneOfs, from its normalized form (see _ll_oneof)
+        from ._ll_oneof import one_of_compiles
+
+        verdict = one_of_compiles(schema, lambda uri: c.resolve(uri, "#"), FORMATS)
+        if verdict is False:
+            raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
+                                          "llguidance rejects it too unless coerce_one_of")
+        c.coerce_one_of = verdict is True  # (None: not modelled, checked oneOf by oneOf)
     try:
         with pause_gc():
             top = c.value(schema, "#")

@@ -1358,16 +1358,21 @@ class _Compiler:
         return True
 
     def constant_text(self, v, as_int: bool, where: str) -> str:
-        if isinstance(v, int) or (as_int and isinstance(v, float) and v.is_integer()):
-            if abs(v) >= 2 ** 63:
-                raise UnsupportedFeatureError("JSON Schema numeric const beyond 64 bits", f"at {where}")
-            return str(int(v))
+        """The one text llguidance allows for a numeric constant: its value as a double (an
+        integer that fits 64 bits, signed, is an integer range, its bounds as doubles rounded
+        inwards and saturated to 64 bits, as is any constant next to `type: integer`; anything
+        else a number range [v, v], printed as Rust prints a double: shortest round-trip digits,
+        never an exponent)."""
+        if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 64:
+            # (llguidance's Python API cannot pass such a number to it: refused)
+            raise UnsupportedFeatureError("JSON Schema numeric const beyond 64 bits", f"at {where}")
         if math.isinf(v) or math.isnan(v):
             raise ConstraintError(f"JSON schema: const {v} is not a JSON number at {where}")
-        text = str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
-        if "e" in text or "inf" in text:
-            raise UnsupportedFeatureError("JSON Schema numeric const written with an exponent", f"at {where}")
-        return text
+        if as_int or (isinstance(v, int) and v < 2 ** 63):
+            if not float(v).is_integer():
+                raise _Unsat(f"const {v} is not an integer")
+            return str(_i64(float(v)))
+        return _plain(float(v))
 
     def constant(self, v, as_int: bool, where: str) -> int:
         if v is None:

@@ -304,7 +304,7 @@ UNSUPPORTED = [
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
     ({"not": {"type": "string"}}, "not"),
     ({"type": "integer", "multipleOf": 0}, "multipleOf"),
-    ({"type": "number", "const": 1e300}, "exponent"),
+    ({"type": "integer", "const": 2 ** 64}, "64 bits"),  # (llguidance's Python API: ValueError)
     ({"type": "object", "properties": {"ax": {"type": "integer"}},
       "patternProperties": {"^a": {"type": "number"}}}, "patternProperties"),
     ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),

@@ -255,6 +255,12 @@ DEFAULTS = [
     ({"const": 1e30}, "1e30", "no"),
     ({"const": 1.5e-7}, "0.00000015", "yes"),
     ({"enum": [-9007199254740993, 0.1]}, "-9007199254740992", "yes"),
+    # keywords the root's draft does not know are ignored (a schema of only such keywords: any value)
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"const": 5}}}, '{"a": "x"}', "yes"),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"const": 5, "type": "integer"}}},
+     '{"a": 6}', "no"),
+    ({"$schema": "http://json-schema.org/draft-06/schema#", "type": "string", "if": {"minLength": 2}}, '"a"', "yes"),
+    ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "minContains": 2}, "[1]", "yes"),
 ]
 
 

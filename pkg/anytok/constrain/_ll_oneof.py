@@ -41,8 +41,9 @@ class _GiveUp(Exception):
 
 
 class _Model:
-    def __init__(self, root, resolve, formats):
+    def __init__(self, root, resolve, formats, unknown=frozenset()):
         self.root, self.resolve, self.formats = root, resolve, formats
+        self.known = KNOWN - set(unknown)  # (the keywords the root's draft knows)
         self.defs, self.seen, self.n = {}, set(), 0
         s = root.get("$schema", "") if isinstance(root, dict) else ""
         self.old_draft = isinstance(s, str) and ("draft-0" in s or "2019-09" in s)
@@ -65,9 +66,9 @@ class _Model:
         if not isinstance(s, dict):
             raise _GiveUp("not a schema")
         self.tick()
-        if all(k in META or k not in KNOWN for k in s):
+        if all(k in META or k not in self.known for k in s):
             return ANY
-        if any(k not in IMPLEMENTED and k not in META and k in KNOWN for k in s):
+        if any(k not in IMPLEMENTED and k not in META and k in self.known for k in s):
             raise _GiveUp("unimplemented keyword")
         dummy_props = ({k: True for k in s["properties"]} if isinstance(s.get("properties"), dict) else None)
         dummy_prefix = ([True] * len(s["prefixItems"]) if isinstance(s.get("prefixItems"), list) else None)
@@ -354,11 +355,12 @@ class _Model:
         return False
 
 
-def one_of_compiles(schema, resolve, formats) -> "bool | None":
+def one_of_compiles(schema, resolve, formats, unknown=frozenset()) -> "bool | None":
     """True when llguidance (default options) turns every `oneOf` it compiles in `schema` into
     an `anyOf`, False when one stays (llguidance refuses the schema), None when not modelled.
-    `resolve(uri)` gives a `$ref`'s target; `formats` the known `format` names."""
-    m = _Model(schema, resolve, formats)
+    `resolve(uri)` gives a `$ref`'s target; `formats` the known `format` names; `unknown` the
+    keywords the schema's draft does not know."""
+    m = _Model(schema, resolve, formats, unknown)
     try:
         return not m.has_one_of(m.compile(schema))
     except (_GiveUp, RecursionError, TypeError, ValueError, AttributeError):

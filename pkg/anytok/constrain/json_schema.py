@@ -81,6 +81,17 @@ REJECTED = {
     "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
     "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
 }
+# Keywords an older draft (named by the root's `$schema`) does not know: llguidance ignores them
+# there, and reads a schema of only such keywords (and annotations) as any value.
+_DRAFT_2020 = {"$dynamicRef"}
+_DRAFT_2019 = _DRAFT_2020 | {"$recursiveRef", "dependentRequired", "dependentSchemas", "maxContains", "minContains",
+                             "prefixItems", "unevaluatedItems", "unevaluatedProperties"}
+_DRAFT_7 = _DRAFT_2019 | {"if", "then", "else"}
+_DRAFT_6 = _DRAFT_7 | {"const", "contains", "propertyNames"}
+_UNKNOWN_IN_DRAFT = {
+    "http://json-schema.org/draft-04/schema": _DRAFT_6, "http://json-schema.org/draft-06/schema": _DRAFT_7,
+    "http://json-schema.org/draft-07/schema": _DRAFT_2019, "https://json-schema.org/draft/2019-09/schema": _DRAFT_2020,
+}
 TYPES = ("null", "boolean", "number", "string", "array", "object")
 # Keywords next to const/enum that filter the constants (the rest: UnsupportedFeatureError).
 _CONST_SIBLINGS = {"type", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
@@ -480,6 +491,8 @@ class _Compiler:
         o = options or JsonOptions()
         self.root = root
         self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
+        draft = root.get("$schema") if isinstance(root, dict) else None
+        self.unknown = _UNKNOWN_IN_DRAFT.get(draft.rstrip("#"), set()) if isinstance(draft, str) else set()
         self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
         self.lenient = o.lenient
         es = self.es = D.ExprSet()
@@ -651,6 +664,12 @@ class _Compiler:
         if not isinstance(s, dict):
             raise ConstraintError(f"JSON schema at {where} must be an object or a boolean, got {json.dumps(s)[:60]}")
         keys = [k for k in s if k not in ANNOTATIONS]
+        if self.unknown and any(k in self.unknown for k in keys):  # keywords of later drafts: ignored
+            if all(k in self.unknown or k not in IMPLEMENTED_HERE | REJECTED for k in keys):
+                return self.any_value()
+            # (const is applied whatever the draft, as in llguidance, once another keyword stands by)
+            s = {k: v for k, v in s.items() if k not in self.unknown or k == "const"}
+            keys = [k for k in keys if k not in self.unknown or k == "const"]
         for k in keys:
             if k in REJECTED and not self.lenient:  # lenient: ignored, as llguidance warns and ignores
                 raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
@@ -1778,7 +1797,7 @@ def compile_schema(schema) -> tuple:
         # llguidance's verdict on its oneOfs, from its normalized form (see _ll_oneof)
         from ._ll_oneof import one_of_compiles
 
-        verdict = one_of_compiles(schema, lambda uri: c.resolve(uri, "#"), FORMATS)
+        verdict = one_of_compiles(schema, lambda uri: c.resolve(uri, "#"), FORMATS, c.unknown)
         if verdict is False:
             raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
                                           "llguidance rejects it too unless coerce_one_of")

@@ -261,6 +261,10 @@ DEFAULTS = [
      '{"a": 6}', "no"),
     ({"$schema": "http://json-schema.org/draft-06/schema#", "type": "string", "if": {"minLength": 2}}, '"a"', "yes"),
     ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "minContains": 2}, "[1]", "yes"),
+    # object/array keywords beside scalar constants: no effect
+    ({"type": "string", "additionalProperties": False, "enum": ["a", "b"]}, '"b"', "yes"),
+    ({"type": ["object", "string", "boolean"], "properties": {"x": {}}, "enum": [True, "a"]}, "{}", "no"),
+    ({"enum": ["a", 1], "minItems": 2, "required": ["z"]}, "1", "yes"),
 ]
 
 

@@ -97,6 +97,10 @@ TYPES = ("null", "boolean", "number", "string", "array", "object")
 _CONST_SIBLINGS = {"type", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
                    "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 
+# Keywords of objects and arrays only (beside constants that are neither: without effect).
+_CONTAINER_KEYWORDS = {"properties", "additionalProperties", "patternProperties", "required", "minProperties",
+                       "maxProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems"}
+
 # `format`s, written here from their RFC definitions (the languages equal llguidance's).
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _DATE = (r"[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
@@ -685,6 +689,12 @@ class _Compiler:
             a = applicators[0]
             if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
                 return self.constants(s, a, where)
+            if (len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS | _CONTAINER_KEYWORDS
+                    and not any(isinstance(v, (list, dict)) for v in (s[a] if a == "enum" and isinstance(s[a], list)
+                                                                      else [s[a]]))):
+                # object/array keywords beside scalar constants: no constant is touched by them
+                # (llguidance intersects each constant with the chunk's object/array schemas: no-ops)
+                return self.constants({k: v for k, v in s.items() if k not in _CONTAINER_KEYWORDS}, a, where)
             if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
                 # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
                 merged = self.merge_all_of(s, where)

@@ -28,9 +28,12 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   `minProperties`/`maxProperties` where llguidance has them; arrays with `prefixItems` (or
   draft-2019 `items` arrays and `additionalItems`), `minItems`, `maxItems`;
 * `enum`/`const` (with `type` and string/number keywords next to them filtering the values),
-  `anyOf`, `oneOf` of provably disjoint options, `allOf` of one schema;
-* `$ref` (local JSON pointers, recursion allowed) and `{}`/`true` (any JSON value) become
-  grammar rules (`ExprSet.new_rule`), expanded lazily by the derivatives;
+  `anyOf`, `allOf` of one schema; `oneOf` as `anyOf` where llguidance proves its options
+  disjoint once merged with their siblings (`_ll_oneof` rebuilds llguidance's normalized schema
+  for that verdict, once per schema; else refused);
+* `$ref` (JSON pointers, `$id`s and anchors within the document, recursion allowed) and
+  `{}`/`true` (any JSON value) become grammar rules (`ExprSet.new_rule`), expanded lazily by
+  the derivatives; keywords the root's `$schema` draft does not know are ignored;
 * top-level `"x-guidance"` options (`JsonOptions`), as llguidance reads them:
   `whitespace_flexible` (false: no whitespace), `whitespace_pattern` (a regex: at most one match
   of it before each lexeme, replacing JSON whitespace), `item_separator`/`key_separator`

@@ -415,6 +415,25 @@ def test_ref_by_id_as_llguidance(k):
     _walk("o200k_base", json.dumps(schema)[:100], ours, ref, STEPS, f"refid|{k}")
 
 
+# Schemas llguidance's schema builder refuses whatever else they hold: refused too.
+LL_BUILDER_REFUSES = [
+    ({"definitions": {"Foo": {"type": "object", "properties": {
+        "c": {"allOf": [{"$ref": "#/definitions/Foo"}, {"$ref": "#/definitions/B"}]}}},
+        "B": {"type": "object"}}, "properties": {"f": {"$ref": "#/definitions/Foo"}}}, "circular references"),
+    ({"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n", "required": ["v"]}}}},
+      "$ref": "#/$defs/n"}, "circular references"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(LL_BUILDER_REFUSES)))
+def test_llguidance_builder_refusals(k):
+    schema, what = LL_BUILDER_REFUSES[k]
+    ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert ref.is_error() and what in ref.get_error()
+    with pytest.raises(constrain.UnsupportedFeatureError, match=what):
+        constrain.json_schema(schema)
+
+
 def test_json_schema_api():
     with pytest.raises(constrain.ConstraintError):
         constrain.json_schema("{not json")

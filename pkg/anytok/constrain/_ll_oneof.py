@@ -40,6 +40,10 @@ class _GiveUp(Exception):
     """Outside what this model covers (or llguidance errors for another reason)."""
 
 
+class _LlRefuses(Exception):
+    """An error llguidance raises for this schema whatever else it holds."""
+
+
 class _Model:
     def __init__(self, root, resolve, formats, unknown=frozenset()):
         self.root, self.resolve, self.formats = root, resolve, formats
@@ -127,7 +131,7 @@ class _Model:
     def intersect_ref(self, uri, schema, ref_first, level):
         self.define(uri)
         if uri not in self.defs:
-            raise _GiveUp("circular references with sibling keys")
+            raise _LlRefuses("circular references with sibling keys")
         target = self.defs[uri]
         return self.intersect(target, schema, level + 1) if ref_first else self.intersect(schema, target, level + 1)
 
@@ -224,7 +228,7 @@ class _Model:
     def intersect(self, a, b, level):
         self.tick()
         if level > MAX_STACK:
-            raise _GiveUp("stack level")
+            raise _LlRefuses("schema intersection stack level exceeded")
         ka, kb = a[0], b[0]
         if ka == "any":
             m = b
@@ -355,13 +359,17 @@ class _Model:
         return False
 
 
-def one_of_compiles(schema, resolve, formats, unknown=frozenset()) -> "bool | None":
-    """True when llguidance (default options) turns every `oneOf` it compiles in `schema` into
-    an `anyOf`, False when one stays (llguidance refuses the schema), None when not modelled.
-    `resolve(uri)` gives a `$ref`'s target; `formats` the known `format` names; `unknown` the
-    keywords the schema's draft does not know."""
+def verdict(schema, resolve, formats, unknown=frozenset()) -> tuple:
+    """(one_of, refusal): `one_of` True when llguidance (default options) turns every `oneOf`
+    it compiles in `schema` into an `anyOf`, False when one stays (llguidance refuses the
+    schema), None when not modelled; `refusal` the error llguidance's schema builder raises
+    whatever the rest ("circular references with sibling keys", its intersection stack
+    limit), else None.  `resolve(uri)` gives a `$ref`'s target; `formats` the known `format`
+    names; `unknown` the keywords the schema's draft does not know."""
     m = _Model(schema, resolve, formats, unknown)
     try:
-        return not m.has_one_of(m.compile(schema))
+        return not m.has_one_of(m.compile(schema)), None
+    except _LlRefuses as e:
+        return None, str(e)
     except (_GiveUp, RecursionError, TypeError, ValueError, AttributeError):
-        return None
+        return None, None

@@ -1806,15 +1806,20 @@ def compile_schema(schema) -> tuple:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
     c = _Compiler(schema, JsonOptions(options))
-    if not c.coerce_one_of and "oneOf" in json.dumps(schema):
-        # llguidance's verdict on its oneOfs, from its normalized form (see _ll_oneof)
-        from ._ll_oneof import one_of_compiles
+    text = json.dumps(schema)
+    if "$ref" in text or (not c.coerce_one_of and "oneOf" in text):
+        # llguidance's verdict on its oneOfs, and its builder's own refusals, from its
+        # normalized form (see _ll_oneof)
+        from ._ll_oneof import verdict
 
-        verdict = one_of_compiles(schema, lambda uri: c.resolve(uri, "#"), FORMATS, c.unknown)
-        if verdict is False:
-            raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
-                                          "llguidance rejects it too unless coerce_one_of")
-        c.coerce_one_of = verdict is True  # (None: not modelled, checked oneOf by oneOf)
+        one_of, refusal = verdict(schema, lambda uri: c.resolve(uri, "#"), FORMATS, c.unknown)
+        if refusal is not None:
+            raise UnsupportedFeatureError(f"JSON Schema with {refusal}", "llguidance rejects it too")
+        if not c.coerce_one_of:
+            if one_of is False:
+                raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
+                                              "llguidance rejects it too unless coerce_one_of")
+            c.coerce_one_of = one_of is True  # (None: not modelled, checked oneOf by oneOf)
     try:
         with pause_gc():
             top = c.value(schema, "#")

@@ -246,6 +246,25 @@ DEFAULTS = [
     ({"const": 1.0}, "1.0", "no"),
     ({"type": "string", "pattern": "^[\\x00-\\x1f]$"}, '"\\\\"', "yes"),  # llguidance's quoting of all controls
     ({"enum": [[1, 2]]}, "[1, 2]", "yes"),
+    # numeric constants: the value as a double, printed without an exponent
+    ({"const": 9007199254740993}, "9007199254740993", "no"),
+    ({"const": 9007199254740993}, "9007199254740992", "yes"),
+    ({"const": 9223372036854775813}, "9223372036854776000", "yes"),  # beyond i64: a float range
+    ({"type": "integer", "const": 9223372036854775813}, "9223372036854775807", "yes"),  # saturated
+    ({"const": 1e30}, "1000000000000000000000000000000", "yes"),
+    ({"const": 1e30}, "1e30", "no"),
+    ({"const": 1.5e-7}, "0.00000015", "yes"),
+    ({"enum": [-9007199254740993, 0.1]}, "-9007199254740992", "yes"),
+    # keywords the root's draft does not know are ignored (a schema of only such keywords: any value)
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"const": 5}}}, '{"a": "x"}', "yes"),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"a": {"const": 5, "type": "integer"}}},
+     '{"a": 6}', "no"),
+    ({"$schema": "http://json-schema.org/draft-06/schema#", "type": "string", "if": {"minLength": 2}}, '"a"', "yes"),
+    ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "minContains": 2}, "[1]", "yes"),
+    # object/array keywords beside scalar constants: no effect
+    ({"type": "string", "additionalProperties": False, "enum": ["a", "b"]}, '"b"', "yes"),
+    ({"type": ["object", "string", "boolean"], "properties": {"x": {}}, "enum": [True, "a"]}, "{}", "no"),
+    ({"enum": ["a", 1], "minItems": 2, "required": ["z"]}, "1", "yes"),
 ]
 
 
@@ -295,7 +314,7 @@ UNSUPPORTED = [
     ({"type": "array", "uniqueItems": True}, "uniqueItems"),
     ({"not": {"type": "string"}}, "not"),
     ({"type": "integer", "multipleOf": 0}, "multipleOf"),
-    ({"type": "number", "const": 1e300}, "exponent"),
+    ({"type": "integer", "const": 2 ** 64}, "64 bits"),  # (llguidance's Python API: ValueError)
     ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),
     # (llguidance: "Unable to determine if regex is empty")
     ({"type": "string", "pattern": "^(ab)+$", "minLength": 100000}, "intersection"),
@@ -338,6 +357,23 @@ ONE_OF = [
     {"oneOf": [{"type": "object", "patternProperties": {"^x": {"type": "string"}}, "required": ["xa"]},
                {"type": "object", "properties": {"xa": {"type": "number"}}, "required": ["xa"]}]},
     {"oneOf": [{"type": "object", "required": ["a"]}, {"type": "object", "required": ["b"]}]},
+    # options without `type` take the parent's (before or after the oneOf), then are checked
+    {"additionalProperties": False, "oneOf": [{"properties": {"k": {"enum": ["a"]}}, "required": ["k"]},
+                                              {"properties": {"k": {"enum": ["b"]}}, "required": ["k"]}],
+     "properties": {"k": {"type": "string"}, "v": {"type": "integer"}}, "type": "object"},
+    {"oneOf": [{"properties": {"k": {"const": "a"}}, "required": ["k"]},
+               {"properties": {"k": {"const": "b"}}, "required": ["k"]}], "type": "object"},
+    {"oneOf": [{"properties": {"k": {"const": "a"}}, "required": ["k"]},
+               {"properties": {"k": {"const": "b"}}, "required": ["k"]}], "required": ["k"]},  # no type
+    {"type": "object", "oneOf": [{"required": ["a"], "properties": {"a": {"type": "string"}}},
+                                 {"required": ["a"], "properties": {"a": {"type": "number"}}}]},
+    {"type": "object", "properties": {"a": {"type": "string"}},
+     "oneOf": [{"required": ["a"], "properties": {"a": {"const": "x"}}}, {"required": ["b"]}]},
+    {"type": "object", "properties": {"p": {"oneOf": [{"type": "string"}, {"minLength": 2}]}}},  # nested
+    {"type": "string", "oneOf": [{"const": "a"}, {"pattern": "b"}]},
+    {"type": "array", "oneOf": [{"items": {"type": "string"}}, {"items": {"type": "number"}}]},
+    {"oneOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}], "title": "t", "required": [],
+     "$defs": {"a": {"type": "string"}}},
 ]
 
 
@@ -352,6 +388,49 @@ def test_one_of_compiled_as_llguidance(k):
         return
     ours = constrain.json_schema(schema).matcher(anytok_encoding("o200k_base"))
     _walk("o200k_base", json.dumps(schema)[:100], ours, ref, STEPS, f"oneOf|{k}")
+
+
+# $ref by identifier within the document, resolved as llguidance resolves it.
+REF_IDS = [
+    {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "required": ["a", "b"],
+     "definitions": {"n": {"id": "#n", "type": "integer", "minimum": 0},
+                     "l": {"id": "#l", "type": "array", "items": {"$ref": "#n"}}},
+     "properties": {"a": {"$ref": "#n"}, "b": {"$ref": "#/definitions/l"}}},
+    {"type": "object", "properties": {"x": {"$ref": "#s"}, "y": {"$ref": "item.json"}},
+     "$defs": {"s": {"$anchor": "s", "type": "string", "maxLength": 3},
+               "i": {"$id": "item.json", "enum": [1, "two"]}}},
+    {"$id": "https://example.com/root.json", "type": "object",
+     "properties": {"next": {"$ref": "https://example.com/root.json#"}, "v": {"$ref": "root.json#/$defs/v"}},
+     "$defs": {"v": {"type": "boolean"}}},
+]
+
+
+@pytest.mark.parametrize("k", range(len(REF_IDS)))
+def test_ref_by_id_as_llguidance(k):
+    schema = REF_IDS[k]
+    ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    ours = constrain.json_schema(schema).matcher(anytok_encoding("o200k_base"))
+    _walk("o200k_base", json.dumps(schema)[:100], ours, ref, STEPS, f"refid|{k}")
+
+
+# Schemas llguidance's schema builder refuses whatever else they hold: refused too.
+LL_BUILDER_REFUSES = [
+    ({"definitions": {"Foo": {"type": "object", "properties": {
+        "c": {"allOf": [{"$ref": "#/definitions/Foo"}, {"$ref": "#/definitions/B"}]}}},
+        "B": {"type": "object"}}, "properties": {"f": {"$ref": "#/definitions/Foo"}}}, "circular references"),
+    ({"$defs": {"n": {"type": "object", "properties": {"next": {"$ref": "#/$defs/n", "required": ["v"]}}}},
+      "$ref": "#/$defs/n"}, "circular references"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(LL_BUILDER_REFUSES)))
+def test_llguidance_builder_refusals(k):
+    schema, what = LL_BUILDER_REFUSES[k]
+    ref = LLMatcher(_lltokenizer("o200k_base"), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert ref.is_error() and what in ref.get_error()
+    with pytest.raises(constrain.UnsupportedFeatureError, match=what):
+        constrain.json_schema(schema)
 
 
 def test_json_schema_api():

@@ -102,10 +102,17 @@ def test_wide_integer_bounds(schema, text):
 def test_merge_fixpoint_named_not_recursion():
     """`{"$ref": <an enum>, "minItems": 2}` merged is still an enum beside an array keyword:
     once merging changes nothing, a named refusal (the compiler looped into Python's recursion
-    limit and called it "nested this deeply").  llguidance compiles it (the array keywords do
-    not apply to strings): a remaining refusal, listed in docs/constrain-json.md."""
+    limit and called it "nested this deeply").  With an array among the constants that is
+    still a remaining refusal (listed in docs/constrain-json.md); llguidance compiles it."""
     schema = {"$ref": "#/$defs/e", "minItems": 2, "maxItems": 2,
-              "$defs": {"e": {"type": "string", "enum": ["A", "B"]}}}
+              "$defs": {"e": {"enum": ["A", [1, 2]]}}}
     assert not _ref(schema).is_error()
     with pytest.raises(constrain.UnsupportedFeatureError, match="enum next to 'minItems'"):
         constrain.json_schema(schema)
+
+
+def test_array_keywords_beside_string_enum_as_llguidance():
+    """...with scalar constants only, the array keywords do nothing (as in llguidance)."""
+    schema = {"$ref": "#/$defs/e", "minItems": 2, "maxItems": 2,
+              "$defs": {"e": {"type": "string", "enum": ["A", "B"]}}}
+    _walk_text(schema, '"B"')

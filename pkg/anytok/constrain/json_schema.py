@@ -29,9 +29,12 @@ with llguidance's default JSON settings (measured against llguidance, see the te
   `minProperties`/`maxProperties` where llguidance has them; arrays with `prefixItems` (or
   draft-2019 `items` arrays and `additionalItems`), `minItems`, `maxItems`;
 * `enum`/`const` (with `type` and string/number keywords next to them filtering the values),
-  `anyOf`, `oneOf` of provably disjoint options, `allOf` of one schema;
-* `$ref` (local JSON pointers, recursion allowed) and `{}`/`true` (any JSON value) become
-  grammar rules (`ExprSet.new_rule`), expanded lazily by the derivatives;
+  `anyOf`, `allOf` of one schema; `oneOf` as `anyOf` where llguidance proves its options
+  disjoint once merged with their siblings (`_ll_oneof` rebuilds llguidance's normalized schema
+  for that verdict, once per schema; else refused);
+* `$ref` (JSON pointers, `$id`s and anchors within the document, recursion allowed) and
+  `{}`/`true` (any JSON value) become grammar rules (`ExprSet.new_rule`), expanded lazily by
+  the derivatives; keywords the root's `$schema` draft does not know are ignored;
 * top-level `"x-guidance"` options (`JsonOptions`), as llguidance reads them:
   `whitespace_flexible` (false: no whitespace), `whitespace_pattern` (a regex: at most one match
   of it before each lexeme, replacing JSON whitespace), `item_separator`/`key_separator`
@@ -55,7 +58,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote, urldefrag, urljoin
 
 from . import derivatives as D
 from . import regex_syntax as R
@@ -82,10 +85,25 @@ REJECTED = {
     "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
     "unevaluatedItems", "unevaluatedProperties", "$dynamicRef", "$recursiveRef",
 }
+# Keywords an older draft (named by the root's `$schema`) does not know: llguidance ignores them
+# there, and reads a schema of only such keywords (and annotations) as any value.
+_DRAFT_2020 = {"$dynamicRef"}
+_DRAFT_2019 = _DRAFT_2020 | {"$recursiveRef", "dependentRequired", "dependentSchemas", "maxContains", "minContains",
+                             "prefixItems", "unevaluatedItems", "unevaluatedProperties"}
+_DRAFT_7 = _DRAFT_2019 | {"if", "then", "else"}
+_DRAFT_6 = _DRAFT_7 | {"const", "contains", "propertyNames"}
+_UNKNOWN_IN_DRAFT = {
+    "http://json-schema.org/draft-04/schema": _DRAFT_6, "http://json-schema.org/draft-06/schema": _DRAFT_7,
+    "http://json-schema.org/draft-07/schema": _DRAFT_2019, "https://json-schema.org/draft/2019-09/schema": _DRAFT_2020,
+}
 TYPES = ("null", "boolean", "number", "string", "array", "object")
 # Keywords next to const/enum that filter the constants (the rest: UnsupportedFeatureError).
 _CONST_SIBLINGS = {"type", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
                    "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+
+# Keywords of objects and arrays only (beside constants that are neither: without effect).
+_CONTAINER_KEYWORDS = {"properties", "additionalProperties", "patternProperties", "required", "minProperties",
+                       "maxProperties", "items", "prefixItems", "additionalItems", "minItems", "maxItems"}
 
 # `format`s, written here from their RFC definitions (the languages equal llguidance's).
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
@@ -132,6 +150,7 @@ FORMATS = {
     "unknown": r"(?s:.*)",
 }
 
+_BASE = "https://json-schema.invalid/"  # a document's base URI when it has no $id
 INTERSECTION_BUDGET = 5000  # DFA pairs (patternProperties keys), tuples searched (string constraints)
 # The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
 # naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
@@ -479,6 +498,9 @@ class _Compiler:
     def __init__(self, root, options: "JsonOptions | None" = None):
         o = options or JsonOptions()
         self.root = root
+        self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
+        draft = root.get("$schema") if isinstance(root, dict) else None
+        self.unknown = _UNKNOWN_IN_DRAFT.get(draft.rstrip("#"), set()) if isinstance(draft, str) else set()
         self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
         self.lenient = o.lenient
         es = self.es = D.ExprSet()
@@ -650,6 +672,12 @@ class _Compiler:
         if not isinstance(s, dict):
             raise ConstraintError(f"JSON schema at {where} must be an object or a boolean, got {json.dumps(s)[:60]}")
         keys = [k for k in s if k not in ANNOTATIONS]
+        if self.unknown and any(k in self.unknown for k in keys):  # keywords of later drafts: ignored
+            if all(k in self.unknown or k not in IMPLEMENTED_HERE | REJECTED for k in keys):
+                return self.any_value()
+            # (const is applied whatever the draft, as in llguidance, once another keyword stands by)
+            s = {k: v for k, v in s.items() if k not in self.unknown or k == "const"}
+            keys = [k for k in keys if k not in self.unknown or k == "const"]
         for k in keys:
             if k in REJECTED and not self.lenient:  # lenient: ignored, as llguidance warns and ignores
                 raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
@@ -665,6 +693,12 @@ class _Compiler:
             a = applicators[0]
             if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
                 return self.constants(s, a, where)
+            if (len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS | _CONTAINER_KEYWORDS
+                    and not any(isinstance(v, (list, dict)) for v in (s[a] if a == "enum" and isinstance(s[a], list)
+                                                                      else [s[a]]))):
+                # object/array keywords beside scalar constants: no constant is touched by them
+                # (llguidance intersects each constant with the chunk's object/array schemas: no-ops)
+                return self.constants({k: v for k, v in s.items() if k not in _CONTAINER_KEYWORDS}, a, where)
             if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
                 # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
                 merged = self.merge_all_of(s, where)
@@ -777,10 +811,62 @@ class _Compiler:
         return out
 
     def resolve(self, uri, where: str):
-        if not isinstance(uri, str) or (uri != "#" and not uri.startswith("#/")):
-            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
+        if isinstance(uri, str) and uri != "#" and not uri.startswith("#/"):
+            return self.resolve_id(uri, where)
+        if not isinstance(uri, str):
+            raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
         target = self.root
         for part in unquote(uri[1:]).split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
+        return target
+
+    def resolve_id(self, uri: str, where: str):
+        """A `$ref` by identifier, within the document (as llguidance's resolver): the
+        document's own `$id`/`id` (draft 4), a subschema's `$id`/`id` (absolute or relative to
+        the one around it), an anchor (`$anchor`, or an `$id`/`id` of the form `#name`), then a
+        JSON pointer after the `#`.  Resolved against the document's base URI."""
+        if self.ids is None:
+            self.ids = {}
+            root_id = self.root.get("$id", self.root.get("id")) if isinstance(self.root, dict) else None
+            base = _join(_BASE, root_id) if isinstance(root_id, str) else _BASE
+            self.base = urldefrag(base)[0]
+            stack = [(self.root, self.base)]
+            while stack:
+                s, base = stack.pop()
+                if isinstance(s, list):
+                    stack += [(x, base) for x in s]
+                    continue
+                if not isinstance(s, dict):
+                    continue
+                for key in ("$id", "id"):
+                    v = s.get(key)
+                    if isinstance(v, str):
+                        full, frag = urldefrag(_join(base, v))
+                        if frag:
+                            self.ids.setdefault(f"{full}#{frag}", s)
+                        else:
+                            base = full
+                            self.ids.setdefault(full, s)
+                        break
+                if isinstance(s.get("$anchor"), str):
+                    self.ids.setdefault(f"{base}#{s['$anchor']}", s)
+                for k, v in s.items():
+                    if k not in ("const", "enum", "default", "examples") and isinstance(v, (dict, list)):
+                        stack.append((v, base))
+        full, frag = urldefrag(_join(self.base, uri))
+        target = self.ids.get(full, self.root if full == self.base else None)
+        if target is not None and frag and not frag.startswith("/"):
+            target = self.ids.get(f"{full}#{frag}")
+        if target is None:
+            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}",
+                                          "only references within the document are supported")
+        for part in unquote(frag).split("/")[1:] if frag else ():
             part = part.replace("~1", "/").replace("~0", "~")
             if isinstance(target, dict) and part in target:
                 target = target[part]
@@ -1308,16 +1394,21 @@ class _Compiler:
         return True
 
     def constant_text(self, v, as_int: bool, where: str) -> str:
-        if isinstance(v, int) or (as_int and isinstance(v, float) and v.is_integer()):
-            if abs(v) >= 2 ** 63:
-                raise UnsupportedFeatureError("JSON Schema numeric const beyond 64 bits", f"at {where}")
-            return str(int(v))
+        """The one text llguidance allows for a numeric constant: its value as a double (an
+        integer that fits 64 bits, signed, is an integer range, its bounds as doubles rounded
+        inwards and saturated to 64 bits, as is any constant next to `type: integer`; anything
+        else a number range [v, v], printed as Rust prints a double: shortest round-trip digits,
+        never an exponent)."""
+        if isinstance(v, int) and not -2 ** 63 <= v < 2 ** 64:
+            # (llguidance's Python API cannot pass such a number to it: refused)
+            raise UnsupportedFeatureError("JSON Schema numeric const beyond 64 bits", f"at {where}")
         if math.isinf(v) or math.isnan(v):
             raise ConstraintError(f"JSON schema: const {v} is not a JSON number at {where}")
-        text = str(int(v)) if v.is_integer() and abs(v) < 1e16 else repr(v)
-        if "e" in text or "inf" in text:
-            raise UnsupportedFeatureError("JSON Schema numeric const written with an exponent", f"at {where}")
-        return text
+        if as_int or (isinstance(v, int) and v < 2 ** 63):
+            if not float(v).is_integer():
+                raise _Unsat(f"const {v} is not an integer")
+            return str(_i64(float(v)))
+        return _plain(float(v))
 
     def constant(self, v, as_int: bool, where: str) -> int:
         if v is None:
@@ -1340,9 +1431,7 @@ class _Compiler:
     def ref(self, uri, where: str) -> int:
         if not isinstance(uri, str):
             raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
-        if uri != "#" and not uri.startswith("#/"):
-            raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}", "only local JSON pointers (#/...) are supported")
-        pointer = unquote(uri[1:])
+        pointer = unquote(uri[1:]) if uri == "#" or uri.startswith("#/") else uri  # (an identifier as itself)
         hit = self.rules.get(pointer)
         if hit is None:
             target = self.resolve(uri, where)
@@ -1369,6 +1458,15 @@ class _Compiler:
         if len(self.es.exprs) > EXPRESSION_BUDGET:
             self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)
+
+
+def _join(base: str, ref: str) -> str:
+    """`ref` resolved against `base` (RFC 3986; `#...` and absolute URIs of any scheme too)."""
+    if ref.startswith("#"):
+        return base.split("#")[0] + ref
+    if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:", ref):
+        return ref
+    return urljoin(base, ref)
 
 
 def _both(a, b):
@@ -1770,6 +1868,20 @@ def compile_schema(schema) -> tuple:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
     c = _Compiler(schema, JsonOptions(options))
+    text = json.dumps(schema)
+    if "$ref" in text or (not c.coerce_one_of and "oneOf" in text):
+        # llguidance's verdict on its oneOfs, and its builder's own refusals, from its
+        # normalized form (see _ll_oneof)
+        from ._ll_oneof import verdict
+
+        one_of, refusal = verdict(schema, lambda uri: c.resolve(uri, "#"), FORMATS, c.unknown)
+        if refusal is not None:
+            raise UnsupportedFeatureError(f"JSON Schema with {refusal}", "llguidance rejects it too")
+        if not c.coerce_one_of:
+            if one_of is False:
+                raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
+                                              "llguidance rejects it too unless coerce_one_of")
+            c.coerce_one_of = one_of is True  # (None: not modelled, checked oneOf by oneOf)
     try:
         with pause_gc():
             top = c.value(schema, "#")

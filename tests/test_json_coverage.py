@@ -136,9 +136,9 @@ def test_pattern_of_named_keys_only_no_dead_end():
 
 
 # JSONSchemaBench dev-half files that anytok compiles and llguidance 1.9.1 refuses (llguidance:
-# "Schema intersection stack level exceeded" for jsonld's recursive allOf; "circular references
-# with sibling keys are not supported" for wp_29's `#` reference beside `anyOf` and o72177's;
 # "Resource 'json-schema:///schema/lemon' is not present" for o44063's `id`-relative `$ref`s).
+# jsonld, wp_29 and o72177, which llguidance refuses for its schema builder's limits, anytok
+# refuses too (test_refused_as_llguidance below).
 BEYOND_LLGUIDANCE = maskbench.BEYOND_LLGUIDANCE
 
 
@@ -154,3 +154,20 @@ def test_beyond_llguidance_verdicts_match_jsonschema(file):
     verdicts = maskbench.jsonschema_verdicts(doc, constrain.json_schema(doc["schema"]), anytok_encoding(NAME))
     assert all(a == b for a, b in verdicts), verdicts
     assert any(b for _, b in verdicts)  # (a valid instance was accepted)
+
+
+@pytest.mark.parametrize("file", ["JsonSchemaStore---jsonld.json", "WashingtonPost---wp_29_Normalized.json",
+                                  "Github_medium---o72177.json"])
+def test_refused_as_llguidance(file):
+    """Schemas llguidance's schema builder refuses (a recursive `$ref` merged with keywords
+    beside it, merging nested too deeply): anytok names the same reason."""
+    if not maskbench.ARCHIVE.exists():
+        pytest.fail(f"{maskbench.ARCHIVE} is missing (the JSONSchemaBench dev half, /work/shared/maskbench)")
+    doc = json.loads((maskbench.data_dir() / file).read_text(encoding="utf-8"))
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(doc["schema"]), log_level=0)
+    assert ref.is_error()
+    reason = ref.get_error()
+    with pytest.raises(constrain.UnsupportedFeatureError, match="llguidance rejects it too") as e:
+        constrain.json_schema(doc["schema"])
+    key = "circular references" if "circular" in reason else "stack level exceeded"
+    assert key in reason and key in str(e.value)

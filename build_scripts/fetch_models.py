@@ -54,6 +54,19 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def pip_download_verified(kind: str, spec: str, sha: str, dest) -> Path:
+    """One file from PyPI (`kind` "wheel" or "sdist", no dependencies) into folder `dest`, its
+    sha256 checked; a mismatch stops the fetch with a message naming the file."""
+    binary = "--only-binary=:all:" if kind == "wheel" else "--no-binary=:all:"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", binary,
+                    "-d", str(dest), spec], check=True, stdout=subprocess.DEVNULL)
+    (archive,) = Path(dest).iterdir()
+    actual = _sha256(archive)
+    if actual != sha:
+        raise SystemExit(f"{archive.name}: sha256 {actual} does not match the expected {sha}")
+    return archive
+
+
 def _download(registry: str, spec: str, dest: Path) -> Path:
     if registry == "npm":
         subprocess.run(["npm", "pack", spec, "--silent", "--pack-destination", str(dest)],

@@ -165,6 +165,20 @@ _SPECIAL = tuple((c, c) for c in range(0x20)) + ((0x22, 0x22), (0x5C, 0x5C), (0x
 _ANY_CP = R.ANY
 
 
+def _follow_pointer(target, pointer: str, uri: str, where: str):
+    """The part of `target` a JSON pointer (`/a/0/b`, percent- and ~-escaped; "" for all of it)
+    names, for `$ref` `uri` at `where`."""
+    for part in unquote(pointer).split("/")[1:] if pointer else ():
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
+    return target
+
+
 class _Unsat(Exception):
     """The (sub)schema allows no value (llguidance drops such options of anyOf, etc.)."""
 
@@ -815,16 +829,7 @@ class _Compiler:
             return self.resolve_id(uri, where)
         if not isinstance(uri, str):
             raise ConstraintError(f"JSON schema: $ref must be a string at {where}")
-        target = self.root
-        for part in unquote(uri[1:]).split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
-        return target
+        return _follow_pointer(self.root, uri[1:], uri, where)
 
     def resolve_id(self, uri: str, where: str):
         """A `$ref` by identifier, within the document (as llguidance's resolver): the
@@ -866,15 +871,7 @@ class _Compiler:
         if target is None:
             raise UnsupportedFeatureError(f"JSON Schema $ref {uri!r}",
                                           "only references within the document are supported")
-        for part in unquote(frag).split("/")[1:] if frag else ():
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, dict) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                raise ConstraintError(f"JSON schema: $ref {uri!r} points to nothing (at {where})")
-        return target
+        return _follow_pointer(target, frag, uri, where)
 
     def first_satisfiable(self, builders) -> int:
         out, unsat = [], None

@@ -9,6 +9,7 @@ llguidance does not, checked against the `jsonschema` package.
   `properties` merged by `allOf` with `patternProperties`;
 - `patternProperties` patterns read as Rust regexes with ASCII `\\d`/`\\w` (as llguidance),
   also where `allOf` merging looks a property up in them;
+- `^`/`$` inside groups and alternatives, each path through a pattern pinned as llguidance pins it;
 - JSONSchemaBench dev-half files llguidance refuses and anytok compiles: every test instance's
   verdict (token by token, then `is_accepting`) equals `jsonschema`'s.
 """
@@ -171,3 +172,36 @@ def test_refused_as_llguidance(file):
         constrain.json_schema(doc["schema"])
     key = "circular references" if "circular" in reason else "stack level exceeded"
     assert key in reason and key in str(e.value)
+
+
+# Anchors inside groups and alternatives (dev half: Github_medium---o19005's date pattern): along
+# each path, a leading ^ / trailing $ pins the match; llguidance refuses anchors anywhere else.
+ANCHORED = [r"^(a$)|(^b$)", r"(^a)", r"x(^a)", r"(a$)b", r"^(a|b$)", r"^(a$|b$)", r"(?:^a$)|c",
+            r"(^a|b)c$", r"a?^b", r"(^a)*", r"^$", r"(a|^b)(c|d$)",
+            r"^(\d{4}(-\d{2})?$)|(^\d{4}-\d{2}(T\d{2})?$)"]
+ANCHOR_TEXTS = ["a", "b", "xb", "bx", "ax", "xa", "c", "xcx", "ab", "bc", "bd", "xbd", "", "2024",
+                "2024-01", "x2024", "2024-01T05", "ad"]
+
+
+@pytest.mark.parametrize("pattern", ANCHORED)
+def test_anchors_in_groups_as_llguidance(pattern):
+    """Compile status and every text's verdict (token by token, then is_accepting) equal
+    llguidance's for patterns with anchors inside groups and alternatives."""
+    schema = {"type": "string", "pattern": pattern}
+    enc, tok = anytok_encoding(NAME), _lltokenizer(NAME)
+    grammar = LLMatcher.grammar_from_json_schema(schema)
+    if LLMatcher(tok, grammar, log_level=0).is_error():
+        with pytest.raises(constrain.UnsupportedFeatureError, match="look-around"):
+            constrain.json_schema(schema)
+        return
+    compiled = constrain.json_schema(schema)
+    for text in ANCHOR_TEXTS:
+        ref, ours = LLMatcher(tok, grammar, log_level=0), compiled.matcher(enc)
+        verdicts = []
+        for t in enc.encode(json.dumps(text)):
+            verdicts.append((ref.consume_token(t), ours.consume(t)))
+            if not all(verdicts[-1]):
+                break
+        else:
+            verdicts.append((ref.is_accepting(), ours.is_accepting()))
+        assert all(a == b for a, b in verdicts), (text, verdicts)

@@ -264,39 +264,49 @@ def _ascii_classes(pattern: str) -> str:
     return "".join(out)
 
 
-def _search_tree(pattern: str):
-    """The tree of the strings in which `pattern` is found (anchors `^`/`$` at the ends of the
-    pattern or of its top-level alternatives pin the match there)."""
-    tree = R._Parser(_ascii_classes(pattern)).parse()
+def _has_anchor(node) -> bool:
+    kind = node[0]
+    if kind == "look":
+        return True
+    if kind == "group":
+        return _has_anchor(node[1])
+    if kind in ("alt", "cat"):
+        return any(map(_has_anchor, node[1]))
+    if kind == "rep":
+        return _has_anchor(node[1])
+    return False
+
+
+def _pin(node, anchor, first: bool):
+    """`node` searched for from one side, as llguidance: along every path through it, a leading
+    `^` (`anchor` START, `first` True) pins the match to the string's start, else any text may
+    come before it; mirrored for a trailing `$`.  Anchors elsewhere are left for `_resolve`."""
     anywhere = ("rep", ("set", _ANY_CP), 0, None)
+    if not _has_anchor(node):
+        return ("cat", [anywhere, node] if first else [node, anywhere])
+    kind = node[0]
+    if node == anchor:
+        return R.EMPTY
+    if kind == "group":
+        return _pin(node[1], anchor, first)
+    if kind == "alt":
+        return ("alt", [_pin(n, anchor, first) for n in node[1]])
+    if kind == "cat" and node[1]:
+        items = list(node[1])
+        k = 0 if first else len(items) - 1
+        items[k] = _pin(items[k], anchor, first)
+        return ("cat", items)
+    return ("cat", [anywhere, node] if first else [node, anywhere])
 
-    def branches(node):
-        kind = node[0]
-        if kind == "group":
-            return branches(node[1])
-        if kind == "alt":
-            return [b for n in node[1] for b in branches(n)]
-        if node == R._START:
-            return [(True, False, R.EMPTY)]
-        if node == R._END:
-            return [(False, True, R.EMPTY)]
-        if kind == "cat":
-            items = list(node[1])
-            start = bool(items) and items[0] == R._START
-            if start:
-                items = items[1:]
-            end = bool(items) and items[-1] == R._END
-            if end:
-                items = items[:-1]
-            return [(start, end, ("cat", items) if items else R.EMPTY)]
-        return [(False, False, node)]
 
-    alts = []
-    for start, end, node in branches(tree):
-        node = R._resolve(node, False, False)  # any other anchor: UnsupportedFeatureError
-        items = ([] if start else [anywhere]) + [node] + ([] if end else [anywhere])
-        alts.append(("cat", items))
-    return alts[0] if len(alts) == 1 else ("alt", alts)
+def _search_tree(pattern: str):
+    """The tree of the strings in which `pattern` is found: along every path through the
+    pattern, a `^` where the path begins pins the match to the start, a `$` where it ends to
+    the end (`^(a$)|(^b$)`, `^(a|b$)`); an anchor anywhere else is refused, as llguidance
+    ("lookarounds not supported")."""
+    tree = R._Parser(_ascii_classes(pattern)).parse()
+    tree = _pin(_pin(tree, R._START, True), R._END, False)
+    return R._resolve(tree, False, False)  # any other anchor: UnsupportedFeatureError
 
 
 # -- numbers ----------------------------------------------------------------------------------

@@ -66,6 +66,11 @@ class ExprSet:
         self.rows: list = [[0] * 256, [0] * 256]  # per state: 256 derivative ids, -1 = not yet known
         self.rule_bodies: list = []  # rule k -> expression id of its body (None until set)
         self._minus: dict = {}
+        # expression id -> an expression whose strings it holds, finitely many left out: every
+        # result of `minus_literals` with strings left out (see `Slicer`: such a state, when its
+        # base is infinite after every string of a slice, is never dead after one)
+        self.minus_base: dict = {}
+        self.slice_facts: dict = {}  # (slice pattern, base) -> see `_Slice.keeps_infinite`
         self._trunc: dict = {}  # depth -> {expression id: truncated id}
         self._conj_live: set = set()  # component tuples known to have a common string
         self._conj_dead: set = set()  # ... known to have none
@@ -418,6 +423,8 @@ class ExprSet:
             if self.nullable[e] and b"" not in excluded:
                 parts.append(EPSILON)
             r = self._minus[key] = self.alt(parts)
+            if r > EPSILON:
+                self.minus_base.setdefault(r, e)
         return r
 
     def strip_leading(self, e: int, first_mask: int) -> int:

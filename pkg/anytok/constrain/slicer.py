@@ -13,7 +13,10 @@ When each slice state goes with one lexer state only (`relation`), the part's to
 grouped by the slice state their bytes end in (`by_end_state`, once per tokenizer), and the
 groups whose lexer state is live are added: a counted repetition such as a JSON string with
 `maxLength`, left with fewer characters than the slice's bound, costs a few set unions instead
-of a walk of most of the vocabulary.  Otherwise the part is walked as usual.  This is the idea of
+of a walk of most of the vocabulary.  A state with a member "infinite set less finitely many
+strings, then a continuation" (JSON object keys other than the named ones) needs no exploring
+when the infinite set stays infinite after every string of the slice (`applies`).  Otherwise
+the part is walked as usual.  This is the idea of
 llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
 replaces a walk whose result it provably equals.
 """
@@ -175,8 +178,64 @@ class _Slice:
             groups = self.ends = {r: _bits(ts) for r, ts in ids.items()}
         return groups
 
+    def keeps_infinite(self, es, base: int) -> bool:
+        """Whether `base` matches infinitely many strings after every string keeping this
+        slice live (cached per ExprSet).  Shown with derivatives: each state the slice's strings
+        lead `base` to (none of them dead) can reach `base` again, and `base` can reach itself
+        by a non-empty string, so it repeats that string without end."""
+        key = (self.pattern, base)
+        r = es.slice_facts.get(key)
+        if r is None:
+            r = es.slice_facts[key] = self._keeps_infinite(es, base)
+        return r
+
+    def _keeps_infinite(self, es, base: int) -> bool:
+        seen = {(self.start, base)}
+        todo = [(self.start, base)]
+        nxt: set = set()
+        budget = [DERIVE_BUDGET]
+        while todo:
+            r, q = todo.pop()
+            nxt.clear()
+            if not self._next(es, q, r, nxt, budget):
+                return False
+            for pair in nxt:
+                if pair not in seen:
+                    if len(seen) >= PAIR_BUDGET:
+                        return False
+                    seen.add(pair)
+                    todo.append(pair)
+        derive = es.derive
+        for s in {q for _, q in seen}:
+            # breadth first over every byte, from the derivatives of s (non-empty strings)
+            level = {derive(s, b) for b in range(256)} - {0}
+            found = set(level)
+            while level and base not in found and len(found) < 64:
+                level = {derive(t, b) for t in level for b in range(256)} - {0} - found
+                found |= level
+            if base not in found:
+                return False
+        return True
+
     def applies(self, es, state: int) -> bool:
         """Whether every string keeping this slice live keeps `state` live."""
+        # A member M C of `state` (an alternation, or `state` itself) where M is some infinite
+        # set `base` less finitely many strings K (`ExprSet.minus_base`: JSON object keys other
+        # than the named ones): after a string w keeping the slice live, w⁻¹M = w⁻¹base less
+        # w⁻¹K is not empty when w⁻¹base is infinite, nor is C (not NOTHING), so neither is
+        # w⁻¹(M C), and the state stays live without exploring M's states (one per prefix of a
+        # named key).
+        bases = getattr(es, "minus_base", None)  # (other state sets have none)
+        if bases:
+            exprs = es.exprs
+            x = exprs[state]
+            for m in x[1] if x[0] == "o" else (state,):
+                y = exprs[m]
+                base = bases.get(m)
+                if base is None and y[0] == "c":
+                    base = bases.get(y[1])
+                if base is not None and self.keeps_infinite(es, base):
+                    return True
         seen = {(self.start, state)}
         todo = [(self.start, state)]
         nxt: set = set()

@@ -8,6 +8,8 @@ checker: `json.dumps(data, separators=(",", ":"), ensure_ascii=False)`), encoded
 and consumed token by token in both matchers: the first rejected token and the final
 `is_accepting()` must agree.  Masks are compared (and checked non-empty while the matcher is not
 stopped) at every step of the first instance, and at the first `--masks` steps of the others.
+A file without test instances (779 of the dev half) gets a walk of 24 random allowed tokens
+(seeded by its name) instead, the masks compared at every step.
 
     python build_scripts/maskbench.py                 # the whole dev half, summary at the end
     python build_scripts/maskbench.py --sample 200    # a seeded sample
@@ -51,10 +53,12 @@ LLGUIDANCE_REJECTS_VALID = (
     "Github_hard---o62065.json", "Github_medium---o21142.json", "Github_ultra---o21136.json",
     "Github_ultra---o62058.json",
 )
-# Dev-half files where llguidance allows a `,` after the last property that can follow (every key
-# of a `patternProperties` pattern is a required property), then only whitespace: a dead end
-# anytok leaves out (its mask is llguidance's minus those tokens; tests/test_json_coverage.py).
-LLGUIDANCE_DEAD_ENDS = ("Github_hard---o74466.json",)
+# Dev-half files where llguidance allows a dead end that anytok leaves out (its mask is
+# llguidance's minus those tokens; tests/test_json_coverage.py): in o74466 a `,` after the last
+# property that can follow (every key of a `patternProperties` pattern is a required property),
+# then only whitespace; in o74424 a `{` opening an object no finite text completes (a required
+# property recurses without end), then keys forever.
+LLGUIDANCE_DEAD_ENDS = ("Github_hard---o74466.json", "Github_medium---o74424.json")
 ARCHIVE_SHA256 = None  # the archive is local reference data; its sha256 names the cache directory
 
 
@@ -146,9 +150,48 @@ def compare_file(path: Path, enc, lltok, masks: int = 8, timeout: float = 60.0) 
     return res
 
 
+def _compare_walk(c, doc, enc, lltok, grm, res, steps: int = 24):
+    """For a file without test instances: a walk of random allowed tokens (seeded by the file
+    name), the masks compared at every step."""
+    import zlib
+
+    from llguidance import LLMatcher
+
+    nbytes = 4 * ((enc.n_vocab + 31) // 32)
+    rng = random.Random(zlib.crc32(res["file"].encode()))
+    ours, ref = c.matcher(enc), LLMatcher(lltok, grm, log_level=0)
+    walked = []
+    for i in range(steps + 1):
+        m = ours.mask()
+        rm = _ref_mask(ref, nbytes)
+        if m != rm:
+            a = set(ours.allowed())
+            b = {j for j in range(len(rm) * 8) if rm[j >> 3] >> (j & 7) & 1}
+            dec = lambda ids: [enc.decode([x]) for x in sorted(ids)[:5]]  # noqa: E731
+            res["diffs"].append(f"walk step {i} ({enc.decode(walked)[-40:]!r}): mask differs: anytok only "
+                                f"{dec(a - b)}, llguidance only {dec(b - a)}")
+            return
+        allowed = ours.allowed()
+        if not allowed:
+            if not ours.is_stopped():
+                res["diffs"].append(f"walk step {i}: empty mask")
+            return
+        if i == steps:
+            break
+        t = rng.choice(allowed)
+        walked.append(t)
+        if not (ours.consume(t) and ref.consume_token(t)):
+            res["diffs"].append(f"walk step {i}: token {enc.decode([t])!r} allowed, then rejected")
+            return
+    if ours.is_accepting() != ref.is_accepting():
+        res["diffs"].append(f"walk end: anytok is_accepting {ours.is_accepting()}, llguidance {ref.is_accepting()}")
+
+
 def _compare_instances(c, doc, enc, lltok, grm, masks, res):
     from llguidance import LLMatcher
 
+    if not doc.get("tests"):
+        return _compare_walk(c, doc, enc, lltok, grm, res)
     nbytes = 4 * ((enc.n_vocab + 31) // 32)
     for k, test in enumerate(doc.get("tests", [])):
         text = json.dumps(test["data"], separators=(",", ":"), ensure_ascii=False)

@@ -136,6 +136,62 @@ def test_pattern_of_named_keys_only_no_dead_end():
         raise AssertionError("llguidance accepted a key after the dead end")
 
 
+# Objects no finite text completes: a required property whose schema requires it again.
+# llguidance allows the `{` (then keys nested without end); anytok leaves the object out.
+ENDLESS = [
+    # untyped: every other kind of value is allowed (JSONSchemaBench dev half: o74424)
+    {"properties": {"a": {"$ref": "#/$defs/o"}}, "required": ["a"],
+     "$defs": {"o": {"type": "object", "properties": {"a": {"$ref": "#/$defs/o"}}, "required": ["a"]}}},
+    {"anyOf": [{"type": "object", "properties": {"x": {"type": "integer"}, "a": {"$ref": "#/anyOf/0"}},
+                "required": ["a"]}, {"type": "array", "items": {"$ref": "#/anyOf/0"}}, {"type": "integer"}]},
+    {"type": "object", "properties": {"n": {"$ref": "#/$defs/e"}, "ok": {"type": "boolean"}},
+     "$defs": {"e": {"type": "object", "properties": {"m": {"$ref": "#/$defs/e"}}, "required": ["m"]}}},
+]
+
+
+@pytest.mark.parametrize("k", range(len(ENDLESS)))
+def test_endless_objects_left_out(k):
+    """The first mask is llguidance's minus the tokens opening the endless object; walks that
+    start elsewhere (seeded, 40 steps) get llguidance's masks at every step."""
+    schema = ENDLESS[k]
+    enc = anytok_encoding(NAME)
+    grm = LLMatcher.grammar_from_json_schema(schema)
+    ref = LLMatcher(_lltokenizer(NAME), grm, log_level=0)
+    assert not ref.is_error()
+    ours = constrain.json_schema(schema).matcher(enc)
+    a, b = set(ours.allowed()), set(_ids(_ref_mask(NAME, ref)))
+    trap = b - a
+    if k < 2:  # the root may be the endless object
+        assert trap and a < b and all(b"{" in enc.decode_bytes([t]) for t in trap)
+    else:  # the endless object is an optional property's value: left out with its key
+        assert not trap
+        text = '{"n":{'
+        ids = enc.encode(text)
+        assert not all(ours.consume(t) for t in ids) and all(ref.consume_token(t) for t in ids)
+        return
+    for seed in range(6):
+        rng = random.Random(seed)
+        ours = constrain.json_schema(schema).matcher(enc)
+        ref = LLMatcher(_lltokenizer(NAME), grm, log_level=0)
+        token = rng.choice(sorted(a))
+        for step in range(1, 40):
+            assert ours.consume(token) and ref.consume_token(token)
+            if ours.is_stopped():
+                break
+            _check_same(NAME, f"endless {k}/{seed}", step, ours, ref, rng, full_allowed=False)
+            token = rng.choice(ours.allowed())
+
+
+def test_only_endless_objects_unsatisfiable():
+    """A schema whose every value is an endless object: llguidance compiles it (its masks lead
+    only deeper), anytok says no JSON value satisfies it."""
+    schema = {"type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]}
+    ref = LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+    assert not ref.is_error()
+    with pytest.raises(constrain.ConstraintError, match="unsatisfiable.*nests without end"):
+        constrain.json_schema(schema)
+
+
 # JSONSchemaBench dev-half files that anytok compiles and llguidance 1.9.1 refuses (llguidance:
 # "Resource 'json-schema:///schema/lemon' is not present" for o44063's `id`-relative `$ref`s).
 # jsonld, wp_29 and o72177, which llguidance refuses for its schema builder's limits, anytok

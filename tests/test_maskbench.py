@@ -5,7 +5,8 @@ cache directory by `build_scripts/maskbench.py`).  For each file: the compile st
 llguidance's (a schema llguidance refuses may be refused; one it compiles must compile), every
 test instance's token-by-token accept/reject and final `is_accepting()` are equal, the masks are
 equal (and never empty while the matcher is not stopped) at every step of the first instance and
-the first 8 steps of the others.  Failures are listed by file name.
+the first 8 steps of the others (a file without test instances: at every step of a seeded
+24-token random walk).  Failures are listed by file name.
 
 Default: a seeded sample of SAMPLE files (~90 CPU-seconds).  The whole dev half (~1 hour):
 

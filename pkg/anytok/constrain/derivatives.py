@@ -34,7 +34,8 @@ bounds it when the constraint is built.
 Rules (`new_rule` / `set_rule`) turn the expressions into a grammar: a rule's body is only
 looked at when a derivative or nullability needs it, so recursive rules are fine as long as no
 rule can reach itself without consuming a byte first (no left recursion; the grammar builders
-check this) and every rule matches some string (checked too), which keeps "dead = NOTHING" true.
+check this) and every rule matches some string (`check_rules` drops those matching none), which
+keeps "dead = NOTHING" true.
 A state of such a grammar is still one hash-consed expression: the derivative of a rule
 reference is the derivative of its body, so nesting grows the expression by one continuation per
 open level.  `minus_literals` and `strip_leading` build, from derivatives, expressions that leave
@@ -253,9 +254,11 @@ class ExprSet:
             raise AssertionError("rule nullability declared wrong")
         self.rule_bodies[k] = body
 
-    def check_rules(self) -> None:
+    def check_rules(self, top: int) -> int:
         """Raise ConstraintError if a rule can reach itself without consuming a byte (left
-        recursion: derivatives would not terminate) or matches no finite string."""
+        recursion: derivatives would not terminate).  Rules that match no finite string (a
+        required property recursing forever) are dropped: returns `top` rewritten without them,
+        NOTHING when it matched only through them."""
         from .errors import ConstraintError
 
         exprs, nullable = self.exprs, self.nullable
@@ -331,7 +334,49 @@ class ExprSet:
                 break
             productive |= new
         if len(productive) != len(self.rule_bodies):
-            raise ConstraintError("a grammar rule matches no finite string")
+            return self._drop_rules(set(range(len(self.rule_bodies))) - productive, top)
+        return top
+
+    def _drop_rules(self, dead: set, top: int) -> int:
+        """Rewrite the rule bodies and `top` with the rules of `dead` (those matching no finite
+        string) as NOTHING, so that "dead = NOTHING" holds again; the strings matched stay the
+        same.  Derivatives and facts cached on the old expressions are dropped."""
+        exprs, memo = self.exprs, {}
+        for root in [top] + [b for k, b in enumerate(self.rule_bodies) if k not in dead]:
+            stack = [root]
+            while stack:  # post-order, without recursion (concatenations may be long)
+                e = stack[-1]
+                if e in memo:
+                    stack.pop()
+                    continue
+                x = exprs[e]
+                kind = x[0]
+                kids = (x[1], x[2]) if kind == "c" else x[1] if kind in ("o", "a") else (x[1],) if kind == "r" else ()
+                todo = [c for c in kids if c not in memo]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                if kind == "x":
+                    memo[e] = NOTHING if x[1] in dead else e
+                elif kind == "c":
+                    memo[e] = self.concat(memo[x[1]], memo[x[2]])
+                elif kind == "o":
+                    memo[e] = self.alt([memo[c] for c in x[1]])
+                elif kind == "a":
+                    memo[e] = self.conj([memo[c] for c in x[1]])
+                elif kind == "r":
+                    memo[e] = self.repeat(memo[x[1]], x[2], x[3])
+                else:
+                    memo[e] = e
+        for k, b in enumerate(self.rule_bodies):
+            self.rule_bodies[k] = NOTHING if k in dead else memo[b]
+        for row in self.rows[2:]:
+            row[:] = [-1] * 256
+        for cache in (self._minus, self.minus_base, self.slice_facts, self._trunc, self._rep_rows,
+                      self._first, self._alt_index):
+            cache.clear()
+        return memo[top]
 
     def intersect(self, a: int, b: int, budget: int = 5000) -> int:
         """The strings both `a` and `b` match.

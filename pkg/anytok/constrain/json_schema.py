@@ -1461,7 +1461,9 @@ class _Compiler:
             except _Unsat as e:
                 raise ConstraintError(f"JSON schema: $ref {uri!r} is unsatisfiable ({e})") from None
             self.es.set_rule(k, body)
-        self.es.check_rules()
+        top = self.es.check_rules(top)
+        if top == D.NOTHING:
+            raise _Unsat("every JSON value it allows nests without end (a required property recurses)")
         if len(self.es.exprs) > EXPRESSION_BUDGET:
             self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)

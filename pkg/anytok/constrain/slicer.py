@@ -189,22 +189,30 @@ class _Slice:
             r = es.slice_facts[key] = self._keeps_infinite(es, base)
         return r
 
-    def _keeps_infinite(self, es, base: int) -> bool:
-        seen = {(self.start, base)}
-        todo = [(self.start, base)]
+    def _explore(self, es, state: int):
+        """The states `state` reaches along the strings keeping this slice live (pairs of slice
+        state and lexer state), or None when one of them kills it or a budget runs out."""
+        seen = {(self.start, state)}
+        todo = [(self.start, state)]
         nxt: set = set()
         budget = [DERIVE_BUDGET]
         while todo:
             r, q = todo.pop()
             nxt.clear()
             if not self._next(es, q, r, nxt, budget):
-                return False
+                return None
             for pair in nxt:
                 if pair not in seen:
                     if len(seen) >= PAIR_BUDGET:
-                        return False
+                        return None
                     seen.add(pair)
                     todo.append(pair)
+        return seen
+
+    def _keeps_infinite(self, es, base: int) -> bool:
+        seen = self._explore(es, base)
+        if seen is None:
+            return False
         derive = es.derive
         for s in {q for _, q in seen}:
             # breadth first over every byte, from the derivatives of s (non-empty strings)
@@ -236,22 +244,7 @@ class _Slice:
                     base = bases.get(y[1])
                 if base is not None and self.keeps_infinite(es, base):
                     return True
-        seen = {(self.start, state)}
-        todo = [(self.start, state)]
-        nxt: set = set()
-        budget = [DERIVE_BUDGET]
-        while todo:
-            r, q = todo.pop()
-            nxt.clear()
-            if not self._next(es, q, r, nxt, budget):
-                return False
-            for pair in nxt:
-                if pair not in seen:
-                    if len(seen) >= PAIR_BUDGET:
-                        return False
-                    seen.add(pair)
-                    todo.append(pair)
-        return True
+        return self._explore(es, state) is not None
 
 
 def _bits(ids) -> int:

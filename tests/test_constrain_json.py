@@ -318,7 +318,10 @@ UNSUPPORTED = [
     ({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1}, "minProperties"),
     # (llguidance: "Unable to determine if regex is empty")
     ({"type": "string", "pattern": "^(ab)+$", "minLength": 100000}, "intersection"),
-    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]}, "allOf"),
+    ({"allOf": [{"type": "array", "prefixItems": [{"type": "integer"}], "items": [{}]},
+                {"prefixItems": [{"type": "number"}]}]}, "allOf"),
+    ({"type": "integer", "multipleOf": 86400}, "multipleOf"),
+    ({"type": "integer", "multipleOf": 4999}, "multipleOf"),
     ({"oneOf": [{"type": "integer"}, {"minimum": 3}]}, "oneOf"),
     ({"$ref": "https://example.com/s.json"}, "$ref"),
     ({"type": "array", "x-guidance": {"json_allow_general_unicode_escapes": True}}, "x-guidance"),

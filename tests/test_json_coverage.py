@@ -136,6 +136,77 @@ def test_pattern_of_named_keys_only_no_dead_end():
         raise AssertionError("llguidance accepted a key after the dead end")
 
 
+# allOf merging two patterns or formats (both hold), two multipleOfs (their least common multiple) and two
+# prefixItems (position by position, past one side's prefix that side's `items`), as llguidance.
+MERGED = [
+    ({"allOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "b$"}]},
+     ['"ab"', '"axb"', '"a"', '"b"', '"xb"']),
+    ({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}, {"pattern": "c", "maxLength": 6}]},
+     ['"abc"', '"cba"', '"ab"', '"xxabcx"', '"xxabcxx"']),
+    ({"allOf": [{"type": "string", "format": "ipv4"}, {"format": "hostname"}]}, ['"1.2.3.4"', '"abc"', '"1.2.3"']),
+    ({"allOf": [{"type": "string", "format": "date"}, {"pattern": "^2024"}, {"format": "date", "pattern": "-01$"}]},
+     ['"2024-01-01"', '"2023-01-01"', '"2024-02-01"', '"2024-02-01x"']),
+    ({"anyOf": [{"allOf": [{"format": "date"}, {"format": "email"}]}, {"type": "integer"}]}, ['"a@b.c"', "1"]),
+    ({"allOf": [{"type": "integer", "multipleOf": 2}, {"type": "integer", "multipleOf": 3}]},
+     ["2", "3", "4", "6", "12", "0", "-18"]),
+    ({"allOf": [{"type": "number", "multipleOf": 0.5}, {"type": "number", "multipleOf": 0.2}]},
+     ["0.5", "1", "0.4", "2", "1.5", "3.0"]),
+    ({"allOf": [{"type": "number", "multipleOf": 0.25}, {"multipleOf": 0.1}, {"maximum": 100}]},
+     ["0.5", "0.25", "1.5", "100", "100.5", "0.50"]),
+    ({"allOf": [{"multipleOf": 4}, {"multipleOf": 6}], "type": "integer"}, ["4", "6", "12", "24", "8"]),
+    ({"allOf": [{"type": "array", "prefixItems": [{"type": "integer"}]},
+                {"type": "array", "prefixItems": [{"type": "number", "minimum": 3}]}]},
+     ["[1]", "[3]", "[3.5]", '[3,"x"]', "[]"]),
+    ({"allOf": [{"type": "array", "prefixItems": [{"type": "integer"}], "items": False},
+                {"type": "array", "prefixItems": [{"type": "number"}, {"type": "string"}]}]},
+     ["[1]", '[3,"x"]', "[]"]),
+    ({"allOf": [{"type": "array", "prefixItems": [{"type": "integer"}], "items": {"type": "string"}},
+                {"type": "array", "prefixItems": [{"type": "number"}, {"enum": ["a", 1]}, {"type": "boolean"}]}]},
+     ['[1,"a",true]', '[1,1]', '[1,"a","b"]', '[1,"a"]', '[1,"b"]']),
+]
+
+
+def _verdict(m, enc, text):
+    return all(m.consume(t) for t in enc.encode(text)) and m.is_accepting()
+
+
+# multipleOf steps with more than 3 significant digits: the remainder automaton minimized (a
+# step's factors 2 and 5 need a few states, its factor prime to 10 one per remainder).
+STEPS = [
+    ({"type": "integer", "multipleOf": 1024}, ["1024", "2048", "1000", "0", "10240", "-4096"]),
+    ({"type": "number", "multipleOf": 5000, "minimum": 0}, ["5000", "15000", "2500", "0", "5000.0"]),
+    ({"type": "number", "multipleOf": 1234}, ["1234", "2468", "1235", "-1234"]),
+    ({"type": "number", "multipleOf": 0.1234}, ["0.1234", "0.2468", "1.234", "0.12340", "12.34"]),
+    ({"type": "integer", "multipleOf": 3600, "maximum": 100000}, ["3600", "7200", "1800", "108000"]),
+]
+
+
+@pytest.mark.parametrize("k", range(len(MERGED)))
+def test_allof_merges_as_llguidance(k):
+    _same_as_llguidance(*MERGED[k], f"merged|{k}")
+
+
+@pytest.mark.parametrize("k", range(len(STEPS)))
+def test_large_multiple_of_as_llguidance(k):
+    _same_as_llguidance(*STEPS[k], f"steps|{k}")
+
+
+def _same_as_llguidance(schema, texts, label):
+    """Compiles as llguidance does; each text's verdict and the masks of two seeded walks equal
+    llguidance's."""
+    enc = anytok_encoding(NAME)
+    grm = LLMatcher.grammar_from_json_schema(schema)
+    assert not LLMatcher(_lltokenizer(NAME), grm, log_level=0).is_error()
+    c = constrain.json_schema(schema)
+    for text in texts:
+        ref = LLMatcher(_lltokenizer(NAME), grm, log_level=0)
+        ids = enc.encode(text)
+        want = all(ref.consume_token(t) for t in ids) and ref.is_accepting()
+        assert _verdict(c.matcher(enc), enc, text) == want, text
+    for seed in range(2):
+        _walk(NAME, label, c.matcher(enc), LLMatcher(_lltokenizer(NAME), grm, log_level=0), 12, f"{label}|{seed}")
+
+
 # Objects no finite text completes: a required property whose schema requires it again.
 # llguidance allows the `{` (then keys nested without end); anytok leaves the object out.
 ENDLESS = [

@@ -152,6 +152,10 @@ FORMATS = {
 
 _BASE = "https://json-schema.invalid/"  # a document's base URI when it has no $id
 INTERSECTION_BUDGET = 5000  # DFA pairs (patternProperties keys), tuples searched (string constraints)
+# multipleOf: the largest step coefficient (digits without the decimal point) and the most
+# states its minimized remainder automaton may keep (a step prime to 10 needs one per remainder)
+MULTIPLE_OF_COEF = 10_000
+MULTIPLE_OF_STATES = 5000
 # The compile budget: a schema whose compilation needs more is refused (UnsupportedFeatureError
 # naming the budget) instead of running on.  Each expression holds a 256-entry derivative row
 # (~2 KB), so EXPRESSION_BUDGET bounds the memory (~0.5 GB); SUBSCHEMA_BUDGET (llguidance's
@@ -1078,8 +1082,9 @@ class _Compiler:
         if step <= 0:
             raise UnsupportedFeatureError("JSON Schema multipleOf <= 0", f"at {where}")
         coef, exp = _decimal(float(step))
-        if coef > 1000:
-            raise UnsupportedFeatureError("JSON Schema multipleOf with more than 3 significant digits", f"at {where}")
+        if coef > MULTIPLE_OF_COEF:
+            raise UnsupportedFeatureError("JSON Schema multipleOf with this many significant digits",
+                                          f"at {where} (at most {MULTIPLE_OF_COEF:,})")
         try:
             r = self.es.intersect(e, self.es.concat(self.es.alt((self.es.literal(b"-"), D.EPSILON)),
                                                     self.multiples(coef, exp)), INTERSECTION_BUDGET)
@@ -1146,13 +1151,29 @@ class _Compiler:
                     changed = True
         if "start" not in live:
             return D.NOTHING
-        rules = {st: es.new_rule(accepting(st)) for st in live}
+        # minimized (Moore): remainders that lead to the same strings are one rule (a step of
+        # 5000 needs a handful, not 5000: only its factor prime to 10 needs one per remainder)
+        block = {st: int(accepting(st)) for st in live}
+        count = len(set(block.values()))
+        while True:
+            ids: dict = {}
+            new = {st: ids.setdefault((block[st],) + tuple((b, block[n]) for b, n in edges[st] if n in live),
+                                      len(ids)) for st in live}
+            if len(ids) == count:
+                break
+            block, count = new, len(ids)
+        if count > MULTIPLE_OF_STATES:
+            raise OverflowError
+        rules: dict = {}
         for st in live:
-            parts = [es.concat(es.byteset(1 << b), rules[n][1]) for b, n in edges[st] if n in live]
+            if block[st] not in rules:
+                rules[block[st]] = (st, es.new_rule(accepting(st)))
+        for st, (k, _) in rules.values():
+            parts = [es.concat(es.byteset(1 << b), rules[block[n]][1][1]) for b, n in edges[st] if n in live]
             if accepting(st):
                 parts.append(D.EPSILON)
-            es.set_rule(rules[st][0], es.alt(parts))
-        return rules["start"][1]
+            es.set_rule(k, es.alt(parts))
+        return rules[block["start"]][1][1]
 
     def string(self, s: dict, where: str) -> int:
         lo = _usize(s, "minLength", where) or 0
@@ -1165,16 +1186,18 @@ class _Compiler:
             return self.string_lexeme(length)
         trees = []
         if pattern is not None:
-            if not isinstance(pattern, str):
+            if not isinstance(pattern, (str, tuple)):
                 raise ConstraintError(f"JSON schema: pattern must be a string at {where}")
-            trees.append(_search_tree(pattern))
-        if fmt is not None:
-            if not isinstance(fmt, str):
+            trees += [_search_tree(p) for p in (pattern if isinstance(pattern, tuple) else (pattern,))]
+        for f in fmt if isinstance(fmt, tuple) else () if fmt is None else (fmt,):
+            if not isinstance(f, str):
                 raise ConstraintError(f"JSON schema: format must be a string at {where}")
-            if fmt not in FORMATS:
-                raise ConstraintError(f"JSON schema: unknown format {fmt!r} at {where}")
-            trees.append(R.parse(FORMATS[fmt]))
-        if lo or hi is not None:
+            if f not in FORMATS:
+                if self.lenient and isinstance(fmt, tuple):
+                    continue  # (a format of its own is dropped before, in `value`)
+                raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
+            trees.append(R.parse(FORMATS[f]))
+        if lo or hi is not None or not trees:
             trees.append(length)
         if len(trees) == 1:
             return self.string_lexeme(trees[0])
@@ -1370,11 +1393,15 @@ class _Compiler:
                 return False
             trees = []
             if "pattern" in s:
-                trees.append(_search_tree(s["pattern"]))
+                p = s["pattern"]
+                trees += [_search_tree(x) for x in (p if isinstance(p, tuple) else (p,))]
             if "format" in s:
-                if s["format"] not in FORMATS:
-                    raise ConstraintError(f"JSON schema: unknown format {s['format']!r} at {where}")
-                trees.append(R.parse(FORMATS[s["format"]]))
+                for f in s["format"] if isinstance(s["format"], tuple) else (s["format"],):
+                    if f not in FORMATS:
+                        if self.lenient and isinstance(s["format"], tuple):
+                            continue
+                        raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
+                    trees.append(R.parse(FORMATS[f]))
             data = v.encode("utf-8", "surrogatepass")
             for t in trees:
                 es = D.ExprSet()
@@ -1552,6 +1579,19 @@ def _intersect(a, b, where: str):
             out[k] = _both(u, v)
         elif k in ("enum", "const"):
             continue  # below
+        elif k in ("pattern", "format") and isinstance(u, (str, tuple)) and isinstance(v, (str, tuple)):
+            # both patterns (formats) hold, as llguidance's `And` of the two regexes; a tuple
+            # is only ever made here (a schema's own `pattern` or `format` must be a string)
+            pu = u if isinstance(u, tuple) else (u,)
+            out[k] = pu + tuple(p for p in (v if isinstance(v, tuple) else (v,)) if p not in pu)
+        elif k == "multipleOf" and _is_num(u) and _is_num(v) and u > 0 and v > 0:
+            out[k] = _lcm_step(u, v)
+        elif k == "prefixItems" and isinstance(u, list) and isinstance(v, list) \
+                and not isinstance(a.get("items"), list) and not isinstance(b.get("items"), list):
+            # position by position; past one side's prefix, that side's `items`
+            ia, ib = a.get("items", True), b.get("items", True)
+            out[k] = [_both(u[i] if i < len(u) else ia, v[i] if i < len(v) else ib)
+                      for i in range(max(len(u), len(v)))]
         elif k in IMPLEMENTED_HERE or k in REJECTED:
             raise UnsupportedFeatureError(f"JSON Schema allOf merging two different {k!r}", f"at {where}")
         # (keywords that do not constrain, such as "x-..." extensions: the first one kept)
@@ -1719,6 +1759,22 @@ def _disjoint(a, b, named_only: bool = False) -> bool:
 def _i64(x) -> int:
     """A number rounded to an integer as Rust's `f64 as i64` does it: saturated to 64 bits."""
     return int(min(max(x, -2 ** 63), 2 ** 63 - 1))
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _lcm_step(u, v):
+    """The least common multiple of two `multipleOf` steps, in their decimal form (0.5 and 0.2
+    give 1; 4 and 6 give 12), as llguidance merges them."""
+    (cu, eu), (cv, ev) = _decimal(float(u)), _decimal(float(v))
+    e = max(eu, ev)
+    m = math.lcm(cu * 10 ** (e - eu), cv * 10 ** (e - ev))
+    while e > 0 and m % 10 == 0:
+        m //= 10
+        e -= 1
+    return m if e == 0 else m / 10 ** e
 
 
 def _decimal(f: float) -> tuple:

@@ -181,6 +181,49 @@ STEPS = [
 ]
 
 
+# const/enum arrays and objects beside array/object keywords: llguidance keeps the constants
+# that satisfy them (an integral double under `type: integer` printed as an integer).
+CONSTANTS = [
+    ({"const": {"b": 1, "a": 2}, "properties": {"a": {}, "b": {}}, "required": ["a"]}, ['{"b":1,"a":2}', '{"a":2,"b":1}']),
+    ({"enum": [{"b": 1}, {"c": 2}, 3], "required": ["c"]}, ['{"b":1}', '{"c":2}', "3"]),
+    ({"enum": [[1, "x"], [2]], "items": {"type": "integer"}}, ['[1,"x"]', "[2]"]),
+    ({"enum": [[1, "x"], [2]], "prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, ['[1,"x"]', "[2]"]),
+    ({"enum": [[1, [2, 3]], [2]], "items": {"type": ["integer", "array"], "maxItems": 1}}, ["[1,[2,3]]", "[2]"]),
+    ({"const": [1, 2], "minItems": 1}, ["[1,2]", "[1]", "[1, 2]"]),
+    ({"const": {"a": 1.0}, "properties": {"a": {"type": "integer"}}}, ['{"a":1.0}', '{"a":1}']),
+    ({"enum": [{"a": 1}, {"a": "x"}], "patternProperties": {"^a$": {"type": "string"}}}, ['{"a":1}', '{"a":"x"}']),
+    ({"enum": [[1], "ab"], "minLength": 5}, ["[1]", '"ab"']),
+    ({"enum": [{"a": {"b": 2.0}}, {"a": 3}], "properties": {"a": {"$ref": "#/$defs/x"}},
+      "$defs": {"x": {"type": "object", "properties": {"b": {"type": "integer"}}}}},
+     ['{"a":{"b":2}}', '{"a":{"b":2.0}}', '{"a":3}']),
+    ({"enum": [[1, 2, 3], [1, 2]], "items": {"anyOf": [{"type": "integer", "maximum": 2}, {"const": 3}]},
+      "maxItems": 3}, ["[1,2,3]", "[1,2]"]),
+    ({"enum": [{"k": "a"}, {"k": "b"}], "properties": {"k": {"enum": ["b"]}}}, ['{"k":"a"}', '{"k":"b"}']),
+]
+# ... and where no constant is left, both refuse the schema as unsatisfiable
+CONSTANTS_UNSAT = [
+    {"const": {"b": 1, "a": 2}, "required": ["c"]},
+    {"const": {"b": 1}, "properties": {"b": {"type": "string"}}},
+    {"const": {"b": 1}, "additionalProperties": False},
+    {"const": {"b": 1}, "maxProperties": 0},
+    {"const": {"a": [1]}, "properties": {"a": {"maxItems": 0}}},
+    {"enum": [{"a": 1}], "patternProperties": {"^a$": {"type": "string"}}},
+]
+
+
+@pytest.mark.parametrize("k", range(len(CONSTANTS)))
+def test_constants_beside_container_keywords_as_llguidance(k):
+    _same_as_llguidance(*CONSTANTS[k], f"constants|{k}")
+
+
+@pytest.mark.parametrize("k", range(len(CONSTANTS_UNSAT)))
+def test_constants_beside_container_keywords_unsatisfiable(k):
+    schema = CONSTANTS_UNSAT[k]
+    assert LLMatcher(_lltokenizer(NAME), LLMatcher.grammar_from_json_schema(schema), log_level=0).is_error()
+    with pytest.raises(constrain.ConstraintError, match="unsatisfiable"):
+        constrain.json_schema(schema)
+
+
 @pytest.mark.parametrize("k", range(len(MERGED)))
 def test_allof_merges_as_llguidance(k):
     _same_as_llguidance(*MERGED[k], f"merged|{k}")

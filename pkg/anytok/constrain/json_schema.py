@@ -721,12 +721,24 @@ class _Compiler:
             a = applicators[0]
             if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
                 return self.constants(s, a, where)
-            if (len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS | _CONTAINER_KEYWORDS
-                    and not any(isinstance(v, (list, dict)) for v in (s[a] if a == "enum" and isinstance(s[a], list)
-                                                                      else [s[a]]))):
-                # object/array keywords beside scalar constants: no constant is touched by them
-                # (llguidance intersects each constant with the chunk's object/array schemas: no-ops)
-                return self.constants({k: v for k, v in s.items() if k not in _CONTAINER_KEYWORDS}, a, where)
+            if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS | _CONTAINER_KEYWORDS:
+                # object/array keywords beside constants: llguidance intersects each constant with
+                # them, which keeps the arrays and objects that satisfy them (and leaves scalars be)
+                values = [s[a]] if a == "const" else s[a]
+                if not isinstance(values, list):
+                    raise ConstraintError(f"JSON schema: enum must be an array at {where}")
+                container = {k: v for k, v in s.items() if k in _CONTAINER_KEYWORDS}
+                kept = []
+                for v in values:
+                    if isinstance(v, (list, dict)):
+                        ok, v = self.fits(v, container, where)
+                        if not ok:
+                            continue
+                    kept.append(v)
+                if not kept:
+                    raise _Unsat("no const/enum value satisfies the keywords beside it")
+                rest = {k: v for k, v in s.items() if k not in _CONTAINER_KEYWORDS and k not in ("const", "enum")}
+                return self.constants(dict(rest, enum=kept), "enum", where)
             if len(applicators) > 1 or others or (a == "allOf" and isinstance(s[a], list) and len(s[a]) > 1):
                 # keywords next to allOf/anyOf/oneOf/$ref: intersected, as llguidance merges them
                 merged = self.merge_all_of(s, where)
@@ -1422,10 +1434,95 @@ class _Compiler:
                 except _Unsat:
                     return False
             return True
-        if isinstance(v, (list, dict)):
-            raise UnsupportedFeatureError("JSON Schema const/enum arrays or objects next to other keywords",
-                                          f"at {where}")
         return True
+
+    def fits(self, v, s, where: str, depth: int = 0):
+        """(whether the constant `v` satisfies schema `s`, `v` as llguidance then prints it:
+        an integral double under `type: integer` as an integer).  What llguidance's
+        intersection of a constant array/object with the keywords beside it keeps (keywords
+        it rejects raise UnsupportedFeatureError, unknown ones are ignored, as in `value`)."""
+        if depth > 40:
+            raise UnsupportedFeatureError("JSON Schema const/enum checked against schemas nested this deeply",
+                                          f"at {where}")
+        if s is True or s == {}:
+            return True, v
+        if s is False:
+            return False, v
+        if not isinstance(s, dict):
+            raise ConstraintError(f"JSON schema at {where} must be an object or a boolean")
+        for k in s:
+            if k in REJECTED and k not in self.unknown and not self.lenient:
+                raise UnsupportedFeatureError(f"JSON Schema keyword {k!r}", f"at {where}; llguidance rejects it too")
+        if "$ref" in s:
+            ok, v = self.fits(v, self.resolve(s["$ref"], where), where, depth + 1)
+            if not ok:
+                return False, v
+        for k in ("allOf", "anyOf", "oneOf"):
+            if k in s:
+                subs = s[k]
+                if not isinstance(subs, list):
+                    raise ConstraintError(f"JSON schema: {k} must be an array at {where}")
+                if k == "allOf":
+                    for sub in subs:
+                        ok, v = self.fits(v, sub, where, depth + 1)
+                        if not ok:
+                            return False, v
+                else:  # (oneOf as llguidance compiles it: as anyOf, its options disjoint)
+                    for sub in subs:
+                        ok, w = self.fits(v, sub, where, depth + 1)
+                        if ok:
+                            v = w
+                            break
+                    else:
+                        return False, v
+        types = _types(s)
+        if types is not None and not any(isinstance(t, str) and _has_type(v, t) for t in types):
+            return False, v
+        if "const" in s and not _json_equal(v, s["const"]) or "enum" in s and not (
+                isinstance(s["enum"], list) and any(_json_equal(v, x) for x in s["enum"])):
+            return False, v
+        if isinstance(v, float) and v.is_integer() and types is not None and "integer" in types \
+                and "number" not in types:
+            v = int(v)
+        if isinstance(v, list):
+            lo, hi = _usize(s, "minItems", where) or 0, _usize(s, "maxItems", where)
+            if len(v) < lo or hi is not None and len(v) > hi:
+                return False, v
+            items = s.get("items", True)
+            if isinstance(items, list):
+                prefix, items = items, s.get("additionalItems", True)
+            else:
+                prefix = s.get("prefixItems", [])
+            out = []
+            for i, x in enumerate(v):
+                ok, x = self.fits(x, prefix[i] if i < len(prefix) else items, where, depth + 1)
+                if not ok:
+                    return False, v
+                out.append(x)
+            return True, out
+        if isinstance(v, dict):
+            lo, hi = _usize(s, "minProperties", where) or 0, _usize(s, "maxProperties", where)
+            if len(v) < lo or hi is not None and len(v) > hi:
+                return False, v
+            required = s.get("required", [])
+            if not isinstance(required, list) or any(r not in v for r in required):
+                return False, v
+            props = s.get("properties", {})
+            pats = s.get("patternProperties", {})
+            if not isinstance(props, dict) or not isinstance(pats, dict):
+                raise ConstraintError(f"JSON schema: properties must be an object at {where}")
+            out = {}
+            for key, x in v.items():
+                hit = next((p for p in pats if _pattern_found(p, key)), None)
+                subs = ([props[key]] if key in props else []) + ([pats[hit]] if hit is not None else [])
+                for sub in subs or [s.get("additionalProperties", True)]:
+                    ok, x = self.fits(x, sub, where, depth + 1)
+                    if not ok:
+                        return False, v
+                out[key] = x
+            return True, out
+        checks = set(s) & (_CONST_SIBLINGS - {"type"})
+        return (not checks or self.constant_fits(v, s, checks, where)), v
 
     def constant_text(self, v, as_int: bool, where: str) -> str:
         """The one text llguidance allows for a numeric constant: its value as a double (an
@@ -1793,6 +1890,19 @@ def _decimal(f: float) -> tuple:
         coef //= 10
         exp -= 1
     return coef, exp
+
+
+def _json_equal(a, b) -> bool:
+    """Equality of JSON values (a boolean is no number; 1 and 1.0 are one number)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
 
 
 def _has_type(v, t: str) -> bool:

@@ -1192,23 +1192,10 @@ class _Compiler:
         hi = _usize(s, "maxLength", where)
         if hi is not None and lo > hi:
             raise _Unsat("minLength is greater than maxLength")
-        pattern, fmt = s.get("pattern"), s.get("format")
         length = ("rep", ("set", _ANY_CP), lo, hi)
-        if pattern is None and fmt is None:
+        if "pattern" not in s and "format" not in s:
             return self.string_lexeme(length)
-        trees = []
-        if pattern is not None:
-            if not isinstance(pattern, (str, tuple)):
-                raise ConstraintError(f"JSON schema: pattern must be a string at {where}")
-            trees += [_search_tree(p) for p in (pattern if isinstance(pattern, tuple) else (pattern,))]
-        for f in fmt if isinstance(fmt, tuple) else () if fmt is None else (fmt,):
-            if not isinstance(f, str):
-                raise ConstraintError(f"JSON schema: format must be a string at {where}")
-            if f not in FORMATS:
-                if self.lenient and isinstance(fmt, tuple):
-                    continue  # (a format of its own is dropped before, in `value`)
-                raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
-            trees.append(R.parse(FORMATS[f]))
+        trees = self.text_trees(s, where)
         if lo or hi is not None or not trees:
             trees.append(length)
         if len(trees) == 1:
@@ -1231,6 +1218,25 @@ class _Compiler:
             raise _Unsat("no string satisfies pattern/format/length together")
         q = es.byteset(1 << 0x22)
         return self.lexeme(self.seq(q, body, q))
+
+    def text_trees(self, s: dict, where: str) -> list:
+        """The trees of `s`'s `pattern` (searched for) and `format` (whole), one per pattern or
+        format: `allOf` merges leave a tuple of several (see `_intersect`)."""
+        trees = []
+        pattern, fmt = s.get("pattern"), s.get("format")
+        for p in pattern if isinstance(pattern, tuple) else () if pattern is None else (pattern,):
+            if not isinstance(p, str):
+                raise ConstraintError(f"JSON schema: pattern must be a string at {where}")
+            trees.append(_search_tree(p))
+        for f in fmt if isinstance(fmt, tuple) else () if fmt is None else (fmt,):
+            if not isinstance(f, str):
+                raise ConstraintError(f"JSON schema: format must be a string at {where}")
+            if f not in FORMATS:
+                if self.lenient and isinstance(fmt, tuple):
+                    continue  # (a format of its own is dropped before, in `value`)
+                raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
+            trees.append(R.parse(FORMATS[f]))
+        return trees
 
     def array(self, s: dict, where: str) -> int:
         lo = _usize(s, "minItems", where) or 0
@@ -1403,19 +1409,8 @@ class _Compiler:
             hi = _usize(s, "maxLength", where)
             if len(v) < lo or hi is not None and len(v) > hi:
                 return False
-            trees = []
-            if "pattern" in s:
-                p = s["pattern"]
-                trees += [_search_tree(x) for x in (p if isinstance(p, tuple) else (p,))]
-            if "format" in s:
-                for f in s["format"] if isinstance(s["format"], tuple) else (s["format"],):
-                    if f not in FORMATS:
-                        if self.lenient and isinstance(s["format"], tuple):
-                            continue
-                        raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
-                    trees.append(R.parse(FORMATS[f]))
             data = v.encode("utf-8", "surrogatepass")
-            for t in trees:
+            for t in self.text_trees(s, where):
                 es = D.ExprSet()
                 e = D.compile_tree(es, t)
                 for b in data:
@@ -1681,7 +1676,7 @@ def _intersect(a, b, where: str):
             # is only ever made here (a schema's own `pattern` or `format` must be a string)
             pu = u if isinstance(u, tuple) else (u,)
             out[k] = pu + tuple(p for p in (v if isinstance(v, tuple) else (v,)) if p not in pu)
-        elif k == "multipleOf" and _is_num(u) and _is_num(v) and u > 0 and v > 0:
+        elif k == "multipleOf" and _has_type(u, "number") and _has_type(v, "number") and u > 0 and v > 0:
             out[k] = _lcm_step(u, v)
         elif k == "prefixItems" and isinstance(u, list) and isinstance(v, list) \
                 and not isinstance(a.get("items"), list) and not isinstance(b.get("items"), list):
@@ -1856,10 +1851,6 @@ def _disjoint(a, b, named_only: bool = False) -> bool:
 def _i64(x) -> int:
     """A number rounded to an integer as Rust's `f64 as i64` does it: saturated to 64 bits."""
     return int(min(max(x, -2 ** 63), 2 ** 63 - 1))
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _lcm_step(u, v):

@@ -145,7 +145,11 @@ def _quiet(*args, **kwargs) -> None:
     pass
 
 
-_log = print
+def _say(*args) -> None:
+    print(*args, flush=True)  # at once, also when piped: some steps take minutes
+
+
+_log = _say
 
 
 def _sha256(data: bytes) -> str:
@@ -621,7 +625,7 @@ def _exclusive():
 def build(quiet: bool = False) -> Path:
     """Bring web/dist/ up to date; returns its path."""
     global _log
-    _log = _quiet if quiet else print
+    _log = _quiet if quiet else _say
     with _exclusive():
         return _build()
 

@@ -97,7 +97,7 @@ def test_error_messages_speak_cli(tmp_path):
     code, out, err = cli("encode", "-t", "<|endoftext|>", "--special", "raise")
     assert code == 1 and err.startswith("anytok: error:") and "--special" in err, err
     code, out, err = cli("train", str(text), "--vocab-size", "300", "--style", "hf", "-o", str(tmp_path / "x.unknown"))
-    assert code == 1 and err.startswith("anytok: error:") and "suffix" in err, err
+    assert code == 2 and err.startswith("anytok: error:") and "suffix" in err, err  # a usage error
     code, out, err = cli("convert", str(text), "-o", str(tmp_path / "o.atok"))
     assert code == 1 and err.startswith("anytok: error:"), err
 

@@ -16,7 +16,8 @@ from typing import Any, Union
 from . import format as vocab_format
 from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe, read_source
 from .core import Encoding
-from .registry import encoding_from_bytes, gc_paused
+from ._gc import gc_paused
+from .registry import encoding_from_bytes
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 

@@ -197,3 +197,33 @@ def test_convert_inspect_count_every_format(tmp_path):
     assert code == 0, err
     code, out, err = cli("inspect", tmp_path / "tekken.atok", "--json")
     assert json.loads(out)["mergeable_tokens"] == 130072
+
+
+def test_docs_synopsis_names_every_option():
+    """docs/cli.md's synopsis has a line for every command, naming each of its options (any of
+    its spellings) and no option the command does not have."""
+    import argparse
+    import re
+
+    from anytok.cli import build_parser
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = text[text.index("```sh\nanytok count") + 6:]
+    block = block[: block.index("```")]
+    synopsis: dict[str, str] = {}
+    command = None
+    for line in block.splitlines():
+        m = re.match(r"anytok (\w+)", line)
+        if m:
+            command = m.group(1)
+            line = line[m.end():]
+        synopsis[command] = synopsis.get(command, "") + " " + line.split("#")[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(synopsis) == set(sub.choices)
+    for name, parser in sub.choices.items():
+        shown = set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", synopsis[name]))
+        spellings = {o for a in parser._actions for o in a.option_strings}
+        missing = [a.option_strings for a in parser._actions
+                   if a.option_strings and "-h" not in a.option_strings and not shown & set(a.option_strings)]
+        assert not missing, f"docs/cli.md: anytok {name} lacks {missing}"
+        assert shown <= spellings, f"docs/cli.md: anytok {name} shows {sorted(shown - spellings)}, which it has not"

@@ -211,3 +211,28 @@ def test_chat_view_names_an_opened_model_from_its_files(page):
     _shown(page)
     assert page.eval_on_selector("#chat-model", "s => s.selectedOptions[0].text") == "Qwen/Qwen3-0.6B · chat template"
     assert "Qwen/Qwen3-0.6B" in page.inner_text("#chat-which")
+
+
+def test_count_chat_report_in_the_page_equals_native(page):
+    # tok.countChat(request, { report: true }) (and imageSizes, autoDetail) against native
+    # chat.request_report, on a Responses API request and a Chat Completions one.
+    responses = {"instructions": "Be brief.", "tools": [{"type": "function", **TOOLS[0]["function"]}],
+                 "input": [{"role": "user", "content": [
+                     {"type": "input_text", "text": "What is this?"},
+                     {"type": "input_image", "image_url": "https://example.com/a.png", "detail": "auto"},
+                     {"type": "input_image", "file_id": "file-1"}]},
+                     {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{}"},
+                     {"type": "function_call_output", "call_id": "c1", "output": "rain"},
+                     {"type": "reasoning", "summary": []}]}
+    sizes = {"https://example.com/a.png": [1800, 2400]}
+    got = page.evaluate("""async ([request, sizes]) => {
+        const { AnyTok } = await import('/anytok.js');
+        const tok = await AnyTok.load({ encoding: "o200k_base" });
+        return [await tok.countChat(request, { model: "gpt-4.1", report: true, imageSizes: sizes }),
+                await tok.countChat(request, { model: "gpt-4.1-mini", report: true, imageSizes: sizes, autoDetail: "low" }),
+                await tok.countChat({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] })];
+    }""", [responses, sizes])
+    assert got[0] == chat.request_report(responses, "gpt-4.1", image_sizes=sizes)
+    assert got[1] == chat.request_report(responses, "gpt-4.1-mini", image_sizes=sizes, auto_detail="low")
+    assert [x["where"] for x in got[0]["not_counted"]] == ["input[3]", "input[0].content[2]"]
+    assert got[2] == chat.count_request({"messages": [{"role": "user", "content": "hi"}]})

@@ -236,7 +236,7 @@ def test_images_in_requests():
     # without sizes: counted without them, and said
     report = chat.request_report(resp, "gpt-4o")
     assert report["tokens"] == plain
-    assert [x["where"] for x in report["not_counted"]] == ["messages[0].content[1]", "messages[0].content[2]"]
+    assert [x["where"] for x in report["not_counted"]] == ["input[0].content[1]", "input[0].content[2]"]
     assert "size is unknown" in report["not_counted"][0]["why"]
     with pytest.raises(NotCountedError, match="2 parts of the request cannot be counted"):
         chat.count_request(resp, "gpt-4o")

@@ -145,7 +145,7 @@ function partEditor(m, i, k) {
     detail.value = (nested ? part.image_url.detail : part.detail) ?? "auto";
     const about = el("span", { className: "chat-image-about", textContent: "image" });
     return el("div", { className: "chat-part chat-image-part", dataset: { part: String(k), kind: "image" } },
-              el("span", { className: "chat-image-icon", textContent: "🖼", ariaHidden: "true" }), about, detail, remove);
+              about, detail, remove);
   }
   const kind = part && typeof part === "object" ? JSON.stringify(part.type ?? null) : typeof part;
   return el("div", { className: "chat-part chat-other-part", dataset: { part: String(k), kind: "other" } },

@@ -503,8 +503,10 @@ def _from_responses(request: Mapping[str, Any], skip) -> dict:
     tool_calls, function_call_output items as tool messages; other items go to `skip`."""
     out = {k: v for k, v in request.items() if k not in ("input", "instructions", "text")}
     messages: list[dict] = []
+    origins: list[str] = []  # where each message comes from, for what is reported
     if request.get("instructions"):
         messages.append({"role": "system", "content": request["instructions"]})
+        origins.append("instructions")
     items = request.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
@@ -516,6 +518,7 @@ def _from_responses(request: Mapping[str, Any], skip) -> dict:
         kind = item.get("type", "message")
         if kind == "message":
             messages.append({key: v for key, v in item.items() if key not in ("type", "id", "status")})
+            origins.append(f"input[{k}]")
         elif kind == "function_call":
             call = {"id": item.get("call_id"), "type": "function",
                     "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
@@ -524,9 +527,11 @@ def _from_responses(request: Mapping[str, Any], skip) -> dict:
                 last["tool_calls"].append(call)
             else:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call], "_calls": True})
+                origins.append(f"input[{k}]")
         elif kind == "function_call_output":
             output = item.get("output")
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output})
+            origins.append(f"input[{k}]")
         else:
             skip(f"input[{k}]", f"an input item of type {kind!r} has no known token count")
     for m in messages:
@@ -536,6 +541,7 @@ def _from_responses(request: Mapping[str, Any], skip) -> dict:
         skip("text.format", "a json_schema output format's schema is given to the model in a form "
              "whose token count is not published")
     out["messages"] = messages
+    out["_origins"] = origins
     return out
 
 
@@ -559,10 +565,12 @@ def request_report(request: Any, model: str = "gpt-4o", *, image_sizes: Any = No
     def skip(where: str, why: str) -> None:
         uncounted.append((where, why))
 
+    origins: list[str] = []
     if not isinstance(request, Mapping):
         request = {"messages": _messages(request)}
     elif "input" in request and "messages" not in request:
         request = _from_responses(request, skip)
+        origins = request.pop("_origins")
     elif "messages" not in request:
         raise ValueError("a request needs 'messages' (Chat Completions) or 'input' (Responses API)")
     enc = chat_format(model).encoding
@@ -597,7 +605,7 @@ def request_report(request: Any, model: str = "gpt-4o", *, image_sizes: Any = No
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(f"a message must be a dict, got {m!r:.80}")
-        where = f"messages[{i}]"
+        where = origins[i] if i < len(origins) else f"messages[{i}]"
         label = f"message {i + 1} ({m.get('role')})"
         for key in m:
             if key not in _MESSAGE_KEYS:

@@ -189,28 +189,39 @@ def test_chat_view_counts_requests_with_tools_calls_parts_and_images(page):
 
 
 def test_chat_view_names_an_opened_model_from_its_files(page):
-    from fetch_chat import fetch as fetch_chat
+    # A small tokenizer.json with a tokenizer_config.json holding a chat template (and the
+    # tokenizer class Qwen2Tokenizer), then the same with a config.json naming the model.
+    from test_npm_node import _small_tokenizer_json
 
-    folder = fetch_chat() / "qwen3"
     page.select_option("#chat-model", "gpt-4o")
     page.click("#chat-paste")
     page.fill("#chat-json", json.dumps([{"role": "user", "content": "Hello"}]))
     page.click("#chat-json-apply")
     _shown(page)
-    files = [{"name": f, "mimeType": "application/json", "buffer": (folder / f).read_bytes()}
-             for f in ("tokenizer.json", "tokenizer_config.json")]
+    config = {"tokenizer_class": "Qwen2Tokenizer",
+              "chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"}
+    files = [{"name": "tokenizer.json", "mimeType": "application/json", "buffer": _small_tokenizer_json().encode()},
+             {"name": "tokenizer_config.json", "mimeType": "application/json", "buffer": json.dumps(config).encode()}]
     page.set_input_files("#chat-template-files", files)
     page.wait_for_function("() => document.getElementById('chat-model').value === 'template:1'")
     _shown(page)
     # its tokenizer_config.json names the tokenizer class (Qwen2Tokenizer)
     assert page.eval_on_selector("#chat-model", "s => s.selectedOptions[0].text") == "Qwen2 tokenizer · chat template"
-    config = {"_name_or_path": "Qwen/Qwen3-0.6B", "architectures": ["Qwen3ForCausalLM"]}
-    page.set_input_files("#chat-template-files", files + [
-        {"name": "config.json", "mimeType": "application/json", "buffer": json.dumps(config).encode()}])
+    del config["tokenizer_class"]  # then the template's own markers
+    files[1]["buffer"] = json.dumps(config).encode()
+    page.set_input_files("#chat-template-files", files)
     page.wait_for_function("() => document.getElementById('chat-model').value === 'template:2'")
+    _shown(page)
+    assert page.eval_on_selector("#chat-model", "s => s.selectedOptions[0].text") == "ChatML (Qwen-style) template · chat template"
+    model = {"_name_or_path": "Qwen/Qwen3-0.6B", "architectures": ["Qwen3ForCausalLM"]}
+    page.set_input_files("#chat-template-files", files + [
+        {"name": "config.json", "mimeType": "application/json", "buffer": json.dumps(model).encode()}])
+    page.wait_for_function("() => document.getElementById('chat-model').value === 'template:3'")
     _shown(page)
     assert page.eval_on_selector("#chat-model", "s => s.selectedOptions[0].text") == "Qwen/Qwen3-0.6B · chat template"
     assert "Qwen/Qwen3-0.6B" in page.inner_text("#chat-which")
+    page.select_option("#chat-model", "gpt-4o")
+    _shown(page)
 
 
 def test_count_chat_report_in_the_page_equals_native(page):

@@ -24,8 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
-from fetch_chat import fetch as fetch_chat  # noqa: E402
+from fetch_chat import fetch as fetch_chat  # noqa: E402  (build_scripts/fetch/, on the path by conftest.py)
 
 from anytok import chat  # noqa: E402
 from anytok.chat import NotCountedError  # noqa: E402

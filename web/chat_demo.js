@@ -381,6 +381,9 @@ async function recount() {
     let lead = null; // the harmony system message's share
     let notCounted = [];
     if (template) {
+      for (const key of Object.keys(demo.extra)) {
+        if (key !== "model") notCounted.push({ where: key, why: "a request field a chat template is not given" });
+      }
       shares = await tok.applyChatTemplate(messages, { perMessage: true, tools });
       ids = await tok.applyChatTemplate(messages, { addGenerationPrompt: true, tools });
       blocks = shares;

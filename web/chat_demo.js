@@ -397,7 +397,9 @@ async function recount() {
           if (!["role", "name", "content"].includes(key)) notCounted.push({ where: `messages[${i}].${key}`, why: "not rendered for gpt-oss here (harmony's tool calls are messages with a recipient)" });
         }
       });
-      for (const key of Object.keys(demo.extra)) notCounted.push({ where: key, why: "not counted for gpt-oss here" });
+      for (const key of Object.keys(demo.extra)) {
+        if (key !== "model") notCounted.push({ where: key, why: "not counted for gpt-oss here" });
+      }
       if (tools) notCounted.push({ where: "tools", why: "not counted for gpt-oss here (harmony puts tools in a developer message)" });
       const convo = [...system, ...plain];
       shares = await tok.countChat(convo, { model, perMessage: true });

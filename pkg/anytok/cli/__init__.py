@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -429,9 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        special = re.match(r"Encountered text corresponding to disallowed special token ('.*?'|\".*?\")\.", str(msg))
+        if isinstance(e, ValueError) and special:
+            # tiktoken's words name its Python arguments; here the choice is a flag.
+            msg = (f"the text spells the special token {special.group(1)}: pass --special text to count it as "
+                   "plain text, or --special allow to count it as that special token")
         print(f"anytok: error: {msg}", file=sys.stderr)
-        if isinstance(e, ValueError) and "disallowed special token" in str(e):
-            print("anytok: hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
         return 1
 
 

@@ -151,7 +151,7 @@ def message_counts(messages: Any, model: str = "gpt-4o", *, prime: str = "assist
     """What each message adds (its ids, and the tokens of its images), then the reply prime's."""
     fmt = chat_format(model)
     counts = []
-    for i, m in enumerate(_messages(messages)):
+    for m in _messages(messages):
         images = Images(model, image_sizes, auto_detail, strict=True)
         counts.append(len(fmt.message_ids(m, allowed_special, images)) + images.tokens)
     counts.append(len(fmt.prime_ids(prime, allowed_special)))

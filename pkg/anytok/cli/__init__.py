@@ -361,8 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no note of skipped binary files")
     p.add_argument("--field", metavar="NAME", help="count the field NAME of each record of .jsonl / .parquet files "
                    "(gzip, zstd too) as `tokenize` reads them, instead of their whole text")
-    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array or a Chat "
-                   "Completions request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
+    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array, a Chat "
+                   "Completions or Responses request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")

@@ -5,16 +5,21 @@ How alignment flows
 -------------------
 A `NormalizedString` holds `original` (the slice of the input it covers), `normalized` (what the
 normalizers made of it), `_shift` (where `original` starts in the whole input) and `_align`: for
-each character of `normalized`, the `(start, end)` range of `original` it comes from.  At
-creation every character maps to itself.  Each operation rewrites the normalized text as a
-sequence of `(char, change)` pairs, the way tokenizers' `transform_range` consumes them:
-`change == 0` replaces the next character (and takes its alignment), `change > 0` inserts a
-character (it takes the alignment of the character consumed just before it, `(0, 0)` at the
-very start), `change < 0` replaces the next character and also removes `-change` more.  So a
-decomposed or lower-cased character keeps its source's range, a composed character takes its
-starter's, `Replace` content takes the range of the last character it replaces, `prepend`
-shares the first character's range.  The common cases (every output character taking its own
-source's range) are done without building the pairs.
+each character of `normalized`, the `(start, end)` range of the input it comes from, in absolute
+character offsets (tokenizers keeps them relative to `original`; absolute ones make a slice a
+plain list slice; `alignments` gives the relative ones).  At creation every character maps to
+itself, and `_align` stays None ("character i comes from character shift + i") until an
+operation needs the list, so that pre-tokenizing text nothing normalized costs no alignment.
+
+Each operation rewrites the normalized text as a sequence of `(char, change)` pairs, the way
+tokenizers' `transform_range` consumes them: `change == 0` replaces the next character (and
+takes its alignment), `change > 0` inserts a character (it takes the alignment of the character
+consumed just before it; at the very start, the empty range at the start of `original`),
+`change < 0` replaces the next character and also removes `-change` more.  So a decomposed or
+lower-cased character keeps its source's range, a composed character takes its starter's,
+`Replace` content takes the range of the last character it replaces, `prepend` shares the first
+character's range.  The common cases (every output character taking its own source's range)
+are done without building the pairs.
 
 Tokenizers stores alignments per UTF-8 byte; every alignment it creates spans whole original
 characters and every byte of a normalized character shares its character's alignment, so
@@ -37,6 +42,7 @@ empty match right after a match is skipped).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from typing import Callable, Iterable
 
 from ..pipeline import _unicode as U
@@ -63,7 +69,8 @@ def behavior_from_py(value) -> str:
 
 
 def behavior_to_py(value: str) -> str:
-    return _BEHAVIORS_PY[value]
+    """What tokenizers' `behavior` getters return: the JSON name in lower case."""
+    return value.lower()
 
 
 class Regex:
@@ -342,7 +349,7 @@ class NormalizedString:
             raise TypeError("NormalizedString expects a str")
         self._original = sequence
         self._normalized = sequence
-        self._align = [(i, i + 1) for i in range(len(sequence))]
+        self._align = None
         self._shift = 0
 
     @classmethod
@@ -353,6 +360,16 @@ class NormalizedString:
         ns._align = align
         ns._shift = shift
         return ns
+
+    def _al(self) -> list[tuple[int, int]]:
+        # `_align` holds absolute offsets (into the whole input), so that slicing copies it
+        # unchanged; None means "character i comes from original character i" until an
+        # operation needs the list.
+        a = self._align
+        if a is None:
+            s = self._shift
+            a = self._align = [(s + i, s + i + 1) for i in range(len(self._normalized))]
+        return a
 
     def _copy(self) -> "NormalizedString":
         # Operations never mutate `_align` in place, so sharing the list is safe.
@@ -382,7 +399,8 @@ class NormalizedString:
     @property
     def alignments(self) -> list[tuple[int, int]]:
         """For each normalized character, its (start, end) in `original` (characters)."""
-        return list(self._align)
+        s = self._shift
+        return [(a - s, b - s) for a, b in self._al()]
 
     def offsets_original(self) -> tuple[int, int]:
         """Where `original` sits in the whole input, in characters."""
@@ -397,9 +415,12 @@ class NormalizedString:
             return None
         if not self._normalized and start == 0 and end == 0:
             return (0, len(self._original))
-        if start < 0 or end > len(self._align):
+        if start < 0 or end > len(self._normalized):
             return None
-        return (self._align[start][0], self._align[end - 1][1])
+        if self._align is None:
+            return (start, end)
+        sh = self._shift
+        return (self._align[start][0] - sh, self._align[end - 1][1] - sh)
 
     def convert_original(self, start: int, end: int) -> tuple[int, int] | None:
         """A range of `original` characters -> the normalized characters aligned to it."""
@@ -410,7 +431,10 @@ class NormalizedString:
         if not self._original and start == 0 and end == 0:
             return (0, len(self._normalized))
         s = e = None
-        for i, (a, b) in enumerate(self._align):
+        sh = self._shift
+        for i, (a, b) in enumerate(self._al()):
+            a -= sh
+            b -= sh
             if end < b:
                 break
             if s is None and start <= a and a != b:
@@ -436,13 +460,14 @@ class NormalizedString:
     # -- the transformation engine ---------------------------------------------------------
 
     def _transform_range(self, start: int, end: int, dest: Iterable[tuple[str, int]], initial_offset: int) -> None:
-        old = self._align
+        old = self._al()
+        at_start = (self._shift, self._shift)
         offset = start + min(initial_offset, end - start)
         chars: list[str] = []
         align: list[tuple[int, int]] = []
         for c, change in dest:
             if change > 0:
-                a = old[offset - 1] if offset >= 1 else (0, 0)
+                a = old[offset - 1] if offset >= 1 else at_start
             else:
                 a = old[offset]
                 if offset < end:
@@ -461,33 +486,39 @@ class NormalizedString:
     def _expand(self, mapping: Callable[[str], str]) -> None:
         # Every character becomes mapping(c) (zero or more characters), each with c's range.
         text = self._normalized
-        old = self._align
-        parts = []
+        parts = [mapping(c) for c in text]
+        out = "".join(parts)
+        if len(out) == len(text) and all(len(r) == 1 for r in parts):
+            self._normalized = out  # one character for one: alignments unchanged
+            return
+        old = self._al()
         align: list[tuple[int, int]] = []
-        for i, c in enumerate(text):
-            r = mapping(c)
+        for i, r in enumerate(parts):
             if len(r) == 1:
                 align.append(old[i])
             elif r:
                 align.extend([old[i]] * len(r))
-            parts.append(r)
-        self._normalized = "".join(parts)
+        self._normalized = out
         self._align = align
 
     def _windows(self, rx: re.Pattern[str], changes: Callable[[str], list[tuple[str, int]]]) -> None:
         text = self._normalized
-        old = self._align
+        matches = list(rx.finditer(text))
+        if not matches:
+            return
+        old = self._al()
+        at_start = (self._shift, self._shift)
         out_text: list[str] = []
         out_align: list[tuple[int, int]] = []
         prev = 0
-        for m in rx.finditer(text):
+        for m in matches:
             s, e = m.span()
             out_text.append(text[prev:s])
             out_align.extend(old[prev:s])
             offset = s
             for c, change in changes(m.group()):
                 if change > 0:
-                    a = old[offset - 1] if offset >= 1 else (0, 0)
+                    a = old[offset - 1] if offset >= 1 else at_start
                 else:
                     a = old[offset]
                     if offset < e:
@@ -497,8 +528,6 @@ class NormalizedString:
                 out_text.append(c)
                 out_align.append(a)
             prev = e
-        if prev == 0:
-            return
         out_text.append(text[prev:])
         out_align.extend(old[prev:])
         self._normalized = "".join(out_text)
@@ -550,8 +579,10 @@ class NormalizedString:
         if not callable(func):
             raise TypeError("`filter` expect a callable with the signature: `fn(char) -> bool`")
         text = self._normalized
-        old = self._align
         keep = [i for i, c in enumerate(text) if func(c)]
+        if len(keep) == len(text):
+            return
+        old = self._al()
         self._normalized = "".join(text[i] for i in keep)
         self._align = [old[i] for i in keep]
 
@@ -561,7 +592,7 @@ class NormalizedString:
         spans = [m.span() for m in rx.finditer(text)]
         if not spans:
             return
-        old = self._align
+        old = self._al()
         t: list[str] = []
         a: list[tuple[int, int]] = []
         prev = 0
@@ -595,21 +626,24 @@ class NormalizedString:
 
     def prepend(self, s: str) -> None:
         """Prepend s (it shares the first character's alignment; nothing on an empty string)."""
-        if not self._normalized or not s:
-            if self._normalized and not s:
-                return
+        if not self._normalized:
             return
-        first = self._align[0]
+        if not s:
+            # tokenizers inserts nothing but re-aligns the first character as an insertion.
+            self._align = [(self._shift, self._shift)] + self._al()[1:]
+            return
+        al = self._al()
         self._normalized = s + self._normalized
-        self._align = [first] * len(s) + self._align
+        self._align = [al[0]] * len(s) + al
 
     def append(self, s: str) -> None:
         """Append s (it shares the last character's alignment)."""
         if not s:
             return
-        last = self._align[-1] if self._align else (0, 0)
+        al = self._al()
+        last = al[-1] if al else (self._shift, self._shift)
         self._normalized = self._normalized + s
-        self._align = self._align + [last] * len(s)
+        self._align = al + [last] * len(s)
 
     def _lrstrip(self, left: bool, right: bool) -> None:
         text = self._normalized
@@ -623,8 +657,9 @@ class NormalizedString:
                 j -= 1
         if i == 0 and j == len(text):
             return
+        al = self._al()
         self._normalized = text[i:j]
-        self._align = self._align[i:j]
+        self._align = al[i:j]
 
     def lstrip(self) -> None:
         """Strip whitespace on the left."""
@@ -650,7 +685,8 @@ class NormalizedString:
         spans = pattern_spans(pattern, text)
         if not spans:
             return
-        old = self._align
+        old = self._al()
+        at_start = (self._shift, self._shift)
         t: list[str] = []
         a: list[tuple[int, int]] = []
         prev = 0
@@ -660,41 +696,50 @@ class NormalizedString:
             a.extend(old[prev:s])
             t.append(content)
             if n:
-                a.extend([old[e - 1] if e >= 1 else (0, 0)] * n)
+                a.extend([old[e - 1] if e >= 1 else at_start] * n)
             prev = e
         t.append(text[prev:])
         a.extend(old[prev:])
         self._normalized = "".join(t)
         self._align = a
 
+    def _n_bytes(self) -> int:
+        t = self._normalized
+        return len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass"))
+
     def _slice_normalized(self, start: int, end: int) -> "NormalizedString | None":
         # tokenizers' `slice(Range::Normalized)` in characters.
         n = len(self._normalized)
         if start < 0 or end > n or start > end:
             return None
+        al = self._align
+        if al is None:
+            # Character i comes from original character i: so does the slice's.
+            return NormalizedString._make(self._original[start:end], self._normalized[start:end], None,
+                                          self._shift + start)
         if start == end:
-            o_start, o_end = start, end
-        else:
-            o_start, o_end = self._align[start][0], self._align[end - 1][1]
+            return NormalizedString._make("", "", [], self._shift + start)
+        sh = self._shift
+        o_start, o_end = al[start][0] - sh, al[end - 1][1] - sh
         if o_start > o_end:
             return None
-        return NormalizedString._make(
-            self._original[o_start:o_end],
-            self._normalized[start:end],
-            [(a - o_start, b - o_start) for a, b in self._align[start:end]] if o_start else self._align[start:end],
-            self._shift + o_start,
-        )
+        return NormalizedString._make(self._original[o_start:o_end], self._normalized[start:end],
+                                      al[start:end], sh + o_start)
 
     def slice(self, range) -> "NormalizedString | None":
-        """The NormalizedString of a range of normalized characters (int, (start, end) or slice)."""
-        n = len(self._normalized)
+        """The NormalizedString of a range of normalized characters (int, (start, end) or slice).
+
+        As in tokenizers, negative indices and slices count from the UTF-8 length of the
+        normalized string, and a reversed range runs to the end."""
         if isinstance(range, bool):
             raise TypeError("a range must be an int, a tuple (start, end) or a slice")
+        n = len(self._normalized)
         if isinstance(range, int):
             if range < 0:
-                if -range > n:
+                n_bytes = self._n_bytes()
+                if -range > n_bytes:
                     raise ValueError(f"{-range} is bigger than max len")
-                start = n + range
+                start = n_bytes + range
             else:
                 start = range
             end = start + 1
@@ -703,20 +748,21 @@ class NormalizedString:
             if start < 0 or end < 0:
                 raise OverflowError("can't convert negative int to unsigned")
         elif isinstance(range, slice):
-            start, end, _ = range.indices(n)
+            start, end, _ = range.indices(self._n_bytes())
+            start, end = max(start, 0), max(end, 0)
         else:
             raise TypeError("a range must be an int, a tuple (start, end) or a slice")
-        # tokenizers' char_to_bytes: an empty range needs a character at its start, and
-        # a non-empty one stops at the end of the string.
+        # tokenizers' char_to_bytes: an empty range needs a character at its start; a non-empty
+        # one takes the characters from start on (all of them when the range is reversed).
         if start == end:
-            if start == 0 and end == 0:
+            if start == 0:
                 return self._slice_normalized(0, 0)
             if start >= n:
                 return None
             return self._slice_normalized(start, start)
-        if start > end or start >= n:
+        if start >= n:
             return None
-        return self._slice_normalized(start, min(end, n))
+        return self._slice_normalized(start, n if end < start else min(end, n))
 
     __getitem__ = slice
 
@@ -738,8 +784,8 @@ class NormalizedString:
     def __eq__(self, other):
         if not isinstance(other, NormalizedString):
             return NotImplemented
-        return (self._original, self._normalized, self._align, self._shift) == (
-            other._original, other._normalized, other._align, other._shift)
+        return (self._original, self._normalized, self._al(), self._shift) == (
+            other._original, other._normalized, other._al(), other._shift)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -846,7 +892,7 @@ class PreTokenizedString:
             if sp.tokens is not None:
                 out.append(sp)
                 continue
-            for piece in func(i, sp.normalized._copy()):
+            for piece in func(i, sp.normalized):
                 piece = _as_normalized(piece)._copy()
                 if piece._normalized:
                     out.append(_Split(piece))
@@ -893,9 +939,10 @@ class PreTokenizedString:
                     raise TypeError("`tokenize` must return a list of Token")
                 sp.tokens = list(tokens)
 
-    def _byte_offset(self, char_offset: int) -> int:
+    def _starts(self) -> list[int] | None:
+        """Byte offset of each character of the original (and its length); None if ASCII."""
         if self._original.isascii():
-            return char_offset
+            return None
         starts = self._byte_starts
         if starts is None:
             starts = [0]
@@ -904,28 +951,27 @@ class PreTokenizedString:
                 total += 1 if c < "\x80" else 2 if c < "\u0800" else 3 if c < "\U00010000" else 4
                 starts.append(total)
             self._byte_starts = starts
-        return starts[char_offset]
+        return starts
 
-    def _byte_to_char(self, b: int) -> int | None:
-        # tokenizers' BytesToCharOffsetConverter: the character holding byte b, if any.
-        n_bytes = self._byte_offset(len(self._original))
-        if b < 0 or b >= n_bytes:
-            return None
-        if self._original.isascii():
-            return b
-        import bisect
+    def byte_offset(self, char_offset: int) -> int:
+        """A character offset of the original -> its UTF-8 byte offset."""
+        starts = self._starts()
+        return char_offset if starts is None else starts[char_offset]
 
-        return bisect.bisect_right(self._byte_starts, b) - 1
-
-    def _convert_bytes(self, start: int, end: int) -> tuple[int, int]:
-        s = self._byte_to_char(start)
-        if s is None:
+    def _convert_bytes(self, start: int, end: int, starts: list[int] | None) -> tuple[int, int]:
+        # tokenizers' BytesToCharOffsetConverter over the original: byte -> character holding
+        # it; an end past the last byte takes the character of the byte before it + 1; a start past it leaves the
+        # offsets in bytes.
+        n_bytes = len(self._original) if starts is None else starts[-1]
+        if start < 0 or start >= n_bytes:
             return (start, end)
-        e = self._byte_to_char(end)
-        if e is not None:
-            return (s, e)
-        last = self._byte_to_char(end - 1)
-        return (s, (last if last is not None else s + 1) + 1)
+        to_char = (lambda b: b) if starts is None else (lambda b: bisect_right(starts, b) - 1)
+        s = to_char(start)
+        if 0 <= end < n_bytes:
+            return (s, to_char(end))
+        if 0 <= end - 1 < n_bytes:
+            return (s, to_char(end - 1) + 1)
+        return (s, s + 2)  # (tokenizers: "last" defaults to start + 1, then + 1)
 
     def get_splits(self, offset_referential="original", offset_type="char"):
         """[(normalized, (start, end), tokens or None)] with offsets in the original (or the
@@ -933,23 +979,32 @@ class PreTokenizedString:
         ref = _check_referential(offset_referential)
         kind = _check_offset_type(offset_type)
         out = []
+        starts = self._starts()
         n_chars = len(self._original)
+        if ref == "original":
+            for sp in self.splits:
+                ns = sp.normalized
+                s = ns._shift
+                e = s + len(ns._original)
+                if starts is not None and (kind == "byte" or s >= n_chars):
+                    # (An empty original at the very end has no character: tokenizers leaves
+                    # such offsets in bytes.)
+                    s, e = starts[min(s, n_chars)], starts[min(e, n_chars)]
+                out.append((ns._normalized, (s, e), sp.tokens))
+            return out
         offset = 0
+        n_bytes = n_chars if starts is None else starts[-1]
         for sp in self.splits:
-            ns = sp.normalized
-            if ref == "original":
-                s, e = ns._shift, ns._shift + len(ns._original)
-                if kind == "byte" or s >= n_chars:
-                    # An empty original at the very end has no character: tokenizers leaves
-                    # such offsets in bytes.
-                    s, e = self._byte_offset(min(s, n_chars)), self._byte_offset(min(e, n_chars))
-            else:
-                blen = len(ns._normalized.encode("utf-8", "surrogatepass"))
-                s, e = offset, offset + blen
-                offset += blen
-                if kind == "char":
-                    s, e = self._convert_bytes(s, e)
-            out.append((ns._normalized, (s, e), sp.tokens))
+            t = sp.normalized._normalized
+            blen = len(t) if t.isascii() else len(t.encode("utf-8", "surrogatepass"))
+            s, e = offset, offset + blen
+            offset = e
+            if kind == "char" and s < n_bytes:
+                if starts is None:
+                    e = e if e < n_bytes else (e - 1 if e - 1 < n_bytes else s + 1) + 1
+                else:
+                    s, e = self._convert_bytes(s, e, starts)
+            out.append((t, (s, e), sp.tokens))
         return out
 
     def to_encoding(self, type_id: int = 0, word_idx: int | None = None):

@@ -115,6 +115,10 @@ def _rx(name: str) -> re.Pattern[str]:
             rx = re.compile(U.char_class("NUMERIC_17"))
         elif name == "word":
             rx = _pp.Whitespace()._rx
+        elif name == "bert":
+            rx = _pp.BertPreTokenizer()._rx  # runs of neither space nor punctuation | one punctuation
+        elif name == "non-ws":
+            rx = re.compile(U.re_class(U.ranges("WHITE_SPACE_17"), negate=True) + "+")
         else:  # pragma: no cover
             raise KeyError(name)
         _RX[name] = rx
@@ -123,6 +127,17 @@ def _rx(name: str) -> re.Pattern[str]:
 
 def _split_all(pts: PreTokenizedString, pattern, behavior: str, invert: bool = False) -> None:
     pts._split_pieces(lambda _i, ns: ns._split(pattern, behavior, invert))
+
+
+def _keep_matches(pts: PreTokenizedString, rx: re.Pattern[str]) -> None:
+    # The pieces are exactly the (non-empty) matches of rx: what a "Removed" split on the
+    # complement gives (slicing a slice is slicing the whole, so several such splits in a row
+    # can be one).
+    def split(_i, ns: NormalizedString):
+        cut = ns._slice_normalized
+        return [cut(*m.span()) for m in rx.finditer(ns._normalized)]
+
+    pts._split_pieces(split)
 
 
 class ByteLevel(PreTokenizer):
@@ -225,7 +240,7 @@ class Whitespace(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("word"), "Removed", True)
+        _keep_matches(pts, _rx("word"))
 
 
 class WhitespaceSplit(PreTokenizer):
@@ -237,7 +252,7 @@ class WhitespaceSplit(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("ws"), "Removed")
+        _keep_matches(pts, _rx("non-ws"))
 
 
 class BertPreTokenizer(PreTokenizer):
@@ -249,8 +264,8 @@ class BertPreTokenizer(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("ws"), "Removed")
-        _split_all(pts, _rx("punct"), "Isolated")
+        # A "Removed" split on whitespace, then an "Isolated" one on punctuation, in one pass.
+        _keep_matches(pts, _rx("bert"))
 
 
 class _BehaviorMixin:

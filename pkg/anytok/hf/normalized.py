@@ -713,6 +713,8 @@ class NormalizedString:
         """Replace every match of pattern (str or Regex) by content; the content takes the
         alignment of the last character it replaces."""
         text = self._normalized
+        if not text:
+            return  # tokenizers: nothing matches in an empty string
         spans = pattern_spans(pattern, text)
         if not spans:
             return

@@ -162,6 +162,11 @@ class ByteLevel(PreTokenizer):
     def _pre_tokenize(self, pts):
         regex = _gpt2_regex() if self.use_regex else None
         add = self.add_prefix_space
+        if regex is None and not add:
+            # The split step would only drop empty splits.
+            pts.splits = [sp for sp in pts.splits if sp.tokens is not None or sp.normalized._normalized]
+            pts._normalize_each(byte_level_expand)
+            return
 
         def split(_i, ns: NormalizedString):
             if add and not ns._normalized.startswith(" "):
@@ -425,7 +430,7 @@ class UnicodeScripts(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        from ..pipeline import UnsupportedTokenizerError
+        from ..errors import UnsupportedTokenizerError
 
         raise UnsupportedTokenizerError("pre-tokenizer UnicodeScripts is not supported yet (no script table)")
 

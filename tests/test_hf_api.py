@@ -135,6 +135,8 @@ def test_padding_truncation_overflowing(name, samples):
         tok.enable_padding(length=64)
     for r, g in zip(ref.encode_batch(batch), got.encode_batch(batch)):
         _same(r, g, (name, "fixed"))
+    for r, g in zip(ref.encode_batch_fast(pairs), got.encode_batch_fast(pairs)):
+        _same(r, g, (name, "fast"))
 
 
 @pytest.mark.parametrize("name", ["llama3", "minilm"])

@@ -155,3 +155,51 @@ def test_encoding_mappings(name, samples):
             assert r.token_to_chars(t) == g.token_to_chars(t)
             assert r.token_to_word(t) == g.token_to_word(t)
             assert r.token_to_sequence(t) == g.token_to_sequence(t)
+
+
+@pytest.mark.parametrize("name", ["llama3", "minilm", "llama2"])
+def test_added_token_options(name):
+    """lstrip / rstrip / single_word / normalized=False tokens: their spans and what is around."""
+    ref, got = _pair(name)
+    options = [dict(lstrip=True), dict(rstrip=True), dict(lstrip=True, rstrip=True), dict(single_word=True),
+               dict(normalized=False), dict(normalized=True, special=True)]
+    for k, opts in enumerate(options):
+        content = f"<opt{k}>"
+        ref.add_tokens([tokenizers.AddedToken(content, **opts)])
+        got.add_tokens([ahf.AddedToken(content, **opts)])
+        for text in (f"a {content} b", f"x{content}y", f"  {content}  ", f"{content}", f"Hé {content}\n{content}.",
+                     f"word{content} {content}word"):
+            for pair in (None, f"p {content} q"):
+                _same(ref.encode(text, pair), got.encode(text, pair), (name, opts, text, pair))
+    assert {i: repr(t) for i, t in ref.get_added_tokens_decoder().items()} == \
+        {i: repr(t) for i, t in got.get_added_tokens_decoder().items()}
+    assert ref.get_vocab_size() == got.get_vocab_size()
+
+
+def test_encoding_truncate_pad_merge():
+    ref, got = _pair("minilm")
+    texts = ["The quick brown fox jumps over the lazy dog.", "Hello, world!", "un deux trois quatre cinq six"]
+    for direction in ("right", "left"):
+        for max_length, stride in ((4, 0), (5, 2), (0, 0), (100, 3)):
+            r, g = ref.encode(texts[0], texts[1]), got.encode(texts[0], texts[1])
+            r.truncate(max_length, stride, direction)
+            g.truncate(max_length, stride, direction)
+            _same(r, g, ("truncate", direction, max_length, stride))
+            r.pad(12, direction=direction, pad_id=7, pad_type_id=3, pad_token="<p>")
+            g.pad(12, direction=direction, pad_id=7, pad_type_id=3, pad_token="<p>")
+            _same(r, g, ("pad", direction, max_length, stride))
+    rs = [ref.encode(t) for t in texts]
+    gs = [got.encode(t) for t in texts]
+    for growing in (True, False):
+        _same(tokenizers.Encoding.merge(rs, growing), ahf.Encoding.merge(gs, growing), ("merge", growing))
+
+
+@pytest.mark.parametrize("name", ["llama3", "llama2", "gemma3", "minilm"])
+def test_decode_stream(name, samples):
+    ref, got = _pair(name)
+    for text in samples[:6]:
+        ids = ref.encode(text).ids
+        for skip in (False, True):
+            rs, gs = tokenizers.decoders.DecodeStream(skip_special_tokens=skip), ahf.DecodeStream(skip_special_tokens=skip)
+            for i in ids:
+                assert rs.step(ref, i) == gs.step(got, i), (name, text[:40], skip, i)

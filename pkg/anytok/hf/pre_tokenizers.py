@@ -165,7 +165,7 @@ class ByteLevel(PreTokenizer):
         if regex is None and not add:
             # The split step would only drop empty splits.
             pts.splits = [sp for sp in pts.splits if sp.tokens is not None or sp.normalized._normalized]
-            pts._normalize_each(byte_level_expand)
+            _byte_level_all(pts)
             return
 
         def split(_i, ns: NormalizedString):
@@ -176,7 +176,25 @@ class ByteLevel(PreTokenizer):
             return ns._split(regex, "Isolated")
 
         pts._split_pieces(split)
-        pts._normalize_each(byte_level_expand)
+        _byte_level_all(pts)
+
+
+def _byte_level_all(pts: PreTokenizedString) -> None:
+    """byte_level_expand on every untokenized split; ASCII ones converted in one call."""
+    todo = [sp.normalized for sp in pts.splits if sp.tokens is None]
+    texts = [ns._normalized for ns in todo]
+    whole = "".join(texts)
+    if whole.isascii():
+        # One character for one: alignments stay, each split takes its slice of the result.
+        out = _pp.bytes_to_unicode_text(whole)
+        pos = 0
+        for ns, t in zip(todo, texts):
+            end = pos + len(t)
+            ns._normalized = out[pos:end]
+            pos = end
+        return
+    for ns in todo:
+        byte_level_expand(ns)
 
 
 def _gpt2_regex() -> Regex:

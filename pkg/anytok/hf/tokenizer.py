@@ -232,14 +232,19 @@ class Tokenizer:
 
     @staticmethod
     def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
-        """A Tokenizer from a Hugging Face hub repository's tokenizer.json, through the local hub
-        cache only (huggingface_hub, offline unless it may go online; nothing is downloaded
-        by anytok itself)."""
+        """A Tokenizer from a Hugging Face hub repository's tokenizer.json, from the local hub
+        cache only (`$HF_HOME/hub`, through huggingface_hub when installed): nothing is
+        downloaded."""
         path = None
         try:
             from huggingface_hub import hf_hub_download
 
-            path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token)
+            try:
+                path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token,
+                                       local_files_only=True)
+            except Exception as e:
+                raise Exception(f"{identifier}: no tokenizer.json in the local Hugging Face hub cache "
+                                f"(anytok.hf never downloads): {e}") from None
         except ImportError:
             home = os.environ.get("HF_HOME", os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
             repo = os.path.join(os.environ.get("HF_HUB_CACHE", os.path.join(home, "hub")),

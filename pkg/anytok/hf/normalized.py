@@ -715,6 +715,11 @@ class NormalizedString:
         text = self._normalized
         if not text:
             return  # tokenizers: nothing matches in an empty string
+        literal = pattern if isinstance(pattern, str) else getattr(pattern, "literal", None)
+        if literal is not None and len(literal) == 1 and len(content) == 1:
+            # One character for one, each taking the alignment of the one it replaces.
+            self._normalized = text.replace(literal, content)
+            return
         spans = pattern_spans(pattern, text)
         if not spans:
             return
@@ -735,6 +740,25 @@ class NormalizedString:
         a.extend(old[prev:])
         self._normalized = "".join(t)
         self._align = a
+
+    def _pieces(self, bounds) -> list["NormalizedString"]:
+        """_slice_normalized of each (start, end) of `bounds` (non-empty, in range)."""
+        if self._align is not None:
+            cut = self._slice_normalized
+            return [cut(s, e) for s, e in bounds]
+        # Identity alignment: the slices are plain string slices.
+        new = object.__new__
+        cls = NormalizedString
+        orig, text, sh = self._original, self._normalized, self._shift
+        out = []
+        for s, e in bounds:
+            ns = new(cls)
+            ns._original = orig[s:e]
+            ns._normalized = text[s:e]
+            ns._align = None
+            ns._shift = sh + s
+            out.append(ns)
+        return out
 
     def _n_bytes(self) -> int:
         t = self._normalized
@@ -820,17 +844,16 @@ class NormalizedString:
                 return [NormalizedString._make(self._original, text, self._align, self._shift)]
             if behavior == "Isolated":
                 # The matches and the gaps between them, each its own piece.
-                out = []
-                cut = self._slice_normalized
+                bounds = []
                 prev = 0
                 for s, e in spans:
                     if prev != s:
-                        out.append(cut(prev, s))
-                    out.append(cut(s, e))
+                        bounds.append((prev, s))
+                    bounds.append((s, e))
                     prev = e
                 if prev != len(text):
-                    out.append(cut(prev, len(text)))
-                return out
+                    bounds.append((prev, len(text)))
+                return self._pieces(bounds)
         out = []
         for s, e in split_offsets(_matches(spans, text, invert), behavior):
             piece = self._slice_normalized(s, e)

@@ -11,6 +11,11 @@ seeded slice of each corpus; ANYTOK_FULL=1 runs every case on whole corpora and 
 `anytok.train.bpe_hf`): the ids of the prefixed/suffixed characters, and which of equally rare
 characters `limit_alphabet` drops.  The BPE/WordPiece cases pin them to the reference's draw
 (`reference_ids`); everything else must then be identical: every token, id and merge.
+UnigramTrainer also sums floats in that random order, so its scores differ in the last bits from
+run to run (and equal scores come out in any order): the Unigram cases ask for the same pieces,
+the same special tokens and unk id, scores within 1e-9 (relative), and the order of the
+reference's scores up to such differences; the characters' places are pinned to the reference's
+draw (`reference_pieces`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ BIG = ROOT / ".cache/hf_suite/hub/datasets--hf-internal-testing--tokenizers-test
           "/0000000000000000000000000000000000000000/big.txt"
 BIG_SHA256 = "fa066c7d40f0f201ac4144e652aa62430e58a6b3805ec70650f678da5804e87b"
 SLICE_LINES = 1500
+SLICE_LINES_UNIGRAM = 300  # pure-Python EM is the slow part of the default run
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +46,10 @@ def _serial_tokenizers(monkeypatch):
 _lines_cache: dict[str, list[str]] = {}
 
 
-def corpus_lines(key: str) -> list[str]:
+def corpus_lines(key: str, n_lines: int = SLICE_LINES) -> list[str]:
     """The corpus's lines (each with its line end, as `Tokenizer.train` reads files): all of
-    them under ANYTOK_FULL=1, else a seeded slice of SLICE_LINES consecutive lines."""
-    if key not in _lines_cache:
+    them under ANYTOK_FULL=1, else a seeded slice of `n_lines` consecutive lines."""
+    if (key, n_lines) not in _lines_cache:
         if key == "big":
             data = BIG.read_bytes() if BIG.exists() else b""
             if hashlib.sha256(data).hexdigest() != BIG_SHA256:
@@ -53,10 +59,10 @@ def corpus_lines(key: str) -> list[str]:
             text = (CORPORA_DIR / CORPORA[key]).read_text(encoding="utf-8")
         lines = text.splitlines(True)
         if not FULL:
-            start = random.Random(f"slice-{key}").randrange(max(1, len(lines) - SLICE_LINES))
-            lines = lines[start:start + SLICE_LINES]
-        _lines_cache[key] = lines
-    return _lines_cache[key]
+            start = random.Random(f"slice-{key}").randrange(max(1, len(lines) - n_lines))
+            lines = lines[start:start + n_lines]
+        _lines_cache[(key, n_lines)] = lines
+    return _lines_cache[(key, n_lines)]
 
 
 def reference_tokenizer(model, pipeline: str):
@@ -96,13 +102,23 @@ VARIANTS = [
                                  "special_tokens": ["[UNK]"]}),
     ("wordlevel", "whitespace", {}),
     ("wordlevel", "bert", {"min_frequency": 3, "special_tokens": ["[UNK]", "the", "[PAD]", "[UNK]"]}),
+    ("unigram", "whitespace", {}),
+    ("unigram", "metaspace", {"special_tokens": ["<pad>", "<unk>", "<s>"], "unk_token": "<unk>"}),
+    ("unigram", "whitespace", {"unk_token": "[UNK]", "max_piece_length": 6, "initial_alphabet": ["a", "€", "ž"],
+                               "shrinking_factor": 0.6, "n_sub_iterations": 3}),
+    ("unigram", "bert", {"seed_size": 3000, "special_tokens": ["[CLS]"]}),
 ]
-SIZES = {"bpe": (1000, 8000), "wordpiece": (1000, 8000), "wordlevel": (1000, 30000)}
+SIZES = {"bpe": (1000, 8000), "wordpiece": (1000, 8000), "wordlevel": (1000, 30000), "unigram": (1000, 8000)}
+# Unigram needs room for every character: Chinese text brings ~3,500 of them.
+UNIGRAM_MIN_SIZE = {"zh": 4000}
+DEFAULT_SAMPLE = {"bpe": 5, "wordpiece": 4, "wordlevel": 3, "unigram": 4}
 
 ALL_CASES = [(kind, pipe, opts, size, corpus)
              for kind, pipe, opts in VARIANTS for size in SIZES[kind]
              for corpus in (*CORPORA, *(("big",) if FULL else ()))]
-CASES = ALL_CASES if FULL else random.Random(44).sample(ALL_CASES, 14)
+CASES = ALL_CASES if FULL else [
+    case for kind, k in DEFAULT_SAMPLE.items()
+    for case in random.Random(f"44-{kind}").sample([c for c in ALL_CASES if c[0] == kind], k)]
 
 
 def _case_id(case):
@@ -115,16 +131,21 @@ def test_same_as_tokenizers(case):
     from tokenizers import models, trainers
 
     kind, pipe, opts, size, corpus = case
-    lines = corpus_lines(corpus)
+    lines = corpus_lines(corpus, SLICE_LINES_UNIGRAM if kind == "unigram" else SLICE_LINES)
+    if kind == "unigram":
+        size = max(size, UNIGRAM_MIN_SIZE.get(corpus, 0))
     if kind == "bpe":
         tok = reference_tokenizer(models.BPE(), pipe)
         trainer = trainers.BpeTrainer(vocab_size=size, show_progress=False, **opts)
     elif kind == "wordpiece":
         tok = reference_tokenizer(models.WordPiece(unk_token="[UNK]"), pipe)
         trainer = trainers.WordPieceTrainer(vocab_size=size, show_progress=False, **opts)
-    else:
+    elif kind == "wordlevel":
         tok = reference_tokenizer(models.WordLevel(unk_token="[UNK]"), pipe)
         trainer = trainers.WordLevelTrainer(vocab_size=size, show_progress=False, **opts)
+    else:
+        tok = reference_tokenizer(models.Unigram(), pipe)
+        trainer = trainers.UnigramTrainer(vocab_size=size, show_progress=False, **opts)
     counts = word_counts(tok, lines)
     tok.train_from_iterator(lines, trainer)
     want = json.loads(tok.to_str())["model"]
@@ -143,10 +164,49 @@ def test_same_as_tokenizers(case):
         got = train_wordpiece(counts, vocab_size=size, reference_ids=want["vocab"], **opts)
         assert got.vocab == want["vocab"]
         assert got.continuing_subword_prefix == want["continuing_subword_prefix"]
-    else:
+    elif kind == "wordlevel":
         from anytok.train.wordlevel import train_wordlevel
 
         assert train_wordlevel(counts, vocab_size=size, **opts) == want["vocab"]
+    else:
+        from anytok.train.unigram_hf import train_unigram
+
+        got = train_unigram(counts, vocab_size=size, reference_pieces=[p for p, _ in want["vocab"]], **opts)
+        assert_same_unigram(got, want)
+
+
+def assert_same_unigram(got, want, rel=1e-9):
+    """The same pieces, special tokens and unk id; scores equal up to float-order noise, and
+    in the reference's order up to that noise (see the module docstring)."""
+    ref = [tuple(p) for p in want["vocab"]]
+    assert got.unk_id == want["unk_id"]
+    assert len(got.vocab) == len(ref)
+    assert sorted(p for p, _ in got.vocab) == sorted(p for p, _ in ref)
+    n_special = len(got.special_tokens) + (got.unk_id is not None and got.vocab[got.unk_id][0] not in got.special_tokens)
+    assert got.vocab[:n_special] == ref[:n_special]
+
+    def close(a, b):
+        return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+    for (p, a), (q, b) in zip(sorted(got.vocab), sorted(ref)):
+        assert p == q and close(a, b), (p, a, b)
+    ref_score = dict(ref[n_special:])
+    order = [ref_score[p] for p, _ in got.vocab[n_special:]]
+    for i, (a, b) in enumerate(zip(order, order[1:])):
+        assert a >= b or close(a, b), (i, got.vocab[n_special + i], got.vocab[n_special + i + 1], a, b)
+
+
+def test_unigram_vocabulary_too_small():
+    from tokenizers import Tokenizer, models, trainers
+
+    from anytok.train.unigram_hf import train_unigram
+
+    tok = Tokenizer(models.Unigram())
+    with pytest.raises(Exception) as want:
+        tok.train_from_iterator(["abcdef", "abc"], trainers.UnigramTrainer(vocab_size=5, show_progress=False))
+    with pytest.raises(ValueError) as got:
+        train_unigram({"abcdef": 1, "abc": 1}, vocab_size=5)
+    assert str(got.value) == str(want.value) == "The vocabulary is not large enough to contain all chars"
 
 
 def test_first_seen_order_without_reference():

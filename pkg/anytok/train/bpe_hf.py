@@ -30,7 +30,7 @@ __all__ = ["BpeTrained", "train_bpe"]
 
 
 class BpeTrained:
-    """What BpeTrainer leaves in a `BPE` model: `vocab` (token -> id; ids may skip none),
+    """What BpeTrainer leaves in a `BPE` model: `vocab` (token -> id, in id order),
     `merges` (pairs of token strings, in rank order, each pair once at its last rank, as
     `tokenizer.json` lists them), and the prefix/suffix options the model takes over."""
 
@@ -160,7 +160,8 @@ def train_bpe(
     for rank, (a, b, _) in enumerate(merges):
         last[(a, b)] = rank
     pairs = [(token_strs[a], token_strs[b]) for (a, b), _ in sorted(last.items(), key=lambda kv: kv[1])]
-    return BpeTrained(ids, pairs, prefix, suffix, list(dict.fromkeys(special_tokens)))
+    vocab = dict(sorted(ids.items(), key=lambda kv: kv[1]))
+    return BpeTrained(vocab, pairs, prefix, suffix, list(dict.fromkeys(special_tokens)))
 
 
 def _symbolize(word_counts, ids, token_strs, prefix, suffix, reference_ids):

@@ -127,7 +127,7 @@ antigravity webbrowser tabnanny pyclbr zipapp __hello__ __phello__
 """.split())
 # anytok's modules imported by `import anytok`, the glue and a first count (the same list).
 ANYTOK_START = set("""
-anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert
+anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert anytok.errors
 anytok.convert.gpt2 anytok.convert.tiktoken_bpe anytok.core anytok.files anytok.format anytok.model
 anytok.pretokenize anytok.registry anytok.segment anytok.train anytok.unicode anytok.vocab_text
 """.split())

@@ -27,7 +27,7 @@ from .vocab_text import text_table, texts_table
 from .pretokenize import SURROGATE, Splitter
 
 if TYPE_CHECKING:
-    from . import incremental  # imported where used: loading, encoding and counting need none of it
+    from .incremental import encoding as incremental  # imported where used: loading, encoding and counting need none of it
 
 __all__ = ["Encoding"]
 
@@ -514,27 +514,27 @@ class Encoding:
         True
         ```
         """
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.count_till_limit(self, text, limit)
 
     def appender(self, text: str = "") -> incremental.Appender:
         """A growing text whose token count stays exact: `append(text)`, `count`, `tokens()`,
         `snapshot()` / `rollback(snapshot)`.  See `incremental.Appender`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Appender(self, text)
 
     def prepender(self, text: str = "") -> incremental.Prepender:
         """The same for text that grows at the start: `prepend(text)`, `count`, `tokens()`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Prepender(self, text)
 
     def intervals(self, text: str) -> incremental.Intervals:
         """Token counts of slices: `intervals(text).count(start, end)` equals
         `len(encode_ordinary(text[start:end]))`, in about constant time per query."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Intervals(self, text)
 
@@ -548,27 +548,27 @@ class Encoding:
         ['one two', ' three four']
         ```
         """
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.chunks(self, text, max_tokens, overlap)
 
     def chunk_spans(self, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
         """The (start, end) character offsets of `chunks(text, max_tokens, overlap)`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.chunk_spans(self, text, max_tokens, overlap)
 
     def split_by_tokens(self, text: str, max_tokens: int) -> tuple[str, str]:
         """(head, rest) with `head` the longest start of `text` that has at most `max_tokens`
         tokens (cut like `chunks`), and `head + rest == text`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.split_by_tokens(self, text, max_tokens)
 
     def decode_stream(self, errors: str = "replace") -> incremental.StreamDecoder:
         """An incremental decoder: `.decode(token)` returns text once whole UTF-8 characters
         are complete, `.flush()` the rest."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.StreamDecoder(self, errors)
 
@@ -997,12 +997,16 @@ class Encoding:
         out += self._encode_chunk(text[start:])
         return out
 
-    def __getstate__(self) -> object:
-        from . import registry
+    # A bundled encoding pickles by name, like tiktoken's registered ones: registry.py sets this to
+    # the function that gives it back (registry.get_encoding), so core needs no import of it.
+    _by_name = None
 
-        # Bundled encodings pickle by name, like tiktoken's registered ones.
-        if registry.is_registered(self):
-            return self.name
+    def __reduce_ex__(self, protocol):
+        if self._by_name is not None:
+            return (self._by_name, (self.name,))
+        return super().__reduce_ex__(protocol)
+
+    def __getstate__(self) -> object:
         state = {
             "name": self.name,
             "pat_str": self._pat_str,
@@ -1014,11 +1018,6 @@ class Encoding:
         return state
 
     def __setstate__(self, value: object) -> None:
-        from . import registry
-
-        if isinstance(value, str):
-            self.__dict__ = registry.get_encoding(value).__dict__
-            return
         value = dict(value)  # type: ignore[call-overload]
         splitter = value.pop("splitter", None)
         if splitter is not None:

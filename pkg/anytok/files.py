@@ -123,7 +123,7 @@ def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
         with gc_paused():
             return build(vocab.config)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        from .pipeline import UnsupportedTokenizerError
+        from .errors import UnsupportedTokenizerError
 
         if isinstance(e, (vocab_format.VocabFormatError, UnsupportedTokenizerError)):
             raise
@@ -146,7 +146,7 @@ def save(tok, path: str | os.PathLike[str], *, compression: str = "zlib", source
 
 
 def _is_gguf(source) -> bool:
-    from .convert.gguf import MAGIC
+    from .gguf.header import MAGIC
 
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source[:4]) == MAGIC
@@ -236,7 +236,7 @@ def load(
         except ValueError as e:
             raise VocabSourceError(f"{what}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and "model" in obj and ("pre_tokenizer" in obj or "normalizer" in obj):
-            from .convert.hf_json import load_tokenizer_json
+            from .pipeline.hf_json import load_tokenizer_json
 
             return load_tokenizer_json(obj, name=name)
         if isinstance(obj, dict) and "vocab" in obj and "config" in obj:
@@ -249,7 +249,7 @@ def load(
             raise ValueError(f"{what} is a .tiktoken file, which holds no split pattern: pass pat_str=")
         return load_encoding(data, name=name, pat_str=pat_str, special_tokens=special_tokens)
     if kind == "sentencepiece":
-        from .convert.sentencepiece_model import load_sentencepiece_model
+        from .sentencepiece.model_file import load_sentencepiece_model
 
         return load_sentencepiece_model(data, name=name)
     raise VocabSourceError(f"{what}: not a tokenizer file anytok recognizes")

@@ -88,6 +88,7 @@ def get_encoding(encoding_name: str) -> Encoding:
         if enc.name != encoding_name:
             raise vocab_format.VocabFormatError(f"{path}: holds encoding {enc.name!r}, not {encoding_name!r}")
         enc._segment_pairs = functools.partial(bundled_segment_pairs, path)
+        enc._by_name = get_encoding  # pickled by name (Encoding.__reduce_ex__)
         ENCODINGS[encoding_name] = enc
         return enc
 
@@ -107,6 +108,3 @@ def bundled_segment_pairs(path: str):
         return None
     return pairs_from_bytes(data, fingerprint)
 
-
-def is_registered(enc: Encoding) -> bool:
-    return ENCODINGS.get(enc.name) is enc

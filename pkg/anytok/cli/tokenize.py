@@ -19,7 +19,7 @@ from .progress import _size
 
 
 def add_parser(sub) -> None:
-    from . import _add_encoding_args
+    from .options import _add_encoding_args
 
     p = sub.add_parser(
         "tokenize", help="tokenize files into training shards (llm.c .bin, Megatron .bin/.idx, .npy), resumably",
@@ -111,7 +111,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     from .. import datasets
     from ..model import encoding_name_for_model
     from .walk import Walker
-    from . import resolve_pat_str
+    from .options import resolve_pat_str
 
     if args.scheduler and args.engine == "local":
         print("error: --scheduler goes with --engine dask or ray", file=sys.stderr)

@@ -8,9 +8,9 @@ corrections llama.cpp applies), the special token ids and the add-BOS/EOS/SEP fl
 
 from __future__ import annotations
 
-from ..convert.gguf import GGUFHeader
+from .header import GGUFHeader
 from ..format import VocabFormatError
-from ..pipeline import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["LlamaVocab", "PRE_NAMES", "PRE_REGEXES"]
 

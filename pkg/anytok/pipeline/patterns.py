@@ -11,7 +11,7 @@ import re
 from typing import Callable
 
 from ..pretokenize import Splitter, UnsupportedPatternError
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["Pattern", "split_by", "BEHAVIORS"]
 

@@ -33,7 +33,7 @@ import heapq
 import re
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .model_proto import NORMAL, UNUSED, USER_DEFINED
 from .unigram import byte_piece
 

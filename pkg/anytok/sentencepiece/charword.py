@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .model_proto import NORMAL, UNUSED, USER_DEFINED
 from .unigram import byte_piece
 

@@ -38,7 +38,7 @@ from array import array
 from math import frexp, ldexp
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .model_proto import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
 
 __all__ = ["UnigramModel", "byte_piece", "from_config"]

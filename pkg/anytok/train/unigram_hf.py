@@ -379,11 +379,183 @@ def _nbest2(lat) -> list[list[int]]:
 # --- EM ---------------------------------------------------------------------------------------
 
 
-def _e_step(model: _Model, sentences) -> list[float]:
+class _Candidates:
+    """Each sentence's possible pieces, found once with the seed vocabulary and thinned as the
+    vocabulary shrinks (pieces are only ever dropped): per sentence three parallel lists --
+    start, end, seed index -- in the order the lattice inserts nodes (by start, then by length).
+    `cur[seed index]` is the piece's id in the current model, or -1."""
+
+    def __init__(self, seeds: list[tuple[str, float]], sentences, max_len: int):
+        index: dict[str, int] = {}
+        for i, (p, _) in enumerate(seeds):
+            index[p] = i
+        self.index = index
+        self.n_seeds = len(seeds)
+        get = index.get
+        cands = []
+        for s, _ in sentences:
+            n = len(s)
+            P: list[int] = []
+            E: list[int] = []
+            S: list[int] = []
+            for pos in range(n):
+                for e in range(pos + 1, min(n, pos + max_len) + 1):
+                    sid = get(s[pos:e])
+                    if sid is not None:
+                        P.append(pos)
+                        E.append(e)
+                        S.append(sid)
+            cands.append((P, E, S))
+        self.cands = cands
+
+    def current(self, model: _Model) -> list[int]:
+        cur = [-1] * self.n_seeds
+        get = self.index.get
+        for piece, i in model.ids.items():
+            sid = get(piece)
+            if sid is not None:
+                cur[sid] = i
+        return cur
+
+    def nodes(self, j: int, n: int, cur: list[int], model: _Model):
+        """The lattice nodes of sentence `j` (of `n` characters) as parallel lists (start, end,
+        id, score) in insertion order, with an unknown-character node wherever no piece of one
+        character starts; `group[p]` is where the nodes starting at p begin.  Drops the seeds
+        the model no longer has from the cache."""
+        P, E, S = self.cands[j]
+        scores = model.scores
+        LP: list[int] = []
+        LE: list[int] = []
+        LV: list[int] = []
+        LS: list[float] = []
+        KP: list[int] = []
+        KE: list[int] = []
+        KS: list[int] = []
+        group = [0] * (n + 1)
+        unk = model.unk_score
+        k = 0
+        m = len(P)
+        for pos in range(n):
+            group[pos] = len(LP)
+            single = False
+            while k < m and P[k] == pos:
+                cid = cur[S[k]]
+                if cid >= 0:
+                    e = E[k]
+                    if e == pos + 1:
+                        single = True
+                    LP.append(pos)
+                    LE.append(e)
+                    LV.append(cid)
+                    LS.append(scores[cid])
+                    KP.append(pos)
+                    KE.append(e)
+                    KS.append(S[k])
+                k += 1
+            if not single:
+                LP.append(pos)
+                LE.append(pos + 1)
+                LV.append(0)
+                LS.append(unk)
+        group[n] = len(LP)
+        if len(KP) < m:
+            self.cands[j] = (KP, KE, KS)
+        return LP, LE, LV, LS, group
+
+
+def _e_step(model: _Model, cands: _Candidates, sentences) -> list[float]:
+    """Expected counts of the pieces (forward-backward over each sentence's lattice).
+
+    Every node starting at a position gets the same forward value (a fold over the nodes ending
+    there) and every node ending at a position the same backward value, so the folds are done
+    once per position -- the same operations in the same order as tokenizers' per-node loops."""
     expected = [0.0] * model.n
-    for s, freq in sentences:
-        _marginal(model.lattice(s), float(freq), expected)
+    cur = cands.current(model)
+    exp = _exp
+    log = _log
+    for j, (s, freq) in enumerate(sentences):
+        n = len(s)
+        LP, LE, LV, LS, group = cands.nodes(j, n, cur, model)
+        f = float(freq)
+        # Forward: A[p], the alpha of the nodes starting at p.  Nodes come by start, so each
+        # A[e] gets its terms in the order of tokenizers' end_nodes[e].
+        A: list = [None] * (n + 1)
+        first = [0] * (n + 1)
+        A[0] = 0.0
+        for i in range(len(LP)):
+            v = LS[i] + A[LP[i]]
+            e = LE[i]
+            a = A[e]
+            vid = LV[i]
+            if a is None or vid == first[e]:
+                if a is None:
+                    first[e] = vid
+                A[e] = v
+            else:
+                if a > v:
+                    vmin, vmax = v, a
+                else:
+                    vmin, vmax = a, v
+                A[e] = vmax if vmax > vmin + 50.0 else vmax + log(exp(vmin - vmax) + 1.0)
+        # Backward: B[p], the beta of the nodes ending at p (B[n] = 0: the EOS node).
+        B = [0.0] * (n + 1)
+        for pos in range(n - 1, -1, -1):
+            lo = group[pos]
+            hi = group[pos + 1]
+            b = LS[lo] + B[LE[lo]]
+            fv = LV[lo]
+            for i in range(lo + 1, hi):
+                v = LS[i] + B[LE[i]]
+                if LV[i] == fv:
+                    b = v
+                else:
+                    if b > v:
+                        vmin, vmax = v, b
+                    else:
+                        vmin, vmax = b, v
+                    b = vmax if vmax > vmin + 50.0 else vmax + log(exp(vmin - vmax) + 1.0)
+            B[pos] = b
+        z = A[n]
+        for i in range(len(LP)):
+            expected[LV[i]] += f * exp(A[LP[i]] + LS[i] + B[LE[i]] - z)
     return expected
+
+
+def _sentence_viterbi(LP, LE, LS, n: int) -> list[int]:
+    """Lattice::viterbi on a sentence's nodes (node indices of the best path)."""
+    k = len(LP)
+    back = [0.0] * k
+    prev = [-1] * k
+    ends: list[list[int]] = [[] for _ in range(n + 1)]
+    bos = -2
+    ends[0].append(bos)
+    for i in range(k):
+        sr = LS[i]
+        best = -1
+        best_score = 0.0
+        for li in ends[LP[i]]:
+            sc = (0.0 if li == bos else back[li]) + sr
+            if best == -1 or sc > best_score:
+                best = li
+                best_score = sc
+        prev[i] = best
+        back[i] = best_score
+        ends[LE[i]].append(i)
+    # The EOS node: the best of the nodes ending at n (its own score is 0.0).
+    best = -1
+    best_score = 0.0
+    for li in ends[n]:
+        sc = (0.0 if li == bos else back[li]) + 0.0
+        if best == -1 or sc > best_score:
+            best = li
+            best_score = sc
+    path = []
+    node = best
+    while node >= 0:
+        path.append(node)
+        node = prev[node]
+    path.reverse()
+    return path
 
 
 def _m_step(pieces, expected) -> list[tuple[str, float]]:
@@ -401,7 +573,7 @@ def _m_step(pieces, expected) -> list[tuple[str, float]]:
     return [(p, digamma(c) - logsum) for p, c in kept]
 
 
-def _prune(model: _Model, pieces, sentences, vocab_size: int, shrinking_factor: float):
+def _prune(model: _Model, cands: _Candidates, pieces, sentences, vocab_size: int, shrinking_factor: float):
     n_pieces = len(pieces)
     always_keep = [True] * n_pieces
     alternatives: list[list[int]] = [[] for _ in range(n_pieces)]
@@ -423,13 +595,12 @@ def _prune(model: _Model, pieces, sentences, vocab_size: int, shrinking_factor: 
     vsum = 0.0
     freq = [0.0] * n_pieces
     inverted: list[list[int]] = [[] for _ in range(n_pieces)]
+    cur = cands.current(model)
     for j, (s, count) in enumerate(sentences):
-        lat = model.lattice(s)
+        LP, LE, LV, LS, _ = cands.nodes(j, len(s), cur, model)
         vsum += float(count)
-        vid = lat[0]
-        path, _ = _viterbi(lat)
-        for node in path:
-            k = vid[node]
+        for node in _sentence_viterbi(LP, LE, LS, len(s)):
+            k = LV[node]
             freq[k] += float(count)
             inverted[k].append(j)
 
@@ -579,16 +750,17 @@ def train_unigram(
         if len(required) > vocab_size:
             raise ValueError("The vocabulary is not large enough to contain all chars")
         model = _Model(pieces)
+        cands = _Candidates(pieces, sentences, model.max_len)
         while True:
             for _ in range(n_sub_iterations):
-                expected = _e_step(model, sentences)
+                expected = _e_step(model, cands, sentences)
                 pieces = _m_step(pieces, expected)
                 model = _Model(pieces)
                 if progress is not None:
                     progress({"phase": "em", "pieces": len(pieces)})
             if len(pieces) <= desired:
                 break
-            pieces = _prune(model, pieces, sentences, vocab_size, shrinking_factor)
+            pieces = _prune(model, cands, pieces, sentences, vocab_size, shrinking_factor)
             model = _Model(pieces)
             if progress is not None:
                 progress({"phase": "prune", "pieces": len(pieces)})

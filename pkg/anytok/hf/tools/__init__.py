@@ -1,0 +1,5 @@
+"""`tokenizers.tools`: EncodingVisualizer and Annotation."""
+
+from .visualizer import Annotation, EncodingVisualizer
+
+__all__ = ["Annotation", "EncodingVisualizer"]

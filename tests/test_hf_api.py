@@ -1,0 +1,143 @@
+"""anytok.hf against the real `tokenizers` 0.23.3: Encodings field by field.
+
+On the tokenizer.json fixtures (tests/hf_support.py) and a seeded sample of lines of the four
+corpora: ids, tokens, offsets, type ids, word ids, sequence ids, special-token and attention masks
+of single and pair inputs, with the post-processor's special tokens and without, with added
+tokens in the text, pre-tokenized input, padding and truncation with overflowing; decode.
+ANYTOK_FULL=1 takes more lines.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import FULL
+from hf_support import model_path
+
+tokenizers = pytest.importorskip("tokenizers")
+
+import anytok.hf as ahf  # noqa: E402
+
+FIXTURES = ["llama3", "qwen3", "gemma3", "llama2", "deepseek_v3", "minilm"]
+FIELDS = ("ids", "tokens", "offsets", "type_ids", "word_ids", "sequence_ids", "special_tokens_mask",
+          "attention_mask", "n_sequences")
+
+
+def _pair(name):
+    path = str(model_path(name))
+    return tokenizers.Tokenizer.from_file(path), ahf.Tokenizer.from_file(path)
+
+
+def _same(ref, got, what):
+    for field in FIELDS:
+        a, b = getattr(ref, field), getattr(got, field)
+        assert a == b, (what, field, a[:40] if isinstance(a, list) else a, b[:40] if isinstance(b, list) else b)
+    assert len(ref.overflowing) == len(got.overflowing), what
+    for i, (ro, go) in enumerate(zip(ref.overflowing, got.overflowing)):
+        _same(ro, go, (what, "overflowing", i))
+
+
+def _lines(corpora, n):
+    rng = random.Random(43)
+    out = []
+    for key in sorted(corpora):
+        lines = [ln for ln in corpora[key].splitlines() if ln.strip()]
+        out += rng.sample(lines, min(n, len(lines)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def samples(corpora):
+    lines = _lines(corpora, 200 if FULL else 12)
+    extra = ["", " ", "  leading and trailing  ", "Hello world", "tabs\tand\nnewlines\r\n",
+             "é e\u0301 ﬁ Ⅻ 𝔘 日本語 한국어 🤗👍🏽", "a" * 300, "x  y   z"]
+    return lines + extra
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_single_and_pair(name, samples):
+    ref, got = _pair(name)
+    for i, text in enumerate(samples):
+        for special in (True, False):
+            _same(ref.encode(text, add_special_tokens=special), got.encode(text, add_special_tokens=special),
+                  (name, text[:60], special))
+        other = samples[(i * 7 + 3) % len(samples)]
+        _same(ref.encode(text, other), got.encode(text, other), (name, text[:60], "pair"))
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_added_tokens_and_decode(name, samples):
+    ref, got = _pair(name)
+    specials = list(ref.get_added_tokens_decoder().values())[:3]
+    for tok in (ref, got):
+        tok.add_tokens(["hello", ahf.AddedToken("world", single_word=True) if tok is got
+                        else tokenizers.AddedToken("world", single_word=True)])
+        tok.add_special_tokens(["<my_special>"])
+    for text in samples[:20]:
+        words = text.split(" ")
+        mixed = " ".join(w + (" hello" if k % 3 == 0 else "<my_special>" if k % 3 == 1 else "world")
+                         for k, w in enumerate(words[:30]))
+        if specials:
+            mixed = specials[0].content + mixed + specials[-1].content
+        r, g = ref.encode(mixed), got.encode(mixed)
+        _same(r, g, (name, mixed[:60]))
+        for skip in (True, False):
+            assert ref.decode(r.ids, skip) == got.decode(r.ids, skip), (name, mixed[:60], skip)
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_pretokenized(name, samples):
+    ref, got = _pair(name)
+    for text in samples[:15]:
+        words = text.split()[:40]
+        if not words:
+            continue
+        _same(ref.encode(words, is_pretokenized=True), got.encode(words, is_pretokenized=True), (name, words[:5]))
+
+
+@pytest.mark.parametrize("name", ["llama3", "minilm", "gemma3"])
+def test_padding_truncation_overflowing(name, samples):
+    ref, got = _pair(name)
+    batch = [s for s in samples if s][:16]
+    pairs = [(batch[i], batch[-1 - i]) for i in range(8)]
+    for strategy in ("longest_first", "only_first", "only_second"):
+        for direction in ("right", "left"):
+            for tok in (ref, got):
+                tok.enable_truncation(24, stride=4, strategy=strategy, direction=direction)
+                tok.enable_padding(direction=direction, pad_id=3, pad_token="[P]", pad_to_multiple_of=8)
+            for inputs in (pairs,) if strategy == "only_second" else (batch, pairs):
+                try:
+                    rs = ref.encode_batch(inputs)
+                except BaseException as e:  # the same error must come from anytok.hf (Rust panics too)
+                    with pytest.raises(Exception) as info:
+                        got.encode_batch(inputs)
+                    assert str(e) == str(info.value)
+                    continue
+                gs = got.encode_batch(inputs)
+                for k, (r, g) in enumerate(zip(rs, gs)):
+                    _same(r, g, (name, strategy, direction, k))
+    for tok in (ref, got):
+        tok.no_truncation()
+        tok.enable_padding(length=64)
+    for r, g in zip(ref.encode_batch(batch), got.encode_batch(batch)):
+        _same(r, g, (name, "fixed"))
+
+
+@pytest.mark.parametrize("name", ["llama3", "minilm"])
+def test_encoding_mappings(name, samples):
+    ref, got = _pair(name)
+    for text in samples[:10]:
+        r, g = ref.encode(text, "a pair, here"), got.encode(text, "a pair, here")
+        for seq in (0, 1):
+            for c in range(0, len(text) + 2, 3):
+                assert r.char_to_token(c, seq) == g.char_to_token(c, seq)
+                assert r.char_to_word(c, seq) == g.char_to_word(c, seq)
+            for w in range(0, 12):
+                assert r.word_to_tokens(w, seq) == g.word_to_tokens(w, seq)
+                assert r.word_to_chars(w, seq) == g.word_to_chars(w, seq)
+        for t in range(len(r.ids) + 1):
+            assert r.token_to_chars(t) == g.token_to_chars(t)
+            assert r.token_to_word(t) == g.token_to_word(t)
+            assert r.token_to_sequence(t) == g.token_to_sequence(t)

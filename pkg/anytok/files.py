@@ -16,7 +16,8 @@ from typing import Any, Union
 from . import format as vocab_format
 from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe, read_source
 from .core import Encoding
-from .registry import encoding_from_bytes, gc_paused
+from ._gc import gc_paused
+from .registry import encoding_from_bytes
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
@@ -145,6 +146,13 @@ def save(tok, path: str | os.PathLike[str], *, compression: str = "zlib", source
         f.write(data)
 
 
+def _named_gguf(source) -> bool:
+    """A path named *.gguf: read as GGUF whatever it starts with, so that a damaged one is
+    reported by the header reader (a VocabFormatError naming the bad magic)."""
+    return isinstance(source, (str, os.PathLike)) and os.fspath(source).lower().endswith(".gguf") \
+        and os.path.isfile(source)
+
+
 def _is_gguf(source) -> bool:
     from .gguf.header import MAGIC
 
@@ -218,7 +226,7 @@ def load(
         return tok
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         return _load_folder(os.fspath(source), name)
-    if _is_gguf(source):  # a model file: read its header only, never the whole file
+    if _is_gguf(source) or _named_gguf(source):  # a model file: read its header only, never the whole file
         from .gguf import load_gguf
 
         return load_gguf(source, name=name)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import os
 import threading
 import zlib
 
 from . import format as vocab_format
+from ._gc import gc_paused
 from .core import Encoding
 
 _lock = threading.RLock()
@@ -40,19 +39,6 @@ def list_encoding_names() -> list[str]:
         return sorted(f[: -len(SUFFIX)] for f in os.listdir(vocab_dir()) if f.endswith(SUFFIX))
     except FileNotFoundError:
         return []
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Loading a vocabulary makes some 10^5 objects (token bytes, texts, dict entries) and no
-    reference cycles; the cycle collector's passes over them cost ~20 % of the load time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def encoding_from_bytes(data: bytes, what: str = "vocab file") -> Encoding:

@@ -27,7 +27,7 @@ def _fmt_row(cells: list[str], widths: list[int], path: str) -> str:
 def cmd_count(args: argparse.Namespace) -> int:
     if args.chat is not None:
         if args.paths:
-            raise SystemExit("anytok: --chat counts one conversation; give no other paths")
+            raise SystemExit("anytok: error: --chat counts one conversation; give no other paths")
         from .chat import cmd_count_chat
 
         return cmd_count_chat(args)
@@ -190,7 +190,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         tok = _load_any(str(src), args)
     except ValueError as e:
         if "no split pattern" in str(e):
-            print("error: a .tiktoken file holds no split pattern: pass --like ENCODING or --pat-str", file=sys.stderr)
+            print("anytok: error: a .tiktoken file holds no split pattern: pass --like ENCODING or --pat-str", file=sys.stderr)
             return 2
         raise
     if args.name:
@@ -198,12 +198,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.to == "tokenizer.json":
         to_json = getattr(tok, "to_tokenizer_json", None)
         if to_json is None:
-            print(f"error: {src.name} cannot be written as a tokenizer.json", file=sys.stderr)
+            print(f"anytok: error: {src.name} cannot be written as a tokenizer.json", file=sys.stderr)
             return 2
         try:
             cfg = to_json()
         except ValueError as e:  # UnsupportedTokenizerError: says why
-            print(f"error: {e}", file=sys.stderr)
+            print(f"anytok: error: {e}", file=sys.stderr)
             return 2
         text = json.dumps(cfg, ensure_ascii=False, indent=2)
         Path(args.output).write_text(text, encoding="utf-8")
@@ -416,7 +416,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not argv:  # a bare `anytok`: what it can do, not a usage error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `| head`
@@ -424,9 +429,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"anytok: error: {msg}", file=sys.stderr)
         if isinstance(e, ValueError) and "disallowed special token" in str(e):
-            print("hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
+            print("anytok: hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
         return 1
 
 

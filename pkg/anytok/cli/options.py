@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -78,14 +79,16 @@ def _add_encoding_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
         p.add_argument("-m", "--model", action=_TokenizerArg, dest="tokenizers", metavar="MODEL[,MODEL...]",
                        help="model name(s), e.g. gpt-4o (picks its encoding)")
         p.add_argument("--vocab", action=_TokenizerArg, dest="tokenizers", metavar="FILE",
-                       help="a tokenizer file (repeatable): .atok, tokenizer.json, SentencePiece .model, tekken "
-                       ".json, .tiktoken (with --like or --pat-str)")
+                       help="a tokenizer file or folder (repeatable): .atok, tokenizer.json, SentencePiece .model, "
+                       "tekken .json, GGUF model file, a folder holding one of these, .tiktoken (with --like or "
+                       "--pat-str); its column is headed by the file's name")
     else:
         g = p.add_mutually_exclusive_group()
         g.add_argument("-e", "--encoding", default="o200k_base", help="bundled encoding name (default: o200k_base)")
         g.add_argument("-m", "--model", help="model name, e.g. gpt-4o (picks its encoding)")
-        g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
-                       "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
+        g.add_argument("--vocab", help="a tokenizer file or folder to use instead of a bundled encoding: .atok, "
+                       "tokenizer.json, SentencePiece .model, tekken .json, GGUF model file, a folder holding one of "
+                       "these, .tiktoken (with --like or --pat-str)")
     p.add_argument("--like", help="for a .tiktoken --vocab: the bundled encoding whose pattern and specials it uses")
     p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern (a regex, or a bundled encoding's "
                    "name for that encoding's pattern)")
@@ -112,6 +115,17 @@ class _TokenizerArg(argparse.Action):
         setattr(namespace, "tokenizers", specs)
 
 
+def _vocab_label(path: str, all_paths: list[str]) -> str:
+    """A --vocab column's heading: the file's (or folder's) name, with as many parent folders as
+    it takes to tell it apart from the other --vocab paths."""
+    parts = os.path.normpath(path).split(os.sep)
+    others = [os.path.normpath(p).split(os.sep) for p in all_paths if p != path]
+    for k in range(1, len(parts) + 1):
+        if all(o[-k:] != parts[-k:] for o in others):
+            return os.path.join(*parts[-k:])
+    return path
+
+
 def load_tokenizers(specs, like, pat_str, special) -> list:
     """The tokenizers named on the command line, each with its label and count arguments."""
     from .count import Tok
@@ -121,7 +135,7 @@ def load_tokenizers(specs, like, pat_str, special) -> list:
     for kind, value in specs or [("encoding", "o200k_base")]:
         if kind == "vocab":
             tok = _load_any(value, ns)
-            label = value
+            label = _vocab_label(value, [v for k, v in specs if k == "vocab"])
         elif kind == "model":
             tok = get_encoding(encoding_name_for_model(value))
             label = value

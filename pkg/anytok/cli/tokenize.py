@@ -114,10 +114,10 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     from .options import resolve_pat_str
 
     if args.scheduler and args.engine == "local":
-        print("error: --scheduler goes with --engine dask or ray", file=sys.stderr)
+        print("anytok: error: --scheduler goes with --engine dask or ray", file=sys.stderr)
         return 2
     if args.engine == "dask" and not args.scheduler:
-        print("error: --engine dask needs --scheduler ADDRESS (the Dask scheduler's, e.g. tcp://10.0.0.1:8786)",
+        print("anytok: error: --engine dask needs --scheduler ADDRESS (the Dask scheduler's, e.g. tcp://10.0.0.1:8786)",
               file=sys.stderr)
         return 2
     encoding = args.encoding
@@ -137,7 +137,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
             on_error=args.on_error, decode_errors=args.decode_errors, progress=live, walker=walker)
     except (datasets.DatasetError, datasets.InputError, ImportError) as e:
         live.close()
-        print(f"error: {e}", file=sys.stderr)
+        print(f"anytok: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         live.close()

@@ -38,7 +38,7 @@ def load_gguf(source, *, name: str | None = None, what: str | None = None, size:
     `UnsupportedTokenizerError` (naming what) for a tokenizer anytok cannot run exactly.
     """
     from .header import read_gguf_header
-    from ..registry import gc_paused
+    from .._gc import gc_paused
     from .tokenizer import GGUFTokenizer
     from .vocab import LlamaVocab
 

@@ -201,13 +201,6 @@ _UNSUPPORTED_MODELS = {
 }
 
 
-def split_merge(m: str) -> tuple[str, str]:
-    """A `tokenizer.ggml.merges` entry as llama.cpp splits it (at the first space after the
-    first character; ("", "") when there is none)."""
-    cut = m.find(" ", 1)
-    return (m[:cut], m[cut + 1:]) if cut >= 0 else ("", "")
-
-
 class LlamaVocab:
     """A GGUF tokenizer as llama.cpp loads it: tokens, scores, attributes, merges, special
     ids, flags, and the model (`kind`: SPM, BPE, WPM, UGM) and pre-tokenizer type."""

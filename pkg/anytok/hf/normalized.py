@@ -1009,7 +1009,7 @@ class PreTokenizedString:
 
     def to_encoding(self, type_id: int = 0, word_idx: int | None = None):
         """An Encoding of the tokens (needs `anytok.hf.Encoding`)."""
-        from . import Encoding  # provided by anytok.hf
+        from .encoding import Encoding
 
         return Encoding._from_pretokenized(self, type_id=type_id, word_idx=word_idx)
 

@@ -115,7 +115,7 @@ def train_bpe(
     spellings, merges); training stops early when no pair is left or at the first pair that
     occurs fewer than `min_frequency` times.  `progress(n_merges)` is called after each merge.
     """
-    from ..registry import gc_paused
+    from .._gc import gc_paused
     from .merge import learn_merges
 
     special_tokens = list(special_tokens)

@@ -725,7 +725,7 @@ def train_unigram(
     `tokenizers` does when `vocab_size` is below the number of distinct characters.
     `progress(info)` gets ``{"phase": "seed"|"em"|"prune", "pieces": n}`` as training goes.
     """
-    from ..registry import gc_paused
+    from .._gc import gc_paused
 
     if not isinstance(vocab_size, int) or vocab_size < 0:
         raise ValueError(f"vocab_size must be a non-negative integer, not {vocab_size!r}")

@@ -172,3 +172,44 @@ def test_wrong_model():
     tok = hf.Tokenizer(hf.models.BPE())
     with pytest.raises(Exception, match="UnigramTrainer can only train a Unigram"):
         tok.train([], ours.UnigramTrainer(show_progress=False))
+
+
+@pytest.mark.parametrize("setup", ["ws", "bert", "meta-first", "bytelevel", "sequence", "none"])
+def test_fast_word_cutting_equals_the_tokenizer_pipeline(setup):
+    """Trainers cut words with anytok.pipeline's string-only components when they can: the same
+    pieces as the tokenizer's own (offset-tracking) pipeline, on slices of the corpora."""
+    from conftest import CORPORA, CORPORA_DIR
+
+    from anytok.hf.trainers import _fast_splitter
+
+    M = hf
+    norm, pre = {
+        "ws": (None, M.pre_tokenizers.Whitespace()),
+        "bert": (M.normalizers.BertNormalizer(), M.pre_tokenizers.BertPreTokenizer()),
+        "meta-first": (M.normalizers.NFKC(), M.pre_tokenizers.Metaspace(prepend_scheme="first")),
+        "bytelevel": (None, M.pre_tokenizers.ByteLevel()),
+        "sequence": (M.normalizers.Sequence([M.normalizers.NFD(), M.normalizers.StripAccents(), M.normalizers.Lowercase()]),
+                     M.pre_tokenizers.Sequence([M.pre_tokenizers.Punctuation(), M.pre_tokenizers.Digits(individual_digits=True),
+                                                M.pre_tokenizers.WhitespaceSplit()])),
+        "none": (None, None),
+    }[setup]
+    tok = M.Tokenizer(M.models.BPE())
+    if norm is not None:
+        tok.normalizer = norm
+    if pre is not None:
+        tok.pre_tokenizer = pre
+    fast = _fast_splitter(tok)
+    assert fast is not None
+
+    def exact(seq):
+        pts = tok._extract_and_normalize(seq)
+        if tok.pre_tokenizer is not None:
+            tok.pre_tokenizer._pre_tokenize(pts)
+        return [s for s, *_ in pts.get_splits()]
+
+    for name in CORPORA.values():
+        lines = (CORPORA_DIR / name).read_text(encoding="utf-8").splitlines(True)[1000:1300]
+        for line in lines + ["", " ", "\n"]:
+            assert fast(line) == exact(line), line
+    tok.add_special_tokens(["[X]"])
+    assert _fast_splitter(tok) is None  # added tokens: the tokenizer's own pipeline cuts them out

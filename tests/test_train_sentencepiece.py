@@ -1,0 +1,134 @@
+"""anytok.train(kind=..., style="sentencepiece") writes the `.model` bytes sentencepiece's trainer
+writes (sentencepiece==0.2.1, the pinned reference, run in-process with the same options).
+
+Inputs: botchan.txt from sentencepiece's sdist (build_scripts/fetch_sentencepiece_models.py,
+sha256-pinned) and the corpora in ../shared/corpora, cut to their first lines.  The default run
+is a seeded sample of the matrix; ANYTOK_FULL=1 runs all of it (see docs/training.md).  Each
+trained model must also encode text as sentencepiece encodes it with the same model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+
+import anytok
+from conftest import CORPORA_DIR, FULL
+from fetch_sentencepiece_models import fetch as fetch_models
+
+spm = pytest.importorskip("sentencepiece")
+
+from anytok.sentencepiece.model_proto import parse_model_proto  # noqa: E402
+
+try:  # the loader's home before and after the layout move (issue 46)
+    from anytok.sentencepiece import load_sentencepiece_model  # type: ignore[attr-defined]
+except ImportError:
+    from anytok.convert.sentencepiece_model import load_sentencepiece_model
+
+INPUTS = {
+    "botchan": None,  # fetched
+    "en": "en_emma.txt",
+    "code": "code_cpython_stdlib.txt",
+    "zh": "zh_peoplesdaily_1998.txt",
+    "ja": "ja_debian_reference.txt",
+}
+
+
+def _input_file(tmp_dir: Path, name: str, size: int) -> str:
+    src = fetch_models() / "botchan.txt" if INPUTS[name] is None else CORPORA_DIR / INPUTS[name]
+    data = src.read_bytes()
+    if size and len(data) > size:
+        data = data[: data.rindex(b"\n", 0, size) + 1]
+    path = tmp_dir / f"{name}_{size}.txt"
+    if not path.exists():
+        path.write_bytes(data)
+    return str(path)
+
+
+def _reference(tmp_dir: Path, prefix: str, **options) -> bytes:
+    spm.SentencePieceTrainer.train(model_prefix=str(tmp_dir / prefix), minloglevel=2, **options)
+    return (tmp_dir / f"{prefix}.model").read_bytes()
+
+
+def _first_difference(ref: bytes, mine: bytes) -> str:
+    a, b = parse_model_proto(ref), parse_model_proto(mine)
+    for i, (x, y) in enumerate(zip(zip(a.pieces, a.scores, a.types), zip(b.pieces, b.scores, b.types))):
+        if x != y:
+            return f"piece {i}: sentencepiece {x}, anytok {y}"
+    if len(a.pieces) != len(b.pieces):
+        return f"{len(a.pieces)} pieces vs {len(b.pieces)}"
+    return f"specs differ: {a.trainer_spec} / {b.trainer_spec}; {a.normalizer_spec} / {b.normalizer_spec}"
+
+
+def check_same_model(tmp_dir: Path, prefix: str, encode_text: str | None = None, **options) -> bytes:
+    ref = _reference(tmp_dir, prefix, **options)
+    rule = options.pop("normalization_rule_name", "nmt_nfkc")
+    charsmap = parse_model_proto(ref).normalizer_spec.precompiled_charsmap
+    kind = options.pop("model_type")
+    mine = anytok.train(options.pop("input"), kind=kind, style="sentencepiece",
+                        model_prefix=str(tmp_dir / prefix), normalization_rule_name=rule,
+                        precompiled_charsmap=charsmap if rule != "identity" else None,
+                        model_type=kind, **options).data
+    assert mine == ref, _first_difference(ref, mine)
+    if encode_text is not None:
+        sp = spm.SentencePieceProcessor(model_proto=ref)
+        tok = load_sentencepiece_model(mine)
+        for line in encode_text.splitlines()[:300]:
+            assert tok.encode(line) == sp.encode(line), line
+    return mine
+
+
+KINDS = ["bpe", "unigram", "char", "word"]
+IMPLEMENTED = {"bpe"}
+# Chinese and Japanese have more than 1000 characters above the default coverage: 4000 there.
+CASES = [
+    # (input, bytes of it, kind, vocab_size, extra options)
+    (name, 0 if name == "botchan" else 300_000, kind, vocab * (4 if name in ("zh", "ja") and vocab == 1000 else 1), extra)
+    for name in INPUTS for kind in KINDS for vocab in (1000, 8000)
+    for extra in ({}, {"byte_fallback": True}, {"split_digits": True})
+]
+CASES = [c for c in CASES if c[2] in IMPLEMENTED]
+# The default run: a seeded sample of small inputs (about 100 KB) and the smaller vocabulary.
+DEFAULT = random.Random(44).sample([(n, 100_000, k, v, e) for n, _, k, v, e in CASES if v <= 4000], 3)
+
+
+@pytest.mark.parametrize("name,size,kind,vocab,extra", CASES if FULL else DEFAULT,
+                         ids=lambda v: str(v) if not isinstance(v, dict) else "-".join(v) or "plain")
+def test_same_model_bytes(tmp_path, name, size, kind, vocab, extra):
+    path = _input_file(tmp_path, name, size)
+    text = Path(path).read_text(encoding="utf-8")
+    check_same_model(tmp_path, f"{kind}{vocab}", encode_text=text[:20000], input=path,
+                     model_type=kind, vocab_size=vocab, num_threads=1, **extra)
+
+
+def test_bpe_options(tmp_path):
+    path = _input_file(tmp_path, "botchan", 60_000)
+    check_same_model(tmp_path, "opts", input=path, model_type="bpe", vocab_size=600, num_threads=1,
+                     normalization_rule_name="identity", user_defined_symbols=["he", "<sep>"],
+                     control_symbols="<cls>", pad_id=3, character_coverage=0.999,
+                     max_sentencepiece_length=8, split_by_unicode_script=False)
+
+
+def test_vocab_smaller_than_alphabet(tmp_path):
+    path = _input_file(tmp_path, "ja", 100_000)
+    with pytest.raises(RuntimeError, match="Vocabulary size is smaller than required_chars"):
+        _reference(tmp_path, "small", input=path, model_type="bpe", vocab_size=1000, num_threads=1,
+                   byte_fallback=True)
+    with pytest.raises(ValueError, match="Vocabulary size is smaller than required_chars"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=1000, byte_fallback=True,
+                     normalization_rule_name="identity")
+
+
+def test_unsupported_options_are_named(tmp_path):
+    path = _input_file(tmp_path, "botchan", 20_000)
+    with pytest.raises(NotImplementedError, match="train_extremely_large_corpus"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", train_extremely_large_corpus=True)
+    with pytest.raises(ValueError, match="no_such_option"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", no_such_option=1)
+    with pytest.raises(ValueError, match="precompiled_charsmap"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500)

@@ -128,6 +128,14 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
         if opt.split_by_whitespace:
             sentences = split_by_whitespace(sentences, opt)
         final = train_bpe(sentences, required, opt.vocab_size - len(meta) - len(required), checker)
+    elif opt.model_type == UNIGRAM:
+        from .unigram import train_unigram
+
+        words = split_by_whitespace(sentences, opt) if opt.split_by_whitespace else None
+        final = train_unigram(sentences, words, required, opt.vocab_size - len(meta), opt.vocab_size,
+                              checker, seed_size=opt.seed_sentencepiece_size,
+                              shrinking_factor=opt.shrinking_factor,
+                              num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads)
     else:
         raise NotImplementedError(f"model_type {opt.model_type} is not implemented yet")
 

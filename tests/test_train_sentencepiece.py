@@ -9,8 +9,11 @@ trained model must also encode text as sentencepiece encodes it with the same mo
 
 from __future__ import annotations
 
-import itertools
+import ctypes
+import ctypes.util
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,7 +85,7 @@ def check_same_model(tmp_dir: Path, prefix: str, encode_text: str | None = None,
 
 
 KINDS = ["bpe", "unigram", "char", "word"]
-IMPLEMENTED = {"bpe", "unigram"}
+IMPLEMENTED = {"bpe", "unigram", "char", "word"}
 
 
 def _case(name, size, kind, vocab, extra):
@@ -144,3 +147,39 @@ def test_unsupported_options_are_named(tmp_path):
                      normalization_rule_name="identity", no_such_option=1)
     with pytest.raises(ValueError, match="precompiled_charsmap"):
         anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500)
+
+
+def test_char_word_options(tmp_path):
+    path = _input_file(tmp_path, "zh", 60_000)
+    check_same_model(tmp_path, "charall", input=path, model_type="char", vocab_size=500, num_threads=1,
+                     use_all_vocab=True, character_coverage=0.99)
+    path = _input_file(tmp_path, "code", 60_000)
+    check_same_model(tmp_path, "wordall", input=path, model_type="word", vocab_size=500, num_threads=1,
+                     use_all_vocab=True, user_defined_symbols=["def"], byte_fallback=True)
+
+
+def test_logf_is_the_c_librarys():
+    # CHAR and WORD scores use C's logf (float), which is not log() rounded to float.
+    from anytok.train.sentencepiece import _logf
+    from anytok.train.sentencepiece.charword import logf as our_logf
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    logf = libm.logf
+    logf.restype = ctypes.c_float
+    logf.argtypes = [ctypes.c_float]
+    rng = random.Random(7)
+    xs = sorted(_logf.UP | _logf.DOWN) + [rng.randrange(1, 1 << 24) for _ in range(20_000)]
+    assert [our_logf(float(x)) for x in xs] == [logf(float(x)) for x in xs]
+
+
+def test_cli_writes_the_same_model(tmp_path):
+    path = _input_file(tmp_path, "botchan", 40_000)
+    out = tmp_path / "cli.model"
+    r = subprocess.run([sys.executable, "-m", "anytok", "train", path, "--style", "sentencepiece",
+                        "--kind", "unigram", "--vocab-size", "500", "--spm", "num_threads=1",
+                        "--spm", "normalization_rule_name=identity", "--spm", "byte_fallback=true",
+                        "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ref = _reference(tmp_path, "cli", input=path, model_type="unigram", vocab_size=500, num_threads=1,
+                     normalization_rule_name="identity", byte_fallback=True)
+    assert out.read_bytes() == ref, _first_difference(ref, out.read_bytes())

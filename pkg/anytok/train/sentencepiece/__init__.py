@@ -137,12 +137,23 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
                               shrinking_factor=opt.shrinking_factor,
                               num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads)
     else:
-        raise NotImplementedError(f"model_type {opt.model_type} is not implemented yet")
+        from .charword import train_char, train_word
+
+        n = opt.vocab_size - len(meta)
+        if n < 0:
+            raise TrainerError("vocab_size is smaller than the number of special pieces")
+        if opt.model_type == CHAR:
+            final = train_char(required, n, opt.use_all_vocab)
+        else:
+            final = train_word(sentences, n, opt.use_all_vocab)
 
     trainer_spec = dict(opt.given)
+    vocab_size = opt.vocab_size
+    if opt.model_type in (CHAR, WORD) and opt.use_all_vocab:
+        vocab_size = trainer_spec["vocab_size"] = len(final) + len(meta)
     pieces = []
     it = iter(final)
-    for id_ in range(opt.vocab_size):
+    for id_ in range(vocab_size):
         if id_ in meta:
             pieces.append((meta[id_][0], 0.0, meta[id_][1]))
         else:
@@ -153,7 +164,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
         raise TrainerError("more pieces than vocab_size")
     if not opt.hard_vocab_limit or opt.model_type == CHAR:
         trainer_spec["vocab_size"] = len(pieces)
-    elif len(pieces) != opt.vocab_size:
+    elif len(pieces) != vocab_size:
         raise TrainerError(
-            f"Vocabulary size too high ({opt.vocab_size}). Please set it to a value <= {len(pieces)}.")
+            f"Vocabulary size too high ({vocab_size}). Please set it to a value <= {len(pieces)}.")
     return TrainedSentencePiece(write_model(pieces, trainer_spec, norm_spec))

@@ -100,6 +100,11 @@ def _coerce(name: str, kind: str, value):
     if kind == "str":
         return str(value)
     if kind in ("int", "uint"):
+        if isinstance(value, str):
+            try:
+                value = int(value.strip())
+            except ValueError:
+                raise ValueError(f"option {name}: an integer is needed, not {value!r}") from None
         if isinstance(value, bool) or int(value) != value:
             raise ValueError(f"option {name}: an integer is needed, not {value!r}")
         return int(value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import struct
+from array import array
 
 from ._common import UNK_CHAR, PieceChecker
 
@@ -177,28 +178,33 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
 # -- the model and its lattices ----------------------------------------------------------------
 
 class _Model:
-    """TrainerModel: pieces (ids = positions) with float32 scores, and prefix lookup."""
+    """TrainerModel: pieces (ids = positions) with float32 scores, and their lattices."""
 
-    def __init__(self, pieces: list[list]):
+    def __init__(self, pieces: list[list], matches: "_Matches"):
         self.pieces = pieces
-        self.ids = {p[0]: i for i, p in enumerate(pieces)}
         self.scores = [p[1] for p in pieces]
-        prefixes: set[str] = set()
-        for p, _ in pieces:
-            for k in range(1, len(p) + 1):
-                prefixes.add(p[:k])
-        self.prefixes = prefixes
+        self.matches = matches
+        # seed index -> current piece id (-1: gone); unknown strings get new seed indexes.
+        cur = [-1] * len(matches.index)
+        index = matches.index
+        for i, (p, _) in enumerate(pieces):
+            k = index.get(p)
+            if k is None:
+                k = matches.add(p)
+                cur.append(-1)
+            cur[k] = i
+        self.cur = cur
         m = _FLT_MAX
-        for _, s in pieces:
-            if s < m:
-                m = s
+        for _, sc in pieces:
+            if sc < m:
+                m = sc
         self.min_score = m
         self.unk_score = f32(m - _UNK_PENALTY)
 
     def lattice(self, text: str):
         """PopulateNodes: node 0 is BOS, 1 EOS, then per start position the pieces there by
         length (an unknown one-character node, id 0, when no piece has one character).
-        Returns (ids, scores, lengths, begin lists, end lists)."""
+        Returns (ids, scores, starts, begin lists, end lists)."""
         n = len(text)
         ids = [-1, -1]
         scores = [0.0, 0.0]
@@ -207,39 +213,85 @@ class _Model:
         end = [[] for _ in range(n + 1)]
         end[0].append(0)
         begin[n].append(1)
-        get_id = self.ids.get
-        prefixes = self.prefixes
+        cur = self.cur
         sc = self.scores
-        for b in range(n):
+        unk = self.unk_score
+        k = 2
+        for b, row in enumerate(self.matches.of(text)):
             single = False
+            bl = begin[b]
+            for e, seed in row:
+                pid = cur[seed]
+                if pid >= 0:
+                    ids.append(pid)
+                    scores.append(sc[pid])
+                    starts.append(b)
+                    bl.append(k)
+                    end[e].append(k)
+                    k += 1
+                    if e == b + 1:
+                        single = True
+            if not single:
+                ids.append(0)
+                scores.append(unk)
+                starts.append(b)
+                bl.append(k)
+                end[b + 1].append(k)
+                k += 1
+        return ids, scores, starts, begin, end
+
+
+class _Matches:
+    """For each text, per start position the (end, seed index) of the seed pieces found there,
+    shortest first -- the pieces of later models are a subset of the seeds."""
+
+    def __init__(self, seeds: list[list]):
+        self.index: dict[str, int] = {p: i for i, (p, _) in enumerate(seeds)}
+        self.prefixes: set[str] = set()
+        for p in self.index:
+            self._add_prefixes(p)
+        self.memo: dict[str, list] = {}
+
+    def _add_prefixes(self, p: str) -> None:
+        for k in range(1, len(p) + 1):
+            self.prefixes.add(p[:k])
+
+    def add(self, p: str) -> int:
+        k = self.index[p] = len(self.index)
+        self._add_prefixes(p)
+        self.memo.clear()
+        return k
+
+    def of(self, text: str) -> list:
+        rows = self.memo.get(text)
+        if rows is not None:
+            return rows
+        n = len(text)
+        prefixes = self.prefixes
+        get = self.index.get
+        rows = []
+        for b in range(n):
+            row = []
             e = b + 1
             while e <= n:
                 sub = text[b:e]
                 if sub not in prefixes:
                     break
-                pid = get_id(sub)
-                if pid is not None:
-                    k = len(ids)
-                    ids.append(pid)
-                    scores.append(sc[pid])
-                    starts.append(b)
-                    begin[b].append(k)
-                    end[e].append(k)
-                    if e == b + 1:
-                        single = True
+                k = get(sub)
+                if k is not None:
+                    row.append((e, k))
                 e += 1
-            if not single:
-                k = len(ids)
-                ids.append(0)
-                scores.append(self.unk_score)
-                starts.append(b)
-                begin[b].append(k)
-                end[b + 1].append(k)
-        return ids, scores, starts, begin, end
+            rows.append(row)
+        self.memo[text] = rows
+        return rows
+
+
+_BUF = array("f", [0.0])
 
 
 def _viterbi(scores, begin, end, n):
     """Lattice::Viterbi: (path of node indices without BOS/EOS, backtrace scores)."""
+    buf = _BUF
     bt = [0.0] * len(scores)
     prev = [-1] * len(scores)
     for pos in range(n + 1):
@@ -249,7 +301,8 @@ def _viterbi(scores, begin, end, n):
             best = -1
             best_score = 0.0
             for l in lefts:
-                s = _unpack(_pack(bt[l] + rs))[0]
+                buf[0] = bt[l] + rs
+                s = buf[0]
                 if best == -1 or s > best_score:
                     best = l
                     best_score = s
@@ -264,47 +317,70 @@ def _viterbi(scores, begin, end, n):
     return path, bt
 
 
-def _lse(x: float, y: float) -> float:
-    # LogSumExp (not the init case): float min/max, double exp/log, float result.
-    if x < y:
-        vmin, vmax = x, y
-    else:
-        vmin, vmax = y, x
-    if vmax > _unpack(_pack(vmin + 50.0))[0]:
-        return vmax
-    return _unpack(_pack(vmax + _log(_exp(_unpack(_pack(vmin - vmax))[0]) + 1.0)))[0]
-
-
 def _marginal(scores, begin, end, n, ids, freq: float, expected) -> None:
-    """PopulateMarginal: adds freq x each node's posterior to expected[piece id]."""
+    """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
+
+    LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
+    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float."""
+    buf = _BUF
+    log = _log
+    exp = _exp
     size = len(scores)
     alpha = [0.0] * size
     for pos in range(n + 1):
         lefts = end[pos]
-        first = lefts[0]
         for r in begin[pos]:
+            first = True
             a = 0.0
             for l in lefts:
-                v = _unpack(_pack(scores[l] + alpha[l]))[0]
-                a = v if l == first else _lse(a, v)
+                buf[0] = scores[l] + alpha[l]
+                v = buf[0]
+                if first:
+                    a = v
+                    first = False
+                    continue
+                vmin = v if v < a else a
+                vmax = v if a < v else a
+                buf[0] = vmin + 50.0
+                if vmax > buf[0]:
+                    a = vmax
+                else:
+                    buf[0] = vmin - vmax
+                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
+                    a = buf[0]
             alpha[r] = a
     beta = [0.0] * size
     for pos in range(n, -1, -1):
         rights = begin[pos]
-        first = rights[0]
         for l in end[pos]:
+            first = True
             b = 0.0
             for r in rights:
-                v = _unpack(_pack(scores[r] + beta[r]))[0]
-                b = v if r == first else _lse(b, v)
+                buf[0] = scores[r] + beta[r]
+                v = buf[0]
+                if first:
+                    b = v
+                    first = False
+                    continue
+                vmin = v if v < b else b
+                vmax = v if b < v else b
+                buf[0] = vmin + 50.0
+                if vmax > buf[0]:
+                    b = vmax
+                else:
+                    buf[0] = vmin - vmax
+                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
+                    b = buf[0]
             beta[l] = b
     z = alpha[1]
-    for pos in range(n):
-        for k in begin[pos]:
-            pid = ids[k]
-            if pid >= 0:
-                x = _unpack(_pack(_unpack(_pack(_unpack(_pack(alpha[k] + scores[k]))[0] + beta[k]))[0] - z))[0]
-                expected[pid] = _unpack(_pack(expected[pid] + freq * _exp(x)))[0]
+    for k in range(2, size):
+        pid = ids[k]
+        if pid >= 0:
+            buf[0] = alpha[k] + scores[k]
+            buf[0] = buf[0] + beta[k]
+            buf[0] = buf[0] - z
+            buf[0] = expected[pid] + freq * exp(buf[0])
+            expected[pid] = buf[0]
 
 
 def _nbest2(scores, starts, begin, end, n):
@@ -368,7 +444,7 @@ def _nbest2(scores, starts, begin, end, n):
                 break
             continue
         for l in end[starts[node]]:
-            push([l, _unpack(_pack(scores[l] + top[1]))[0], _unpack(_pack(bt[l] + top[1]))[0], top])
+            push([l, f32(scores[l] + top[1]), f32(bt[l] + top[1]), top])
         if len(heap) >= 10000:
             raise ValueError("n-best agenda over 10000 (sentencepiece would shrink it)")
     return results
@@ -513,14 +589,16 @@ def train_unigram(sentences: list[list], words: list[list] | None, required: dic
     """The pieces (without the meta pieces) and their scores, in order.  `sentences` are
     the normalized sentences (for the seeds), `words` what EM runs on (None: the sentences);
     `vocab_size` excludes the meta pieces, `total_vocab_size` includes them."""
-    model = _Model(make_seeds(sentences, checker, seed_size))
+    seeds = make_seeds(sentences, checker, seed_size)
+    matches = _Matches(seeds)
+    model = _Model(seeds, matches)
     data = sentences if words is None else words
     desired = int(total_vocab_size * 1.1)
     while True:
         for _ in range(num_sub_iterations):
             expected = _e_step(model, data, threads)
-            model = _Model(_m_step(model, expected))
+            model = _Model(_m_step(model, expected), matches)
         if len(model.pieces) <= desired:
             break
-        model = _Model(_prune(model, data, threads, desired, shrinking_factor))
+        model = _Model(_prune(model, data, threads, desired, shrinking_factor), matches)
     return _finalize(model, required, vocab_size)

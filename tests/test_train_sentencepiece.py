@@ -183,3 +183,45 @@ def test_cli_writes_the_same_model(tmp_path):
     ref = _reference(tmp_path, "cli", input=path, model_type="unigram", vocab_size=500, num_threads=1,
                      normalization_rule_name="identity", byte_fallback=True)
     assert out.read_bytes() == ref, _first_difference(ref, out.read_bytes())
+
+
+PYODIDE_RUNNER = """
+import os, sys
+sys.path.insert(0, "/host")
+os.chdir("/host")
+from anytok.train.sentencepiece import train
+for kind, vocab in (("bpe", 900), ("unigram", 900), ("char", 400), ("word", 900)):
+    train("in.txt", model_prefix="ref", model_type=kind, vocab_size=vocab, num_threads=2,
+          normalization_rule_name="identity", byte_fallback=kind != "word",
+          split_digits=True).save(kind + ".model")
+"""
+
+
+def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
+    # Pyodide's CPython (npm pyodide, run by Node) trains the same bytes: its float32 rounding,
+    # libm log/exp and the tables must not depend on the interpreter.
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    pyodide = root / "web" / "node_modules" / "pyodide"
+    if not (pyodide / "pyodide.mjs").exists():
+        pytest.fail(f"{pyodide} is missing: run build_scripts/build_web.py (npm ci in web/)")
+    node = shutil.which("node")
+    assert node, "node is needed (the test setup installs npm, which brings it)"
+    host = tmp_path / "host"
+    shutil.copytree(root / "pkg" / "anytok", host / "anytok", ignore=shutil.ignore_patterns("__pycache__"))
+    text = Path(_input_file(tmp_path, "botchan", 30_000)).read_bytes()
+    text += Path(_input_file(tmp_path, "ja", 15_000)).read_bytes()
+    (host / "in.txt").write_bytes(text)
+    (host / "run.py").write_text(PYODIDE_RUNNER, encoding="utf-8")
+    r = subprocess.run([node, str(root / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(host),
+                        str(host / "run.py")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    monkeypatch.chdir(host)
+    for kind, vocab in (("bpe", 900), ("unigram", 900), ("char", 400), ("word", 900)):
+        spm.SentencePieceTrainer.train(input="in.txt", model_prefix="ref", model_type=kind, vocab_size=vocab,
+                                       num_threads=2, normalization_rule_name="identity",
+                                       byte_fallback=kind != "word", split_digits=True, minloglevel=2)
+        ref = (host / "ref.model").read_bytes()
+        ours = (host / f"{kind}.model").read_bytes()
+        assert ours == ref, (kind, _first_difference(ref, ours))

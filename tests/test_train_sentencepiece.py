@@ -225,3 +225,41 @@ def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
         ref = (host / "ref.model").read_bytes()
         ours = (host / f"{kind}.model").read_bytes()
         assert ours == ref, (kind, _first_difference(ref, ours))
+
+
+def test_suffix_array_and_tree_nodes():
+    # The seeds come from these: checked against sorting the suffixes and against the
+    # definition of the suffix tree's internal nodes (right-maximal repeats).
+    from anytok.train.sentencepiece.unigram import suffix_array, suffix_tree_nodes
+
+    rng = random.Random(11)
+    for _ in range(300):
+        t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 60))]
+        sa = suffix_array(t)
+        assert sa == sorted(range(len(t)), key=lambda i: t[i:])
+        nodes = suffix_tree_nodes(t, sa)
+        seen = set()
+        for left, right, depth in nodes:
+            w = tuple(t[sa[left]: sa[left] + depth])
+            assert all(tuple(t[sa[k]: sa[k] + depth]) == w for k in range(left, right))
+            assert w not in seen
+            seen.add(w)
+        # every repeated substring extended differently (or at the end) is a node
+        n = len(t)
+        want = set()
+        for i in range(n):
+            for j in range(i + 1, n + 1):
+                w = tuple(t[i:j])
+                occ = [k for k in range(n - len(w) + 1) if tuple(t[k:k + len(w)]) == w]
+                nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
+                if len(occ) > 1 and len(nexts) > 1:
+                    want.add(w)
+        assert seen - {()} == want
+
+
+def test_unigram_japanese_small(tmp_path):
+    # A short Japanese input: code points above the number of characters (the suffix array's
+    # ranks), scripts mixed in a piece with split_by_unicode_script=false, two threads.
+    path = _input_file(tmp_path, "ja", 40_000)
+    check_same_model(tmp_path, "ja", input=path, model_type="unigram", vocab_size=1500, num_threads=2,
+                     split_by_unicode_script=False, normalization_rule_name="identity")

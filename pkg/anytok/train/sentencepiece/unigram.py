@@ -65,7 +65,9 @@ def suffix_array(t: list[int]) -> list[int]:
     n = len(t)
     if n == 0:
         return []
-    rank = [c + 1 for c in t]
+    # ranks from 1 (0 is "past the end"), dense so that rank * (n + 1) + rank orders pairs
+    dense = {c: i + 1 for i, c in enumerate(sorted(set(t)))}
+    rank = [dense[c] for c in t]
     sa = sorted(range(n), key=rank.__getitem__)
     k = 1
     while True:

@@ -47,7 +47,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=300_000, help="bytes of the corpus to train on")
     ap.add_argument("--vocab", type=int, default=4000)
-    ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpora" / "en_emma.txt"))
+    ap.add_argument("--corpus", default=os.path.join(os.environ.get("ANYTOK_CORPORA", str(ROOT.parent / "shared" / "corpora")), "en_emma.txt"))
     ap.add_argument("--kinds", default="bpe,unigram,char,word")
     args = ap.parse_args()
     data = Path(args.corpus).read_bytes()[: args.size]

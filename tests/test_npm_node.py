@@ -87,6 +87,12 @@ out.allowed = (await m.allowed()).length;
 out.consumed = await m.consume(input.consume);
 out.masks.push(Array.from(await m.mask()));
 await m.free();
+// A refused special token: an error in this API's words, the Python traceback only in its cause.
+try {
+  await o200k.encode("<|endoftext|> here");
+} catch (e) {
+  out.specialError = { message: e.message, name: e.name, cause: String(e.cause?.message ?? "") };
+}
 // A chat template (Llama 3.1's tokenizer_config.json) on the small tokenizer: jinja2 in Node.
 const templ = await AnyTok.load({ data: input.tokenizerJson, config: input.chatConfig });
 const chatOptions = { tools: input.tools, addGenerationPrompt: true };
@@ -238,6 +244,14 @@ def test_node_script_gives_reference_ids(app, runtime):
     assert got["templateText"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True, tokenize=False)
     assert got["templateIds"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True)
     assert got["templateError"] == "no chat here"
+    # (native: tiktoken's ValueError naming allowed_special; in JS the option names are JS's)
+    with pytest.raises(ValueError, match="allowed_special"):
+        anytok.get_encoding("o200k_base").encode("<|endoftext|> here")
+    err = got["specialError"]
+    assert err["name"] == "AnyTokError" and '"<|endoftext|>"' in err["message"], err
+    assert "allowedSpecial" in err["message"] and "disallowedSpecial" in err["message"], err
+    assert "allowed_special" not in err["message"] and "Traceback" not in err["message"], err
+    assert "Traceback" in err["cause"] and "allowed_special" in err["cause"], err
 
 
 def test_node_test_runner_file(app):

@@ -26,10 +26,7 @@ spm = pytest.importorskip("sentencepiece")
 
 from anytok.sentencepiece.model_proto import parse_model_proto  # noqa: E402
 
-try:  # the loader's home before and after the layout move (issue 46)
-    from anytok.sentencepiece import load_sentencepiece_model  # type: ignore[attr-defined]
-except ImportError:
-    from anytok.convert.sentencepiece_model import load_sentencepiece_model
+from anytok.sentencepiece.model_file import load_sentencepiece_model  # noqa: E402
 
 INPUTS = {
     "botchan": None,  # fetched

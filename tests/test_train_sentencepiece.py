@@ -136,14 +136,30 @@ def test_vocab_smaller_than_alphabet(tmp_path):
 
 def test_unsupported_options_are_named(tmp_path):
     path = _input_file(tmp_path, "botchan", 20_000)
-    with pytest.raises(NotImplementedError, match="train_extremely_large_corpus"):
+    with pytest.raises(NotImplementedError, match="self_test_sample_size"):
         anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
-                     normalization_rule_name="identity", train_extremely_large_corpus=True)
+                     normalization_rule_name="identity", self_test_sample_size=5)
+    with pytest.raises(NotImplementedError, match="input_format=tsv"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", input_format="tsv")
+    with pytest.raises(NotImplementedError, match="shuffle_input_sentence"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", input_sentence_size=1000)
     with pytest.raises(ValueError, match="no_such_option"):
         anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
                      normalization_rule_name="identity", no_such_option=1)
     with pytest.raises(ValueError, match="precompiled_charsmap"):
         anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500)
+
+
+def test_unigram_options(tmp_path):
+    path = _input_file(tmp_path, "en", 30_000)
+    check_same_model(tmp_path, "uopts", input=path, model_type="unigram", vocab_size=500, num_threads=3,
+                     treat_whitespace_as_suffix=True, input_sentence_size=300, shuffle_input_sentence=False,
+                     seed_sentencepiece_size=3000, shrinking_factor=0.6, num_sub_iterations=3,
+                     unk_id=3, bos_id=-1, eos_id=0, pad_id=1, unk_piece="[UNK]", required_chars="xyz",
+                     unk_surface="??", accept_language="en", input_format="text",
+                     train_extremely_large_corpus=True, add_dummy_prefix=False)
 
 
 def test_char_word_options(tmp_path):

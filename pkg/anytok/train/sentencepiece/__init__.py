@@ -109,6 +109,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
             raise TrainerError(f"{key} must be in [{lo}, {hi}]")
     if 0 < opt.input_sentence_size <= 100:
         raise TrainerError("input_sentence_size must be 0 or more than 100")
+    if opt.input_format not in ("", "text"):
+        raise NotImplementedError(f"SentencePiece trainer option(s) not implemented: input_format={opt.input_format}")
     if opt.model_type in (UNIGRAM, BPE) and opt.use_all_vocab:
         raise TrainerError("use_all_vocab=true is valid for WORD/CHAR model")
 

@@ -83,6 +83,8 @@ SUPPORTED = {
     "vocabulary_output_piece_score", "hard_vocab_limit", "use_all_vocab", "byte_fallback",
     "required_chars", "unk_id", "bos_id", "eos_id", "pad_id", "unk_surface", "unk_piece",
     "bos_piece", "eos_piece", "pad_piece",
+    # recorded only: the same training whatever their value (input_format "text" only)
+    "accept_language", "input_format", "train_extremely_large_corpus",
 }
 
 

@@ -246,8 +246,8 @@ def test_suffix_array_and_tree_nodes():
     from anytok.train.sentencepiece.unigram import suffix_array, suffix_tree_nodes
 
     rng = random.Random(11)
-    for _ in range(300):
-        t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 60))]
+    for _ in range(150):
+        t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 40))]
         sa = suffix_array(t)
         assert sa == sorted(range(len(t)), key=lambda i: t[i:])
         nodes = suffix_tree_nodes(t, sa)

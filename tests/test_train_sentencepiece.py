@@ -249,7 +249,7 @@ def test_suffix_array_and_tree_nodes():
     for _ in range(150):
         t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 40))]
         sa = suffix_array(t)
-        assert sa == sorted(range(len(t)), key=lambda i: t[i:])
+        assert list(sa) == sorted(range(len(t)), key=lambda i: t[i:])
         nodes = suffix_tree_nodes(t, sa)
         seen = set()
         for left, right, depth in nodes:

@@ -59,22 +59,23 @@ def digamma(x: float) -> float:
 
 # -- seeds -------------------------------------------------------------------------------------
 
-def suffix_array(t: list[int]) -> list[int]:
-    """The suffix array of `t` (a shorter suffix sorts before its extensions), by prefix
-    doubling; any correct algorithm gives the same array."""
+def suffix_array(t) -> array:
+    """The suffix array of `t` (a sequence of ints; a shorter suffix sorts before its
+    extensions), by prefix doubling; any correct algorithm gives the same array.  Ranks live
+    in int64 arrays: only the sort's list and keys hold Python ints."""
     n = len(t)
     if n == 0:
-        return []
+        return array("q")
     # ranks from 1 (0 is "past the end"), dense so that rank * (n + 1) + rank orders pairs
     dense = {c: i + 1 for i, c in enumerate(sorted(set(t)))}
-    rank = [dense[c] for c in t]
+    rank = array("q", [dense[c] for c in t])
     sa = sorted(range(n), key=rank.__getitem__)
     k = 1
+    nk = n + 1
     while True:
-        nk = n + 1
         key = [rank[i] * nk + (rank[i + k] if i + k < n else 0) for i in range(n)]
         sa.sort(key=key.__getitem__)
-        new = [0] * n
+        new = array("q", bytes(8 * n))
         r = 1
         prev = key[sa[0]]
         new[sa[0]] = 1
@@ -84,9 +85,10 @@ def suffix_array(t: list[int]) -> list[int]:
                 r += 1
                 prev = ki
             new[i] = r
+        del key
         rank = new
         if r == n:
-            return sa
+            return array("q", sa)
         k <<= 1
 
 
@@ -95,11 +97,11 @@ def suffix_tree_nodes(t: list[int], sa: list[int]) -> list[tuple[int, int, int]]
     n = len(t)
     if n == 0:
         return []
-    psi = [0] * n
+    psi = array("q", bytes(8 * n))
     psi[sa[0]] = sa[n - 1]
     for i in range(1, n):
         psi[sa[i]] = sa[i - 1]
-    plcp = [0] * n
+    plcp = array("q", bytes(8 * n))
     h = 0
     for i in range(n):
         j = psi[i]
@@ -108,7 +110,9 @@ def suffix_tree_nodes(t: list[int], sa: list[int]) -> list[tuple[int, int, int]]
         plcp[i] = h
         if h > 0:
             h -= 1
-    hh = [plcp[s] for s in sa]
+    del psi
+    hh = array("q", [plcp[s] for s in sa])
+    del plcp
     hh[0] = -1
     nodes = []
     stack = [(-1, -1)]
@@ -142,32 +146,32 @@ def _to_log_prob(pieces: list[list]) -> None:
 
 
 def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
-    array: list[int] = []
     all_chars: dict[str, int] = {}
     for s, freq in sentences:
         for c in s:
-            array.append(ord(c))
-            if c != UNK_CHAR and c != "\0":
-                all_chars[c] = all_chars.get(c, 0) + freq
-        array.append(0)
+            all_chars[c] = all_chars.get(c, 0) + freq
+    all_chars.pop(UNK_CHAR, None)
+    all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
-    n = len(array)
+    # every sentence followed by a boundary 0
+    text = "\0".join(s for s, _ in sentences) + "\0"
+    n = len(text)
     if n > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
-    sa = suffix_array(array)
-    nodes = suffix_tree_nodes(array, sa)
+    codes = array("I", text.encode("utf-32-le"))
+    sa = suffix_array(codes)
+    nodes = suffix_tree_nodes(codes, sa)
+    del codes
     cands = []
     for idx, (left, right, depth) in enumerate(nodes):
         offset = sa[left]
         if depth <= 1 or offset >= n or offset + depth >= n:
             continue
-        sub = array[offset: offset + depth]
-        if 0 in sub:
-            continue
-        w = "".join(map(chr, sub))
-        if not checker(w):
+        w = text[offset: offset + depth]
+        if "\0" in w or not checker(w):
             continue
         cands.append((-(right - left) * depth, idx, w))
+    del nodes, sa
     cands.sort()
     for score, _, w in cands[:seed_size]:
         seeds.append([w, -score])

@@ -2,7 +2,7 @@
 openai-harmony 0.0.8 (harmony), transformers 5.23.0 (Hugging Face chat templates).
 
 Default run: a seeded sample per kind.  `ANYTOK_FULL=1` multiplies the generated cases (thousands
-per model).  The reference packages come from build_scripts/fetch_chat.py (npm, sha256-verified).
+per model).  The reference packages come from build_scripts/fetch/fetch_chat.py (npm, sha256-verified).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 from fetch_chat import fetch as fetch_chat  # noqa: E402
 
 from anytok import chat  # noqa: E402

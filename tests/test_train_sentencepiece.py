@@ -1,7 +1,7 @@
 """anytok.train(kind=..., style="sentencepiece") writes the `.model` bytes sentencepiece's trainer
 writes (sentencepiece==0.2.1, the pinned reference, run in-process with the same options).
 
-Inputs: botchan.txt from sentencepiece's sdist (build_scripts/fetch_sentencepiece_models.py,
+Inputs: botchan.txt from sentencepiece's sdist (build_scripts/fetch/fetch_sentencepiece_models.py,
 sha256-pinned) and the corpora in ../shared/corpora, cut to their first lines.  The default run
 is a seeded sample of the matrix; ANYTOK_FULL=1 runs all of it (see docs/training.md).  Each
 trained model must also encode text as sentencepiece encodes it with the same model.

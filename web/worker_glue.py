@@ -388,7 +388,7 @@ def window(key: str, block: str, overlap: str, final: bool, with_ids: bool, chec
 
 def clear_piece_cache(key: str) -> int:
     """Empty an encoding's cache of merged pieces; the number of entries it held.  For
-    build_scripts/bench_browser.py, which times every call without that cache (as bench.py
+    build_scripts/bench/bench_browser.py, which times every call without that cache (as bench.py
     does); not part of the shim's API."""
     cache = getattr(_tok(key), "_piece_cache", None)
     if cache is None:

@@ -27,7 +27,7 @@ import operator
 from itertools import repeat
 from typing import Callable
 
-# Which implementation for which piece length (bytes), from build_scripts/bench_merge.py:
+# Which implementation for which piece length (bytes), from build_scripts/bench/bench_merge.py:
 # the list merge has the smallest constant, the heap merge wins from ~16 bytes on, and long
 # pieces go to the linear encoders of backtrack.py (stitched windows or the backtracking
 # search), which also keep memory small (the heap would hold tuples for every byte of a 10 MB
@@ -36,7 +36,7 @@ LIST_MAX = 16
 HEAP_MAX = 4096
 # The same for an ASCII piece merged on str with the text table (core._merge_new): there the
 # list merge beats the heap merge up to ~32 characters of symbols, ~48 of random letters and
-# ~64 of words, natively and under Pyodide alike (build_scripts/bench_merge.py --str --pyodide).
+# ~64 of words, natively and under Pyodide alike (build_scripts/bench/bench_merge.py --str --pyodide).
 STR_LIST_MAX = 32
 # A run of one ASCII character is merged on str too up to this length: the long-piece encoders'
 # shortcut for runs (backtrack.py) starts with a heap merge of ~258 bytes itself, so up to there

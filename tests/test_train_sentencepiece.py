@@ -162,6 +162,20 @@ def test_unigram_options(tmp_path):
                      train_extremely_large_corpus=True, add_dummy_prefix=False)
 
 
+def test_sentences_from_texts(tmp_path):
+    # spm's sentence_iterator: each item is one sentence; no input recorded.
+    texts = Path(_input_file(tmp_path, "en", 40_000)).read_text(encoding="utf-8").split("\n")[:400]
+    texts += ["two\nlines", "", "tab\there"]
+    for kind in ("bpe", "unigram"):
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=str(tmp_path / kind),
+                                       model_type=kind, vocab_size=700, num_threads=1,
+                                       normalization_rule_name="identity", minloglevel=2)
+        ref = (tmp_path / f"{kind}.model").read_bytes()
+        mine = anytok.train(texts=texts, kind=kind, style="sentencepiece", vocab_size=700, num_threads=1,
+                            model_prefix=str(tmp_path / kind), normalization_rule_name="identity").data
+        assert mine == ref, _first_difference(ref, mine)
+
+
 def test_char_word_options(tmp_path):
     path = _input_file(tmp_path, "zh", 60_000)
     check_same_model(tmp_path, "charall", input=path, model_type="char", vocab_size=500, num_threads=1,

@@ -110,12 +110,14 @@ def train(
     if style == "sentencepiece":
         from .sentencepiece import train as train_sentencepiece
 
-        if files is None or texts is not None or word_counts is not None:
-            raise ValueError("style='sentencepiece' trains from files only (its input)")
+        if (files is None) == (texts is None) or word_counts is not None:
+            raise ValueError("style='sentencepiece' trains from files or from texts (each one a sentence)")
         if kind is not None:
             given = sentencepiece_options.setdefault("model_type", kind)
             if str(given).lower() != kind:
                 raise ValueError(f"kind={kind!r} but model_type={given!r}")
+        if texts is not None:
+            sentencepiece_options["sentence_iterator"] = [texts] if isinstance(texts, str) else texts
         return train_sentencepiece(files, vocab_size=vocab_size, **sentencepiece_options)
     if sentencepiece_options or kind not in (None, "bpe"):
         raise ValueError(f"options {sorted(sentencepiece_options)} and kind={kind!r} need style='sentencepiece'")

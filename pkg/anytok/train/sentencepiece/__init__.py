@@ -54,13 +54,21 @@ class TrainedSentencePiece:
         return parse_model_proto(self.data)
 
 
+def _sentences_of(texts: Iterable[str]) -> Iterable[str]:
+    for t in texts:
+        if not isinstance(t, str):
+            raise TypeError(f"sentence_iterator must give str, not {type(t).__name__}")
+        yield t
+
+
 def charsmap_of(model_path: str | os.PathLike[str]) -> bytes:
     """The normalization table of an existing `.model` file."""
     with open(model_path, "rb") as f:
         return parse_model_proto(f.read()).normalizer_spec.precompiled_charsmap
 
 
-def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
+def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None, *,
+          sentence_iterator: Iterable[str] | None = None,
           normalization_rule_name: str | None = None,
           precompiled_charsmap: bytes | None = None,
           add_dummy_prefix: bool | None = None,
@@ -69,18 +77,27 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
           **options) -> TrainedSentencePiece:
     """Train as `sentencepiece.SentencePieceTrainer.train(input=..., **options)` would.
 
-    `input`: a file or files (their names are recorded in the model, as sentencepiece does).
+    `input`: a file or files (their names are recorded in the model, as sentencepiece does),
+    or `sentence_iterator`: the sentences themselves (each one a sentence, as sentencepiece's
+    `sentence_iterator=`; nothing recorded).
     Normalizer options: `normalization_rule_name` (default "nmt_nfkc"), its table
     `precompiled_charsmap` (needed unless the rule is "identity"), `add_dummy_prefix`,
     `remove_extra_whitespaces`, `escape_whitespaces`.  Any other keyword is a TrainerSpec
     option (`vocab_size`, `model_type`, `character_coverage`, `byte_fallback`,
     `split_digits`, `num_threads`, ...).
     """
-    files = [os.fspath(input)] if isinstance(input, (str, os.PathLike)) else [os.fspath(p) for p in input]
+    if (input is None) == (sentence_iterator is None):
+        raise ValueError("give input (files) or sentence_iterator (sentences), not both")
+    if input is None:
+        files = None
+    elif isinstance(input, (str, os.PathLike)):
+        files = [os.fspath(input)]
+    else:
+        files = [os.fspath(p) for p in input]
     if "normalization_rule_tsv" in options or "denormalization_rule_tsv" in options:
         raise NotImplementedError("SentencePiece trainer option(s) not implemented: normalization_rule_tsv")
     options.pop("minloglevel", None)
-    opt = TrainerOptions({"input": files, **options})
+    opt = TrainerOptions({"input": files, **options} if files is not None else dict(options))
     if escape_whitespaces is False:
         raise NotImplementedError("SentencePiece trainer option(s) not implemented: escape_whitespaces=False")
 
@@ -120,7 +137,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *,
         remove_extra_whitespaces=nd["remove_extra_whitespaces"],
         escape_whitespaces=nd["escape_whitespaces"],
         treat_whitespace_as_suffix=opt.treat_whitespace_as_suffix)
-    sentences = load_sentences(read_lines(files), opt, normalizer, meta)
+    lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
+    sentences = load_sentences(lines, opt, normalizer, meta)
     required = required_chars(sentences, opt, meta)
     checker = PieceChecker(opt)
 

@@ -326,3 +326,16 @@ def test_tiny_corpora_full_of_ties(tmp_path, monkeypatch, block):
             continue
         mine = anytok.train("in.txt", kind=kind, style="sentencepiece", model_prefix="r", **opts).data
         assert mine == ref, (seed, opts, _first_difference(ref, mine))
+
+
+def test_cli_usage_errors(tmp_path):
+    path = _input_file(tmp_path, "botchan", 20_000)
+    for extra, message in ((["--kind", "bpe", "-o", "x.json"], "must end in .model"),
+                           (["-o", "x.model"], "needs --kind"),
+                           (["--kind", "bpe", "--special", "<s>", "-o", "x.model"], "--spm OPTION=VALUE"),
+                           (["--kind", "bpe", "--spm", "bogus", "-o", "x.model"], "OPTION=VALUE"),
+                           (["--kind", "bpe", "--spm", "no_such=1", "-o", "x.model"], "no_such"),
+                           (["--kind", "bpe", "-o", "x.model"], "precompiled_charsmap")):
+        r = subprocess.run([sys.executable, "-m", "anytok", "train", path, "--style", "sentencepiece",
+                            "--vocab-size", "300", *extra], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr.startswith("anytok: error:") and message in r.stderr, (extra, r.stderr)

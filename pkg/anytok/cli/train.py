@@ -85,7 +85,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.style == "sentencepiece":
         return _train_sentencepiece(args)
     if args.kind not in (None, "bpe") or args.spm or args.charsmap_from:
-        print("error: --kind, --spm and --charsmap-from are for --style sentencepiece", file=sys.stderr)
+        print("anytok: error: --kind, --spm and --charsmap-from are for --style sentencepiece", file=sys.stderr)
         return 2
     suffix = os.path.splitext(args.output)[1].lower()
     if suffix not in FORMATS:
@@ -129,16 +129,20 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
     from ..train.sentencepiece import TrainerError, charsmap_of, train
 
     if not args.output.endswith(".model"):
-        print("error: --style sentencepiece writes a .model file: OUT must end in .model", file=sys.stderr)
+        print("anytok: error: --style sentencepiece writes a .model file: OUT must end in .model", file=sys.stderr)
         return 2
     if args.kind is None:
-        print("error: --style sentencepiece needs --kind unigram|bpe|char|word", file=sys.stderr)
+        print("anytok: error: --style sentencepiece needs --kind unigram|bpe|char|word", file=sys.stderr)
+        return 2
+    if args.special or args.min_frequency or args.max_token_length is not None or args.pattern != "o200k_base":
+        print("anytok: error: --special, --pattern, --min-frequency and --max-token-length are for --style hf|tiktoken; "
+              "give sentencepiece's options as --spm OPTION=VALUE", file=sys.stderr)
         return 2
     options: dict[str, str] = {}
     for item in args.spm:
         key, eq, value = item.partition("=")
         if not eq or not key:
-            print(f"error: --spm {item!r}: write OPTION=VALUE", file=sys.stderr)
+            print(f"anytok: error: --spm {item!r}: write OPTION=VALUE", file=sys.stderr)
             return 2
         options[key.lstrip("-")] = value
     normalizer = {k: options.pop(k) for k in ("normalization_rule_name", "add_dummy_prefix",
@@ -153,7 +157,7 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
         model = train(args.files, model_prefix=args.output[: -len(".model")], model_type=args.kind,
                       vocab_size=args.vocab_size, precompiled_charsmap=charsmap, **normalizer, **options)
     except (TrainerError, NotImplementedError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"anytok: error: {e}", file=sys.stderr)
         return 2
     model.save(args.output)
     if not args.quiet:

@@ -5,6 +5,7 @@
 Files (never committed):
   PyPI sdist sentencepiece==0.2.1   sentencepiece-0.2.1/test/test_model.model      (Unigram, nfkc)
                                     sentencepiece-0.2.1/test/test_ja_model.model   (Unigram, nfkc)
+                                    sentencepiece-0.2.1/test/botchan.txt   (training text)
   PyPI wheel mistral-common==1.13.1 mistral_common/data/tokenizer.model.v1         (BPE, byte fallback)
                                     mistral_common/data/mistral_instruct_tokenizer_240323.model.v3
                                                                                    (BPE, user-defined)
@@ -43,6 +44,8 @@ FILES = [
      "test_model.model", "4884d27bf50494e080aa99dbb868f27b68b6a3b6bd128da37ad6057c5e3cf5a2"),
     ("pypi-sdist", "sentencepiece==0.2.1", "sentencepiece-0.2.1/test/test_ja_model.model",
      "test_ja_model.model", "e39551e7ab937745b25edf55a7399d3c78948fda1dabca6b1781df2fcec67f65"),
+    ("pypi-sdist", "sentencepiece==0.2.1", "sentencepiece-0.2.1/test/botchan.txt",
+     "botchan.txt", "464bd5300c24fce16fcc4555d4231a57632caae4d0090ad6aa92854a3b227ba7"),
     ("pypi-wheel", "mistral-common==1.13.1", "mistral_common/data/tokenizer.model.v1",
      "tokenizer.model.v1", "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055"),
     ("pypi-wheel", "mistral-common==1.13.1", "mistral_common/data/mistral_instruct_tokenizer_240323.model.v3",

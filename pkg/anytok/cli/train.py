@@ -5,6 +5,14 @@
 
 OUT's suffix picks the format: `.json` (a tokenizer.json, style hf), `.tiktoken` (style tiktoken)
 or `.atok` (either).
+
+    python -m anytok train FILE... --style sentencepiece --kind unigram|bpe|char|word --vocab-size N
+                           [--spm OPTION=VALUE]... [--charsmap-from MODEL] -o OUT.model
+
+writes the `.model` that `spm_train --input=FILE,... --model_prefix=OUT --model_type=KIND
+--vocab_size=N --OPTION=VALUE ...` writes (sentencepiece 0.2.1), byte for byte.  The
+normalization rule's table comes from --charsmap-from (any model trained with that rule),
+unless --spm normalization_rule_name=identity.
 """
 
 from __future__ import annotations
@@ -24,8 +32,15 @@ def add_parser(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 text files")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="tokens in all (hf: special tokens + 256 characters + merges; tiktoken: 256 bytes + merges)")
-    p.add_argument("--style", choices=("hf", "tiktoken"), required=True,
-                   help="hf: as tokenizers' BpeTrainer (a tokenizer.json); tiktoken: as rustbpe (ranks)")
+    p.add_argument("--style", choices=("hf", "tiktoken", "sentencepiece"), required=True,
+                   help="hf: as tokenizers' BpeTrainer (a tokenizer.json); tiktoken: as rustbpe (ranks); "
+                   "sentencepiece: as spm_train (a .model)")
+    p.add_argument("--kind", choices=("unigram", "bpe", "char", "word"),
+                   help="sentencepiece only: the model type")
+    p.add_argument("--spm", action="append", default=[], metavar="OPTION=VALUE",
+                   help="sentencepiece only: one of spm_train's options (repeatable), e.g. byte_fallback=true")
+    p.add_argument("--charsmap-from", metavar="MODEL",
+                   help="sentencepiece only: take the normalization table from this .model")
     p.add_argument("--pattern", default="o200k_base",
                    help="split pattern: a bundled encoding's name (o200k_base, cl100k_base, ...) or a regex "
                    "(default: o200k_base)")
@@ -67,6 +82,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     from ..train import train
 
+    if args.style == "sentencepiece":
+        return _train_sentencepiece(args)
+    if args.kind not in (None, "bpe") or args.spm or args.charsmap_from:
+        print("anytok: error: --kind, --spm and --charsmap-from are for --style sentencepiece", file=sys.stderr)
+        return 2
     suffix = os.path.splitext(args.output)[1].lower()
     if suffix not in FORMATS:
         print(f"anytok: error: {args.output}: the output's suffix must be one of {', '.join(FORMATS)}", file=sys.stderr)
@@ -102,6 +122,47 @@ def cmd_train(args: argparse.Namespace) -> int:
             pat = args.pattern if _is_bundled(args.pattern) else "REGEX"
             print(f"note: a .tiktoken file holds no split pattern or special tokens; use it as "
                   f"`--vocab {args.output} --pat-str {pat}`, or write .atok, which keeps both", file=sys.stderr)
+    return 0
+
+
+def _train_sentencepiece(args: argparse.Namespace) -> int:
+    from ..train.sentencepiece import TrainerError, charsmap_of, train
+
+    if not args.output.endswith(".model"):
+        print("anytok: error: --style sentencepiece writes a .model file: OUT must end in .model", file=sys.stderr)
+        return 2
+    if args.kind is None:
+        print("anytok: error: --style sentencepiece needs --kind unigram|bpe|char|word", file=sys.stderr)
+        return 2
+    if args.special or args.min_frequency or args.max_token_length is not None or args.pattern != "o200k_base":
+        print("anytok: error: --special, --pattern, --min-frequency and --max-token-length are for --style hf|tiktoken; "
+              "give sentencepiece's options as --spm OPTION=VALUE", file=sys.stderr)
+        return 2
+    options: dict[str, str] = {}
+    for item in args.spm:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            print(f"anytok: error: --spm {item!r}: write OPTION=VALUE", file=sys.stderr)
+            return 2
+        options[key.lstrip("-")] = value
+    normalizer = {k: options.pop(k) for k in ("normalization_rule_name", "add_dummy_prefix",
+                                              "remove_extra_whitespaces", "escape_whitespaces")
+                  if k in options}
+    for k in ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"):
+        if k in normalizer:
+            normalizer[k] = normalizer[k].lower() in ("true", "1", "t", "yes", "y", "")
+    charsmap = charsmap_of(args.charsmap_from) if args.charsmap_from else None
+    t0 = time.perf_counter()
+    try:
+        model = train(args.files, model_prefix=args.output[: -len(".model")], model_type=args.kind,
+                      vocab_size=args.vocab_size, precompiled_charsmap=charsmap, **normalizer, **options)
+    except (TrainerError, NotImplementedError, ValueError) as e:
+        print(f"anytok: error: {e}", file=sys.stderr)
+        return 2
+    model.save(args.output)
+    if not args.quiet:
+        print(f"{args.output}: {len(model.proto().pieces):,} pieces, {args.kind}, "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
 
 

@@ -84,6 +84,8 @@ def train(
     word_counts: Mapping[str, int] | Iterable[tuple[str, int]] | None = None,
     progress: Callable[[dict], None] | None = None,
     name: str = "trained",
+    kind: str | None = None,
+    **sentencepiece_options,
 ) -> TrainedBPE:
     """Learn a BPE vocabulary of `vocab_size` tokens from `files`, `texts` and/or `word_counts`.
 
@@ -99,7 +101,26 @@ def train(
     `progress(info)` is called now and then with a dict: ``{"phase": "count", "mb",
     "mb_per_s", "texts", "distinct", "done"}`` while counting, ``{"phase": "merge", "done",
     "total", "eta_s"}`` while merging.
+
+    ``style="sentencepiece"`` trains a SentencePiece model instead, byte for byte as
+    `sentencepiece`'s trainer: ``kind`` is its model type ("unigram", "bpe", "char", "word"),
+    `files` its input, and further keywords are its options (see
+    `anytok.train.sentencepiece.train`); it returns a `TrainedSentencePiece` (`.save(path)`).
     """
+    if style == "sentencepiece":
+        from .sentencepiece import train as train_sentencepiece
+
+        if (files is None) == (texts is None) or word_counts is not None:
+            raise ValueError("style='sentencepiece' trains from files or from texts (each one a sentence)")
+        if kind is not None:
+            given = sentencepiece_options.setdefault("model_type", kind)
+            if str(given).lower() != kind:
+                raise ValueError(f"kind={kind!r} but model_type={given!r}")
+        if texts is not None:
+            sentencepiece_options["sentence_iterator"] = [texts] if isinstance(texts, str) else texts
+        return train_sentencepiece(files, vocab_size=vocab_size, **sentencepiece_options)
+    if sentencepiece_options or kind not in (None, "bpe"):
+        raise ValueError(f"options {sorted(sentencepiece_options)} and kind={kind!r} need style='sentencepiece'")
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, not {style!r}")
     if not isinstance(vocab_size, int) or vocab_size < 0:

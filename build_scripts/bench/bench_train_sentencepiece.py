@@ -1,0 +1,73 @@
+"""CPU time and peak memory of anytok's SentencePiece trainers vs sentencepiece's, per kind.
+
+    python build_scripts/bench/bench_train_sentencepiece.py [--size 300000] [--vocab 4000] [--corpus PATH]
+
+Each training runs in its own process (single thread: num_threads=1) so that its peak RSS is
+its own; both write the same model (checked).  Prints one line per kind with the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHILD = r"""
+import resource, sys, time
+kind, path, vocab, prefix, who = sys.argv[1:6]
+opts = dict(model_type=kind, vocab_size=int(vocab), num_threads=1, normalization_rule_name="identity")
+if kind == "unigram":
+    opts["hard_vocab_limit"] = False
+t = time.process_time()
+if who == "spm":
+    import sentencepiece as spm
+    spm.SentencePieceTrainer.train(input=path, model_prefix=prefix, minloglevel=2, **opts)
+else:
+    from anytok.train.sentencepiece import train
+    train(path, model_prefix=prefix, **opts).save(prefix + ".model")
+cpu = time.process_time() - t
+print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def run(who: str, kind: str, path: str, vocab: int, prefix: str) -> tuple[float, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "pkg"))
+    out = subprocess.run([sys.executable, "-c", CHILD, kind, path, str(vocab), prefix, who],
+                         check=True, capture_output=True, text=True, env=env).stdout.split()
+    return float(out[0]), int(out[1]) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=300_000, help="bytes of the corpus to train on")
+    ap.add_argument("--vocab", type=int, default=4000)
+    ap.add_argument("--corpus", default=os.path.join(os.environ.get("ANYTOK_CORPORA", str(ROOT.parent / "shared" / "corpora")), "en_emma.txt"))
+    ap.add_argument("--kinds", default="bpe,unigram,char,word")
+    args = ap.parse_args()
+    data = Path(args.corpus).read_bytes()[: args.size]
+    data = data[: data.rindex(b"\n") + 1]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "input.txt")
+        Path(path).write_bytes(data)
+        print(f"{Path(args.corpus).name}, first {len(data):,} bytes, vocab {args.vocab}, num_threads=1")
+        for kind in args.kinds.split(","):
+            s_cpu, s_mem = run("spm", kind, path, args.vocab, os.path.join(tmp, "s"))
+            a_cpu, a_mem = run("anytok", kind, path, args.vocab, os.path.join(tmp, "a"))
+            # The recorded model_prefix differs; compare the pieces.
+            from anytok.sentencepiece.model_proto import parse_model_proto
+            ps = parse_model_proto(Path(tmp, "s.model").read_bytes())
+            pa = parse_model_proto(Path(tmp, "a.model").read_bytes())
+            same = (ps.pieces, ps.scores, ps.types) == (pa.pieces, pa.scores, pa.types)
+            print(f"{kind:8} sentencepiece {s_cpu:7.2f} s {s_mem:7.1f} MiB | anytok {a_cpu:7.2f} s "
+                  f"{a_mem:7.1f} MiB | time x{a_cpu / max(s_cpu, 1e-9):.1f}, memory x{a_mem / s_mem:.1f}"
+                  f"{'' if same else '  (PIECES DIFFER)'}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT / "pkg"))
+    main()

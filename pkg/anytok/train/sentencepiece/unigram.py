@@ -1,0 +1,610 @@
+"""SentencePiece's Unigram trainer (`unigram_model_trainer.cc`), float for float.
+
+1. Seeds: every character, then the substrings that are internal nodes of the suffix tree of
+   all sentences (suffix array + LCP, enumerated as esaxx does), scored frequency x length;
+   the best `seed_sentencepiece_size` (ties: node order); log-probabilities (`_to_log_prob`).
+2. EM on the words (`split_by_whitespace`): the E-step runs forward-backward over each word's
+   lattice and sums expected counts; the M-step drops pieces under 0.5 and scores the rest
+   digamma(count) - digamma(total) (Bayesian EM).  `num_sub_iterations` times, then
+3. pruning: each piece's loss if it were replaced by its second-best segmentation; the pieces
+   with the largest loss stay (`shrinking_factor`), until at most 1.1 x vocab_size remain;
+4. the required characters, then the best pieces, sorted by score.
+
+sentencepiece does this in float32 with libm's double `log` and `exp` in between: every
+float32 operation here is a double operation rounded to float32 (exact, since the double
+result of +, -, *, / on float32 inputs is rounded only once more), and `math.log`/`math.exp`
+are the C library's.  With `num_threads` = N sentencepiece gives sentence i to thread i mod N
+and adds the threads' float32 sums in thread order; so does this (one thread at a time).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from array import array
+
+from ._common import UNK_CHAR, PieceChecker
+
+__all__ = ["train_unigram"]
+
+_F = struct.Struct("<f")
+_pack = _F.pack
+_unpack = _F.unpack
+
+
+def f32(x: float) -> float:
+    return _unpack(_pack(x))[0]
+
+
+_FLT_MAX = 3.4028234663852886e38
+_UNK_PENALTY = 10.0
+_log = math.log
+_exp = math.exp
+
+
+def digamma(x: float) -> float:
+    """sentencepiece's Digamma (double): recurrence up to 7, then the asymptotic series."""
+    result = 0.0
+    while x < 7:
+        result -= 1 / x
+        x += 1
+    x -= 1.0 / 2.0
+    xx = 1.0 / x
+    xx2 = xx * xx
+    xx4 = xx2 * xx2
+    result += (_log(x) + (1.0 / 24.0) * xx2 - (7.0 / 960.0) * xx4
+               + (31.0 / 8064.0) * xx4 * xx2 - (127.0 / 30720.0) * xx4 * xx4)
+    return result
+
+
+# -- seeds -------------------------------------------------------------------------------------
+
+def suffix_array(t) -> array:
+    """The suffix array of `t` (a sequence of ints; a shorter suffix sorts before its
+    extensions), by prefix doubling; any correct algorithm gives the same array.  Ranks live
+    in int64 arrays: only the sort's list and keys hold Python ints."""
+    n = len(t)
+    if n == 0:
+        return array("q")
+    # ranks from 1 (0 is "past the end"), dense so that rank * (n + 1) + rank orders pairs
+    dense = {c: i + 1 for i, c in enumerate(sorted(set(t)))}
+    rank = array("q", [dense[c] for c in t])
+    sa = sorted(range(n), key=rank.__getitem__)
+    k = 1
+    nk = n + 1
+    while True:
+        key = [rank[i] * nk + (rank[i + k] if i + k < n else 0) for i in range(n)]
+        sa.sort(key=key.__getitem__)
+        new = array("q", bytes(8 * n))
+        r = 1
+        prev = key[sa[0]]
+        new[sa[0]] = 1
+        for i in sa[1:] if n > 1 else ():
+            ki = key[i]
+            if ki != prev:
+                r += 1
+                prev = ki
+            new[i] = r
+        del key
+        rank = new
+        if r == n:
+            return array("q", sa)
+        k <<= 1
+
+
+def suffix_tree_nodes(t: list[int], sa: list[int]) -> list[tuple[int, int, int]]:
+    """esaxx's `suffixtree`: the internal nodes as (left, right, depth) in its order."""
+    n = len(t)
+    if n == 0:
+        return []
+    psi = array("q", bytes(8 * n))
+    psi[sa[0]] = sa[n - 1]
+    for i in range(1, n):
+        psi[sa[i]] = sa[i - 1]
+    plcp = array("q", bytes(8 * n))
+    h = 0
+    for i in range(n):
+        j = psi[i]
+        while i + h < n and j + h < n and t[i + h] == t[j + h]:
+            h += 1
+        plcp[i] = h
+        if h > 0:
+            h -= 1
+    del psi
+    hh = array("q", [plcp[s] for s in sa])
+    del plcp
+    hh[0] = -1
+    nodes = []
+    stack = [(-1, -1)]
+    i = 0
+    while True:
+        cur_first = i
+        cur_second = -1 if i == n else hh[i]
+        cand = stack[-1]
+        while cand[1] > cur_second:
+            if i - cand[0] > 1:
+                nodes.append((cand[0], i, cand[1]))
+            cur_first = cand[0]
+            stack.pop()
+            cand = stack[-1]
+        if cand[1] < cur_second:
+            stack.append((cur_first, cur_second))
+        if i == n:
+            break
+        stack.append((i, n - sa[i] + 1))
+        i += 1
+    return nodes
+
+
+def _to_log_prob(pieces: list[list]) -> None:
+    total = 0.0
+    for p in pieces:
+        total = f32(total + p[1])
+    logsum = f32(_log(total))
+    for p in pieces:
+        p[1] = f32(_log(p[1]) - logsum)
+
+
+def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
+    all_chars: dict[str, int] = {}
+    for s, freq in sentences:
+        for c in s:
+            all_chars[c] = all_chars.get(c, 0) + freq
+    all_chars.pop(UNK_CHAR, None)
+    all_chars.pop("\0", None)
+    seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
+    # every sentence followed by a boundary 0
+    text = "\0".join(s for s, _ in sentences) + "\0"
+    n = len(text)
+    if n > 0x7FFFFFFF:
+        raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
+    codes = array("I", text.encode("utf-32-le"))
+    sa = suffix_array(codes)
+    nodes = suffix_tree_nodes(codes, sa)
+    del codes
+    cands = []
+    for idx, (left, right, depth) in enumerate(nodes):
+        offset = sa[left]
+        if depth <= 1 or offset >= n or offset + depth >= n:
+            continue
+        w = text[offset: offset + depth]
+        if "\0" in w or not checker(w):
+            continue
+        cands.append((-(right - left) * depth, idx, w))
+    del nodes, sa
+    cands.sort()
+    for score, _, w in cands[:seed_size]:
+        seeds.append([w, -score])
+    for p in seeds:
+        p[1] = f32(float(p[1]))
+    _to_log_prob(seeds)
+    return seeds
+
+
+# -- the model and its lattices ----------------------------------------------------------------
+
+class _Model:
+    """TrainerModel: pieces (ids = positions) with float32 scores, and their lattices."""
+
+    def __init__(self, pieces: list[list], matches: "_Matches"):
+        self.pieces = pieces
+        self.scores = [p[1] for p in pieces]
+        self.matches = matches
+        # seed index -> current piece id (-1: gone); unknown strings get new seed indexes.
+        cur = [-1] * len(matches.index)
+        index = matches.index
+        for i, (p, _) in enumerate(pieces):
+            k = index.get(p)
+            if k is None:
+                k = matches.add(p)
+                cur.append(-1)
+            cur[k] = i
+        self.cur = cur
+        m = _FLT_MAX
+        for _, sc in pieces:
+            if sc < m:
+                m = sc
+        self.min_score = m
+        self.unk_score = f32(m - _UNK_PENALTY)
+
+    def lattice(self, text: str):
+        """PopulateNodes: node 0 is BOS, 1 EOS, then per start position the pieces there by
+        length (an unknown one-character node, id 0, when no piece has one character).
+        Returns (ids, scores, starts, begin lists, end lists)."""
+        n = len(text)
+        ids = [-1, -1]
+        scores = [0.0, 0.0]
+        starts = [0, n]
+        begin = [[] for _ in range(n + 1)]
+        end = [[] for _ in range(n + 1)]
+        end[0].append(0)
+        begin[n].append(1)
+        cur = self.cur
+        sc = self.scores
+        unk = self.unk_score
+        k = 2
+        for b, row in enumerate(self.matches.of(text)):
+            single = False
+            bl = begin[b]
+            for e, seed in row:
+                pid = cur[seed]
+                if pid >= 0:
+                    ids.append(pid)
+                    scores.append(sc[pid])
+                    starts.append(b)
+                    bl.append(k)
+                    end[e].append(k)
+                    k += 1
+                    if e == b + 1:
+                        single = True
+            if not single:
+                ids.append(0)
+                scores.append(unk)
+                starts.append(b)
+                bl.append(k)
+                end[b + 1].append(k)
+                k += 1
+        return ids, scores, starts, begin, end
+
+
+class _Matches:
+    """For each text, per start position the (end, seed index) of the seed pieces found there,
+    shortest first -- the pieces of later models are a subset of the seeds."""
+
+    def __init__(self, seeds: list[list]):
+        self.index: dict[str, int] = {p: i for i, (p, _) in enumerate(seeds)}
+        self.prefixes: set[str] = set()
+        for p in self.index:
+            self._add_prefixes(p)
+        self.memo: dict[str, list] = {}
+
+    def _add_prefixes(self, p: str) -> None:
+        for k in range(1, len(p) + 1):
+            self.prefixes.add(p[:k])
+
+    def add(self, p: str) -> int:
+        k = self.index[p] = len(self.index)
+        self._add_prefixes(p)
+        self.memo.clear()
+        return k
+
+    def of(self, text: str) -> list:
+        rows = self.memo.get(text)
+        if rows is not None:
+            return rows
+        n = len(text)
+        prefixes = self.prefixes
+        get = self.index.get
+        rows = []
+        for b in range(n):
+            row = []
+            e = b + 1
+            while e <= n:
+                sub = text[b:e]
+                if sub not in prefixes:
+                    break
+                k = get(sub)
+                if k is not None:
+                    row.append((e, k))
+                e += 1
+            rows.append(row)
+        self.memo[text] = rows
+        return rows
+
+
+_BUF = array("f", [0.0])
+
+
+def _viterbi(scores, begin, end, n):
+    """Lattice::Viterbi: (path of node indices without BOS/EOS, backtrace scores)."""
+    buf = _BUF
+    bt = [0.0] * len(scores)
+    prev = [-1] * len(scores)
+    for pos in range(n + 1):
+        lefts = end[pos]
+        for r in begin[pos]:
+            rs = scores[r]
+            best = -1
+            best_score = 0.0
+            for l in lefts:
+                buf[0] = bt[l] + rs
+                s = buf[0]
+                if best == -1 or s > best_score:
+                    best = l
+                    best_score = s
+            prev[r] = best
+            bt[r] = best_score
+    path = []
+    node = prev[1]
+    while prev[node] != -1:
+        path.append(node)
+        node = prev[node]
+    path.reverse()
+    return path, bt
+
+
+def _marginal(scores, begin, end, n, ids, freq: float, expected) -> None:
+    """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
+
+    LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
+    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float."""
+    buf = _BUF
+    log = _log
+    exp = _exp
+    size = len(scores)
+    alpha = [0.0] * size
+    for pos in range(n + 1):
+        lefts = end[pos]
+        for r in begin[pos]:
+            first = True
+            a = 0.0
+            for l in lefts:
+                buf[0] = scores[l] + alpha[l]
+                v = buf[0]
+                if first:
+                    a = v
+                    first = False
+                    continue
+                vmin = v if v < a else a
+                vmax = v if a < v else a
+                buf[0] = vmin + 50.0
+                if vmax > buf[0]:
+                    a = vmax
+                else:
+                    buf[0] = vmin - vmax
+                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
+                    a = buf[0]
+            alpha[r] = a
+    beta = [0.0] * size
+    for pos in range(n, -1, -1):
+        rights = begin[pos]
+        for l in end[pos]:
+            first = True
+            b = 0.0
+            for r in rights:
+                buf[0] = scores[r] + beta[r]
+                v = buf[0]
+                if first:
+                    b = v
+                    first = False
+                    continue
+                vmin = v if v < b else b
+                vmax = v if b < v else b
+                buf[0] = vmin + 50.0
+                if vmax > buf[0]:
+                    b = vmax
+                else:
+                    buf[0] = vmin - vmax
+                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
+                    b = buf[0]
+            beta[l] = b
+    z = alpha[1]
+    for k in range(2, size):
+        pid = ids[k]
+        if pid >= 0:
+            buf[0] = alpha[k] + scores[k]
+            buf[0] = buf[0] + beta[k]
+            buf[0] = buf[0] - z
+            buf[0] = expected[pid] + freq * exp(buf[0])
+            expected[pid] = buf[0]
+
+
+def _nbest2(scores, starts, begin, end, n):
+    """Lattice::NBest(2): the two best paths by A* from EOS, with std::priority_queue's
+    order (a binary max-heap on fx; libstdc++'s push_heap / pop_heap)."""
+    path, bt = _viterbi(scores, begin, end, n)
+    # hypotheses: [node, gx, fx, next]
+    heap: list = []
+
+    def push(h) -> None:
+        heap.append(h)
+        hole = len(heap) - 1
+        parent = (hole - 1) // 2
+        while hole > 0 and heap[parent][2] < h[2]:
+            heap[hole] = heap[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        heap[hole] = h
+
+    def pop():
+        top = heap[0]
+        last = heap.pop()
+        length = len(heap)
+        if length == 0:
+            return top
+        # __adjust_heap(first, 0, length, last)
+        hole = 0
+        child = 0
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if heap[child][2] < heap[child - 1][2]:
+                child -= 1
+            heap[hole] = heap[child]
+            hole = child
+        if (length & 1) == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            heap[hole] = heap[child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > 0 and heap[parent][2] < last[2]:
+            heap[hole] = heap[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        heap[hole] = last
+        return top
+
+    eos = [1, 0.0, bt[1], None]
+    push(eos)
+    results = []
+    while heap:
+        top = pop()
+        node = top[0]
+        if node == 0:
+            nodes = []
+            h = top[3]
+            while h[3] is not None:
+                nodes.append(h[0])
+                h = h[3]
+            results.append(nodes)
+            if len(results) == 2:
+                break
+            continue
+        for l in end[starts[node]]:
+            push([l, f32(scores[l] + top[1]), f32(bt[l] + top[1]), top])
+        if len(heap) >= 10000:
+            raise ValueError("n-best agenda over 10000 (sentencepiece would shrink it)")
+    return results
+
+
+# -- training ------------------------------------------------------------------------------------
+
+def _e_step(model: _Model, sentences: list[list], threads: int) -> list[float]:
+    size = len(model.pieces)
+    parts = []
+    for t in range(threads):
+        expected = [0.0] * size
+        for i in range(t, len(sentences), threads):
+            text, freq = sentences[i]
+            ids, scores, starts, begin, end = model.lattice(text)
+            _marginal(scores, begin, end, len(text), ids, f32(float(freq)), expected)
+        parts.append(expected)
+    total = parts[0]
+    for other in parts[1:]:
+        for k in range(size):
+            total[k] = f32(total[k] + other[k])
+    return total
+
+
+def _m_step(model: _Model, expected: list[float]) -> list[list]:
+    new = []
+    total = 0.0
+    for (piece, _), freq in zip(model.pieces, expected):
+        if freq < 0.5:
+            continue
+        new.append([piece, freq])
+        total = f32(total + freq)
+    logsum = f32(digamma(total))
+    for p in new:
+        p[1] = f32(digamma(p[1]) - logsum)
+    return new
+
+
+def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
+           shrinking_factor: float) -> list[list]:
+    pieces = model.pieces
+    size = len(pieces)
+    always_keep = [True] * size
+    alternatives: list[list[int]] = [[] for _ in range(size)]
+    for i, (w, _) in enumerate(pieces):
+        ids, scores, starts, begin, end = model.lattice(w)
+        nbests = _nbest2(scores, starts, begin, end, len(w))
+        if len(nbests) == 1:
+            always_keep[i] = True
+        elif len(nbests[0]) >= 2:
+            always_keep[i] = False
+        elif len(nbests[0]) == 1:
+            always_keep[i] = True
+            alternatives[i] = [ids[k] for k in nbests[1]]
+
+    vsums = []
+    freqs = []
+    inverteds = []
+    for t in range(threads):
+        vsum = 0.0
+        freq = [0.0] * size
+        inverted: dict[int, list[int]] = {}
+        for i in range(t, len(sentences), threads):
+            text, count = sentences[i]
+            ids, scores, starts, begin, end = model.lattice(text)
+            fc = f32(float(count))
+            vsum = f32(vsum + fc)
+            path, _ = _viterbi(scores, begin, end, len(text))
+            for k in path:
+                pid = ids[k]
+                if pid >= 0:
+                    freq[pid] = f32(freq[pid] + fc)
+                    inverted.setdefault(pid, []).append(i)
+        vsums.append(vsum)
+        freqs.append(freq)
+        inverteds.append(inverted)
+    vsum = 0.0
+    freq = [0.0] * size
+    for t in range(threads):
+        vsum = f32(vsum + vsums[t])
+        ft = freqs[t]
+        for i in range(size):
+            freq[i] = f32(freq[i] + ft[i])
+
+    acc = 0.0
+    for x in freq:
+        acc += x
+    total = f32(acc)
+    logsum = f32(_log(total))
+    new = []
+    candidates = []
+    for i in range(size):
+        if freq[i] == 0 or not always_keep[i]:
+            continue
+        if not alternatives[i]:
+            new.append(pieces[i])
+            continue
+        big_f = 0.0
+        for t in range(threads):
+            for s in inverteds[t].get(i, ()):
+                big_f = f32(big_f + f32(float(sentences[s][1])))
+        big_f = f32(big_f / vsum)
+        logprob_sp = f32(_log(freq[i]) - logsum)
+        logsum_alt = f32(_log(f32(total + f32(freq[i] * f32(float(len(alternatives[i]) - 1))))))
+        logprob_alt = 0.0
+        for alt in alternatives[i]:
+            logprob_alt = f32(logprob_alt + (_log(f32(freq[alt] + freq[i])) - logsum_alt))
+        loss = f32(big_f * f32(logprob_sp - logprob_alt))
+        candidates.append((i, loss))
+    pruned_size = max(desired, int(f32(shrinking_factor * f32(float(size)))))
+    for i, _ in sorted(candidates, key=lambda c: (-c[1], c[0])):
+        if len(new) == pruned_size:
+            break
+        new.append(pieces[i])
+    return new
+
+
+def _finalize(model: _Model, required: dict[str, int], vocab_size: int) -> list[tuple[str, float]]:
+    sp = {p: s for p, s in model.pieces}
+    final: dict[str, float] = {}
+    penalty = 0.0
+    delta = f32(0.0001)
+    for c, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0])):
+        if c in sp:
+            final[c] = sp[c]
+        else:
+            final[c] = f32(model.min_score + penalty)
+            penalty = f32(penalty + delta)
+    for p, s in sorted(model.pieces, key=lambda ps: (-ps[1], ps[0])):
+        if p in final:
+            continue
+        if vocab_size == len(final):
+            break
+        final[p] = s
+    return sorted(final.items(), key=lambda ps: (-ps[1], ps[0]))
+
+
+def train_unigram(sentences: list[list], words: list[list] | None, required: dict[str, int],
+                  vocab_size: int, total_vocab_size: int, checker: PieceChecker, *,
+                  seed_size: int, shrinking_factor: float, num_sub_iterations: int,
+                  threads: int) -> list[tuple[str, float]]:
+    """The pieces (without the meta pieces) and their scores, in order.  `sentences` are
+    the normalized sentences (for the seeds), `words` what EM runs on (None: the sentences);
+    `vocab_size` excludes the meta pieces, `total_vocab_size` includes them."""
+    seeds = make_seeds(sentences, checker, seed_size)
+    matches = _Matches(seeds)
+    model = _Model(seeds, matches)
+    data = sentences if words is None else words
+    desired = int(total_vocab_size * 1.1)
+    while True:
+        for _ in range(num_sub_iterations):
+            expected = _e_step(model, data, threads)
+            model = _Model(_m_step(model, expected), matches)
+        if len(model.pieces) <= desired:
+            break
+        model = _Model(_prune(model, data, threads, desired, shrinking_factor), matches)
+    return _finalize(model, required, vocab_size)

@@ -1,0 +1,341 @@
+"""anytok.train(kind=..., style="sentencepiece") writes the `.model` bytes sentencepiece's trainer
+writes (sentencepiece==0.2.1, the pinned reference, run in-process with the same options).
+
+Inputs: botchan.txt from sentencepiece's sdist (build_scripts/fetch/fetch_sentencepiece_models.py,
+sha256-pinned) and the corpora in ../shared/corpora, cut to their first lines.  The default run
+is a seeded sample of the matrix; ANYTOK_FULL=1 runs all of it (see docs/training.md).  Each
+trained model must also encode text as sentencepiece encodes it with the same model.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import anytok
+from conftest import CORPORA_DIR, FULL
+from fetch_sentencepiece_models import fetch as fetch_models
+
+spm = pytest.importorskip("sentencepiece")
+
+from anytok.sentencepiece.model_proto import parse_model_proto  # noqa: E402
+
+from anytok.sentencepiece.model_file import load_sentencepiece_model  # noqa: E402
+
+INPUTS = {
+    "botchan": None,  # fetched
+    "en": "en_emma.txt",
+    "code": "code_cpython_stdlib.txt",
+    "zh": "zh_peoplesdaily_1998.txt",
+    "ja": "ja_debian_reference.txt",
+}
+
+
+def _input_file(tmp_dir: Path, name: str, size: int) -> str:
+    src = fetch_models() / "botchan.txt" if INPUTS[name] is None else CORPORA_DIR / INPUTS[name]
+    data = src.read_bytes()
+    if size and len(data) > size:
+        data = data[: data.rindex(b"\n", 0, size) + 1]
+    path = tmp_dir / f"{name}_{size}.txt"
+    if not path.exists():
+        path.write_bytes(data)
+    return str(path)
+
+
+def _reference(tmp_dir: Path, prefix: str, **options) -> bytes:
+    spm.SentencePieceTrainer.train(model_prefix=str(tmp_dir / prefix), minloglevel=2, **options)
+    return (tmp_dir / f"{prefix}.model").read_bytes()
+
+
+def _first_difference(ref: bytes, mine: bytes) -> str:
+    a, b = parse_model_proto(ref), parse_model_proto(mine)
+    for i, (x, y) in enumerate(zip(zip(a.pieces, a.scores, a.types), zip(b.pieces, b.scores, b.types))):
+        if x != y:
+            return f"piece {i}: sentencepiece {x}, anytok {y}"
+    if len(a.pieces) != len(b.pieces):
+        return f"{len(a.pieces)} pieces vs {len(b.pieces)}"
+    return f"specs differ: {a.trainer_spec} / {b.trainer_spec}; {a.normalizer_spec} / {b.normalizer_spec}"
+
+
+def check_same_model(tmp_dir: Path, prefix: str, encode_text: str | None = None, **options) -> bytes:
+    ref = _reference(tmp_dir, prefix, **options)
+    rule = options.pop("normalization_rule_name", "nmt_nfkc")
+    charsmap = parse_model_proto(ref).normalizer_spec.precompiled_charsmap
+    kind = options.pop("model_type")
+    mine = anytok.train(options.pop("input"), kind=kind, style="sentencepiece",
+                        model_prefix=str(tmp_dir / prefix), normalization_rule_name=rule,
+                        precompiled_charsmap=charsmap if rule != "identity" else None,
+                        model_type=kind, **options).data
+    assert mine == ref, _first_difference(ref, mine)
+    if encode_text is not None:
+        sp = spm.SentencePieceProcessor(model_proto=ref)
+        tok = load_sentencepiece_model(mine)
+        for line in encode_text.splitlines()[:300]:
+            assert tok.encode(line) == sp.encode(line), line
+    return mine
+
+
+KINDS = ["bpe", "unigram", "char", "word"]
+IMPLEMENTED = {"bpe", "unigram", "char", "word"}
+
+
+def _case(name, size, kind, vocab, extra):
+    # Chinese and Japanese have more than 1000 characters above the default coverage: 4000
+    # there.  Unigram finds fewer than 8000 pieces in these inputs: hard_vocab_limit=false.
+    if name in ("zh", "ja") and vocab == 1000:
+        vocab = 4000
+    if kind == "unigram" and vocab == 8000:
+        extra = {**extra, "hard_vocab_limit": False}
+    return (name, size, kind, vocab, extra)
+
+
+CASES = [_case(name, 0 if name == "botchan" else 300_000, kind, vocab, extra)
+         for name in INPUTS for kind in KINDS for vocab in (1000, 8000)
+         for extra in ({}, {"byte_fallback": True}, {"split_digits": True}, {"num_threads": 2})
+         if kind in IMPLEMENTED]
+# The default run: per kind a seeded sample of small inputs (the first 100 KB), smaller vocabularies.
+_rng = random.Random(44)
+DEFAULT = [c for kind in KINDS if kind in IMPLEMENTED
+           for c in _rng.sample([(n, 100_000, k, v, e) for n, _, k, v, e in CASES
+                                 if k == kind and v <= 4000 and n not in ("zh", "ja")], 2)]
+
+
+@pytest.mark.parametrize("name,size,kind,vocab,extra", CASES if FULL else DEFAULT,
+                         ids=lambda v: str(v) if not isinstance(v, dict) else "-".join(v) or "plain")
+def test_same_model_bytes(tmp_path, name, size, kind, vocab, extra):
+    path = _input_file(tmp_path, name, size)
+    text = Path(path).read_text(encoding="utf-8")
+    options = {"num_threads": 1, **extra}
+    check_same_model(tmp_path, f"{kind}{vocab}", encode_text=text[:20000], input=path,
+                     model_type=kind, vocab_size=vocab, **options)
+
+
+def test_bpe_options(tmp_path):
+    path = _input_file(tmp_path, "botchan", 60_000)
+    check_same_model(tmp_path, "opts", input=path, model_type="bpe", vocab_size=600, num_threads=1,
+                     normalization_rule_name="identity", user_defined_symbols=["he", "<sep>"],
+                     control_symbols="<cls>", pad_id=3, character_coverage=0.999,
+                     max_sentencepiece_length=8, split_by_unicode_script=False)
+
+
+def test_vocab_smaller_than_alphabet(tmp_path):
+    path = _input_file(tmp_path, "ja", 100_000)
+    with pytest.raises(RuntimeError, match="Vocabulary size is smaller than required_chars"):
+        _reference(tmp_path, "small", input=path, model_type="bpe", vocab_size=1000, num_threads=1,
+                   byte_fallback=True)
+    with pytest.raises(ValueError, match="Vocabulary size is smaller than required_chars"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=1000, byte_fallback=True,
+                     normalization_rule_name="identity")
+
+
+def test_unsupported_options_are_named(tmp_path):
+    path = _input_file(tmp_path, "botchan", 20_000)
+    with pytest.raises(NotImplementedError, match="self_test_sample_size"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", self_test_sample_size=5)
+    with pytest.raises(NotImplementedError, match="input_format=tsv"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", input_format="tsv")
+    with pytest.raises(NotImplementedError, match="shuffle_input_sentence"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", input_sentence_size=1000)
+    with pytest.raises(ValueError, match="no_such_option"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500,
+                     normalization_rule_name="identity", no_such_option=1)
+    with pytest.raises(ValueError, match="precompiled_charsmap"):
+        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500)
+
+
+def test_unigram_options(tmp_path):
+    path = _input_file(tmp_path, "en", 30_000)
+    check_same_model(tmp_path, "uopts", input=path, model_type="unigram", vocab_size=500, num_threads=3,
+                     treat_whitespace_as_suffix=True, input_sentence_size=300, shuffle_input_sentence=False,
+                     seed_sentencepiece_size=3000, shrinking_factor=0.6, num_sub_iterations=3,
+                     unk_id=3, bos_id=-1, eos_id=0, pad_id=1, unk_piece="[UNK]", required_chars="xyz",
+                     unk_surface="??", accept_language="en", input_format="text",
+                     train_extremely_large_corpus=True, add_dummy_prefix=False)
+
+
+def test_sentences_from_texts(tmp_path):
+    # spm's sentence_iterator: each item is one sentence; no input recorded.
+    texts = Path(_input_file(tmp_path, "en", 40_000)).read_text(encoding="utf-8").split("\n")[:400]
+    texts += ["two\nlines", "", "tab\there"]
+    for kind in ("bpe", "unigram"):
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=str(tmp_path / kind),
+                                       model_type=kind, vocab_size=700, num_threads=1,
+                                       normalization_rule_name="identity", minloglevel=2)
+        ref = (tmp_path / f"{kind}.model").read_bytes()
+        mine = anytok.train(texts=texts, kind=kind, style="sentencepiece", vocab_size=700, num_threads=1,
+                            model_prefix=str(tmp_path / kind), normalization_rule_name="identity").data
+        assert mine == ref, _first_difference(ref, mine)
+
+
+def test_char_word_options(tmp_path):
+    path = _input_file(tmp_path, "zh", 60_000)
+    check_same_model(tmp_path, "charall", input=path, model_type="char", vocab_size=500, num_threads=1,
+                     use_all_vocab=True, character_coverage=0.99)
+    path = _input_file(tmp_path, "code", 60_000)
+    check_same_model(tmp_path, "wordall", input=path, model_type="word", vocab_size=500, num_threads=1,
+                     use_all_vocab=True, user_defined_symbols=["def"], byte_fallback=True)
+
+
+def test_logf_is_the_c_librarys():
+    # CHAR and WORD scores use C's logf (float), which is not log() rounded to float.
+    from anytok.train.sentencepiece import _logf
+    from anytok.train.sentencepiece.charword import logf as our_logf
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    logf = libm.logf
+    logf.restype = ctypes.c_float
+    logf.argtypes = [ctypes.c_float]
+    rng = random.Random(7)
+    xs = sorted(_logf.UP | _logf.DOWN) + [rng.randrange(1, 1 << 24) for _ in range(20_000)]
+    assert [our_logf(float(x)) for x in xs] == [logf(float(x)) for x in xs]
+
+
+def test_cli_writes_the_same_model(tmp_path):
+    path = _input_file(tmp_path, "botchan", 40_000)
+    out = tmp_path / "cli.model"
+    r = subprocess.run([sys.executable, "-m", "anytok", "train", path, "--style", "sentencepiece",
+                        "--kind", "unigram", "--vocab-size", "500", "--spm", "num_threads=1",
+                        "--spm", "normalization_rule_name=identity", "--spm", "byte_fallback=true",
+                        "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ref = _reference(tmp_path, "cli", input=path, model_type="unigram", vocab_size=500, num_threads=1,
+                     normalization_rule_name="identity", byte_fallback=True)
+    assert out.read_bytes() == ref, _first_difference(ref, out.read_bytes())
+
+
+PYODIDE_RUNNER = """
+import os, sys
+sys.path.insert(0, "/host")
+os.chdir("/host")
+from anytok.train.sentencepiece import train
+for kind, vocab in (("bpe", 900), ("unigram", 900), ("char", 400), ("word", 900)):
+    train("in.txt", model_prefix="ref", model_type=kind, vocab_size=vocab, num_threads=2,
+          normalization_rule_name="identity", byte_fallback=kind != "word",
+          split_digits=True).save(kind + ".model")
+"""
+
+
+def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
+    # Pyodide's CPython (npm pyodide, run by Node) trains the same bytes: its float32 rounding,
+    # libm log/exp and the tables must not depend on the interpreter.
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    pyodide = root / "web" / "node_modules" / "pyodide"
+    if not (pyodide / "pyodide.mjs").exists():
+        pytest.fail(f"{pyodide} is missing: run build_scripts/build_web.py (npm ci in web/)")
+    node = shutil.which("node")
+    assert node, "node is needed (the test setup installs npm, which brings it)"
+    host = tmp_path / "host"
+    shutil.copytree(root / "pkg" / "anytok", host / "anytok", ignore=shutil.ignore_patterns("__pycache__"))
+    text = Path(_input_file(tmp_path, "botchan", 30_000)).read_bytes()
+    text += Path(_input_file(tmp_path, "ja", 15_000)).read_bytes()
+    (host / "in.txt").write_bytes(text)
+    (host / "run.py").write_text(PYODIDE_RUNNER, encoding="utf-8")
+    r = subprocess.run([node, str(root / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(host),
+                        str(host / "run.py")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    monkeypatch.chdir(host)
+    for kind, vocab in (("bpe", 900), ("unigram", 900), ("char", 400), ("word", 900)):
+        spm.SentencePieceTrainer.train(input="in.txt", model_prefix="ref", model_type=kind, vocab_size=vocab,
+                                       num_threads=2, normalization_rule_name="identity",
+                                       byte_fallback=kind != "word", split_digits=True, minloglevel=2)
+        ref = (host / "ref.model").read_bytes()
+        ours = (host / f"{kind}.model").read_bytes()
+        assert ours == ref, (kind, _first_difference(ref, ours))
+
+
+def test_suffix_array_and_tree_nodes():
+    # The seeds come from these: checked against sorting the suffixes and against the
+    # definition of the suffix tree's internal nodes (right-maximal repeats).
+    from anytok.train.sentencepiece.unigram import suffix_array, suffix_tree_nodes
+
+    rng = random.Random(11)
+    for _ in range(150):
+        t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 40))]
+        sa = suffix_array(t)
+        assert list(sa) == sorted(range(len(t)), key=lambda i: t[i:])
+        nodes = suffix_tree_nodes(t, sa)
+        seen = set()
+        for left, right, depth in nodes:
+            w = tuple(t[sa[left]: sa[left] + depth])
+            assert all(tuple(t[sa[k]: sa[k] + depth]) == w for k in range(left, right))
+            assert w not in seen
+            seen.add(w)
+        # every repeated substring extended differently (or at the end) is a node
+        n = len(t)
+        want = set()
+        for i in range(n):
+            for j in range(i + 1, n + 1):
+                w = tuple(t[i:j])
+                occ = [k for k in range(n - len(w) + 1) if tuple(t[k:k + len(w)]) == w]
+                nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
+                if len(occ) > 1 and len(nexts) > 1:
+                    want.add(w)
+        assert seen - {()} == want
+
+
+def test_unigram_japanese_small(tmp_path):
+    # A short Japanese input: code points above the number of characters (the suffix array's
+    # ranks), scripts mixed in a piece with split_by_unicode_script=false, two threads.
+    path = _input_file(tmp_path, "ja", 40_000)
+    check_same_model(tmp_path, "ja", input=path, model_type="unigram", vocab_size=1500, num_threads=2,
+                     split_by_unicode_script=False, normalization_rule_name="identity")
+
+
+@pytest.mark.parametrize("block", range(10 if FULL else 1))
+def test_tiny_corpora_full_of_ties(tmp_path, monkeypatch, block):
+    # Small alphabets and short lines: ties everywhere (counts, scores, suffix-tree nodes), every
+    # kind and a mix of options; both trainers fail alike or write the same bytes.
+    monkeypatch.chdir(tmp_path)
+    for seed in range(block * 40, block * 40 + 40):
+        rng = random.Random(seed)
+        alphabet = rng.choice(["ab", "abc ", "aab b", "xyz12 ", "あいア漢 a", "aaaa ", "ab c\u0301 "])
+        lines = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 30)))
+                 for _ in range(rng.randrange(5, 120))]
+        Path("in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        kind = rng.choice(KINDS)
+        opts = dict(model_type=kind, vocab_size=rng.choice([20, 40, 80]), num_threads=rng.choice([1, 2]),
+                    normalization_rule_name="identity")
+        for key, value, p in (("hard_vocab_limit", False, 0.5), ("split_digits", True, 0.3),
+                              ("split_by_whitespace", False, 0.3), ("treat_whitespace_as_suffix", True, 0.3),
+                              ("max_sentencepiece_length", 3, 0.2), ("user_defined_symbols", ["ab", "a"], 0.3),
+                              ("character_coverage", 0.98, 0.2)):
+            if rng.random() < p:
+                opts[key] = value
+        if rng.random() < 0.3:
+            opts["byte_fallback"] = True
+            opts["vocab_size"] += 260
+        try:
+            spm.SentencePieceTrainer.train(input="in.txt", model_prefix="r", minloglevel=3, **opts)
+            ref = Path("r.model").read_bytes()
+        except RuntimeError:
+            ref = None
+        if ref is None:
+            with pytest.raises(ValueError):
+                anytok.train("in.txt", kind=kind, style="sentencepiece", model_prefix="r", **opts)
+            continue
+        mine = anytok.train("in.txt", kind=kind, style="sentencepiece", model_prefix="r", **opts).data
+        assert mine == ref, (seed, opts, _first_difference(ref, mine))
+
+
+def test_cli_usage_errors(tmp_path):
+    path = _input_file(tmp_path, "botchan", 20_000)
+    for extra, message in ((["--kind", "bpe", "-o", "x.json"], "must end in .model"),
+                           (["-o", "x.model"], "needs --kind"),
+                           (["--kind", "bpe", "--special", "<s>", "-o", "x.model"], "--spm OPTION=VALUE"),
+                           (["--kind", "bpe", "--spm", "bogus", "-o", "x.model"], "OPTION=VALUE"),
+                           (["--kind", "bpe", "--spm", "no_such=1", "-o", "x.model"], "no_such"),
+                           (["--kind", "bpe", "-o", "x.model"], "precompiled_charsmap")):
+        r = subprocess.run([sys.executable, "-m", "anytok", "train", path, "--style", "sentencepiece",
+                            "--vocab-size", "300", *extra], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr.startswith("anytok: error:") and message in r.stderr, (extra, r.stderr)

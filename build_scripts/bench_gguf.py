@@ -6,7 +6,7 @@ For Llama 3 (llama.cpp's ggml-vocab-llama-bpe.gguf / the fixtures' llama3.tokeni
 Qwen (ggml-vocab-qwen2.gguf / qwen3.tokenizer.json; the same BPE vocabulary), each round
 measures, in turn:
 
-* "gguf header": `anytok.convert.gguf.read_gguf_header(path)` alone;
+* "gguf header": `anytok.gguf.header.read_gguf_header(path)` alone;
 * "gguf load + count": `anytok.load(path).count("hello world")` (the first count a user waits for);
 * "anytok tokenizer.json": `anytok.load(tokenizer.json).count("hello world")`;
 * "tokenizers": `tokenizers.Tokenizer.from_file(tokenizer.json).encode("hello world")`.
@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "pkg"))
 sys.path.insert(0, str(ROOT / "build_scripts"))
 
 import anytok  # noqa: E402
-from anytok.convert.gguf import read_gguf_header  # noqa: E402
+from anytok.gguf.header import read_gguf_header  # noqa: E402
 
 PAIRS = [
     ("Llama 3", "ggml-vocab-llama-bpe.gguf", "llama3.tokenizer.json"),

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT / "build_scripts"))
 
 from fetch_sentencepiece_models import fetch  # noqa: E402
 
-from anytok.convert.sentencepiece_model import load_sentencepiece_model  # noqa: E402
+from anytok.sentencepiece.model_file import load_sentencepiece_model  # noqa: E402
 
 CORPORA_DIR = Path(os.environ.get("ANYTOK_CORPORA", ROOT.parent / "shared" / "corpora"))
 CORPORA = ["en_emma.txt", "code_cpython_stdlib.txt", "zh_peoplesdaily_1998.txt", "ja_debian_reference.txt"]

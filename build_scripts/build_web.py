@@ -127,7 +127,7 @@ antigravity webbrowser tabnanny pyclbr zipapp __hello__ __phello__
 """.split())
 # anytok's modules imported by `import anytok`, the glue and a first count (the same list).
 ANYTOK_START = set("""
-anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert
+anytok anytok._gc anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert anytok.errors
 anytok.convert.gpt2 anytok.convert.tiktoken_bpe anytok.core anytok.files anytok.format anytok.model
 anytok.pretokenize anytok.registry anytok.segment anytok.train anytok.unicode anytok.vocab_text
 """.split())
@@ -145,7 +145,11 @@ def _quiet(*args, **kwargs) -> None:
     pass
 
 
-_log = print
+def _say(*args) -> None:
+    print(*args, flush=True)  # at once, also when piped: some steps take minutes
+
+
+_log = _say
 
 
 def _sha256(data: bytes) -> str:
@@ -621,7 +625,7 @@ def _exclusive():
 def build(quiet: bool = False) -> Path:
     """Bring web/dist/ up to date; returns its path."""
     global _log
-    _log = _quiet if quiet else print
+    _log = _quiet if quiet else _say
     with _exclusive():
         return _build()
 

@@ -36,7 +36,7 @@ def hf_tokenizer(name: str):
 
 @functools.lru_cache(maxsize=None)
 def anytok_tokenizer(name: str):
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     return load_tokenizer_json(model_path(name))
 

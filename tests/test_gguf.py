@@ -1,4 +1,4 @@
-"""GGUF tokenizers (anytok.gguf, anytok.convert.gguf) against llama.cpp and `tokenizers`.
+"""GGUF tokenizers (anytok.gguf, anytok.gguf.header) against llama.cpp and `tokenizers`.
 
 References:
 * llama.cpp's own tokenizer tests: `ggml-vocab-*.gguf` with `.inp` texts and `.out` ids
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import anytok
 from anytok import VocabFormatError
-from anytok.convert.gguf import read_gguf_header
+from anytok.gguf.header import read_gguf_header
 from anytok.gguf import load_gguf
 from anytok.pipeline import UnsupportedTokenizerError
 
@@ -497,7 +497,7 @@ def test_bit_flips(tmp_path):
 
 def test_unsupported_pre_and_model_are_named(tmp_path):
     # a real header with its pre-tokenizer or model renamed to ones anytok does not run
-    from anytok.convert.gguf import GGUFHeader
+    from anytok.gguf.header import GGUFHeader
     from anytok.gguf.tokenizer import GGUFTokenizer
     from anytok.gguf.vocab import LlamaVocab
 

@@ -22,16 +22,16 @@ def _read(path: str):
     try:
         data = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
     except OSError as e:
-        raise SystemExit(f"anytok: cannot read {path}: {e.strerror or e}")
+        raise SystemExit(f"anytok: error: cannot read {path}: {e.strerror or e}")
     try:
         doc = json.loads(data)
     except ValueError as e:
-        raise SystemExit(f"anytok: {path}: not valid JSON ({e})")
+        raise SystemExit(f"anytok: error: {path}: not valid JSON ({e})")
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         return doc, True
     if isinstance(doc, list):
         return {"messages": doc}, False
-    raise SystemExit(f"anytok: {path}: neither a messages array nor a request with 'messages'")
+    raise SystemExit(f"anytok: error: {path}: neither a messages array nor a request with 'messages'")
 
 
 def _parts(kind: str, value: str, request: dict, is_request: bool) -> list[tuple[str, int]]:
@@ -51,7 +51,7 @@ def _parts(kind: str, value: str, request: dict, is_request: bool) -> list[tuple
         tok = load(value)
         counts = chat.message_counts(messages, tok, tools=request.get("tools"))
     else:
-        raise SystemExit(f"anytok: --chat counts for models (-m) and tokenizer folders with a chat "
+        raise SystemExit(f"anytok: error: --chat counts for models (-m) and tokenizer folders with a chat "
                          f"template (--vocab), not for the encoding {value!r}")
     labels = [f"message {i + 1} ({m.get('role') if isinstance(m, dict) else '?'})"
               for i, m in enumerate(messages)]

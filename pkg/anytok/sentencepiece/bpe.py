@@ -33,8 +33,8 @@ import heapq
 import re
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
-from .model_proto import NORMAL, UNUSED, USER_DEFINED
+from ..errors import UnsupportedTokenizerError
+from .model_proto import UNUSED, USER_DEFINED, piece_tables
 from .unigram import byte_piece
 
 __all__ = ["BPEModel"]
@@ -63,15 +63,7 @@ class BPEModel:
         self.types = list(types)
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        reserved: dict[str, int] = {}
-        normal: dict[str, int] = {}
-        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
-            if not p:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: piece must not be empty")
-            target = normal if t in (NORMAL, USER_DEFINED, UNUSED) else reserved
-            if p in target:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: {p!r} is already defined")
-            target[p] = i
+        normal, reserved = piece_tables(self.pieces, self.types)
         self._reserved = reserved
         self._normal = normal
         # PieceToId for every string that can be a final symbol: reserved pieces win.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 
-from ..sentencepiece import UnsupportedTokenizerError
-from ..sentencepiece.model_proto import parse_model_proto
-from ..sentencepiece.protobuf import ProtobufError
-from ..sentencepiece.tokenizer import SentencePieceTokenizer
-from .tiktoken_bpe import PathOrBytes, VocabSourceError, check_hash, read_source
+from ..errors import UnsupportedTokenizerError
+from .model_proto import parse_model_proto
+from .protobuf import ProtobufError
+from .tokenizer import SentencePieceTokenizer
+from ..convert.tiktoken_bpe import PathOrBytes, VocabSourceError, check_hash, read_source
 
 __all__ = ["load_sentencepiece_model"]
 

@@ -23,9 +23,9 @@ the next piece in GPT-style splits), else at character boundaries.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from typing import Iterable
 
-from .incremental import is_high_surrogate, fits_until
+from .encoding import fits_until, is_high_surrogate
 
 __all__ = ["IncrementalMixin", "Appender", "Prepender", "Intervals", "StreamDecoder", "AddedTokenScan"]
 
@@ -218,7 +218,7 @@ def _char_bounds(text: str, start: int, end: int) -> list[int]:
     return [i for i in range(start + 1, end) if not is_high_surrogate(text[i - 1])]
 
 
-def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: int) -> int:
+def _next_cut(tok, text: str, pos: int, max_tokens: int) -> int:
     """The end of the chunk of at most `max_tokens` tokens that starts at `pos`: the furthest
     word end that fits (searched in a window that doubles while all of it fits), else the
     furthest character boundary inside the first word that fits."""
@@ -226,7 +226,7 @@ def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: 
     window = max(256, 8 * max_tokens)
 
     def count(end: int) -> int:
-        return count_text(text[pos:end])
+        return tok.count(text[pos:end])
 
     while True:
         end = min(n, pos + window)
@@ -249,7 +249,7 @@ def next_cut(count_text: Callable[[str], int], text: str, pos: int, max_tokens: 
         return chars[k]
 
 
-def chunk_spans(count_text: Callable[[str], int], text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
+def chunk_spans(tok, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
     """(start, end) of consecutive slices of at most `max_tokens` tokens each (counted on
     their own); with `overlap`, each chunk after the first starts at the earliest word end of
     the previous chunk from which at most `overlap` of its tokens are repeated."""
@@ -260,7 +260,7 @@ def chunk_spans(count_text: Callable[[str], int], text: str, max_tokens: int, ov
     out: list[tuple[int, int]] = []
     pos = 0
     while pos < len(text):
-        end = next_cut(count_text, text, pos, max_tokens)
+        end = _next_cut(tok, text, pos, max_tokens)
         out.append((pos, end))
         if end >= len(text):
             break
@@ -271,11 +271,11 @@ def chunk_spans(count_text: Callable[[str], int], text: str, max_tokens: int, ov
             lo, hi = 0, len(starts)
             while lo < hi:
                 mid = (lo + hi) // 2
-                if count_text(text[starts[mid]:end]) <= overlap:
+                if tok.count(text[starts[mid]:end]) <= overlap:
                     hi = mid
                 else:
                     lo = mid + 1
-            if lo < len(starts) and count_text(text[starts[lo]:end]) <= overlap:
+            if lo < len(starts) and tok.count(text[starts[lo]:end]) <= overlap:
                 nxt = starts[lo]
         pos = nxt
     return out
@@ -313,7 +313,7 @@ class IncrementalMixin:
 
     def appender(self, text: str = "") -> Appender:
         """A growing text whose `count` stays exact: `append(text)`, `count`, `tokens()`,
-        `snapshot()` / `rollback(snapshot)` (anytok.incremental_any)."""
+        `snapshot()` / `rollback(snapshot)` (anytok.incremental.generic)."""
         return Appender(self, text)
 
     def prepender(self, text: str = "") -> Prepender:
@@ -329,7 +329,7 @@ class IncrementalMixin:
         enc = self._delegate_encoding(text)
         if enc is not None:
             return enc.chunk_spans(text, max_tokens, overlap)
-        return chunk_spans(self.count, text, max_tokens, overlap)
+        return chunk_spans(self, text, max_tokens, overlap)
 
     def chunks(self, text: str, max_tokens: int, overlap: int = 0) -> list[str]:
         """Consecutive pieces of `text` of at most `max_tokens` tokens each (each counted on
@@ -346,5 +346,5 @@ class IncrementalMixin:
             raise ValueError("max_tokens must be at least 1")
         if not text:
             return "", ""
-        end = next_cut(self.count, text, 0, max_tokens)
+        end = _next_cut(self, text, 0, max_tokens)
         return text[:end], text[end:]

@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from ..pipeline import UnsupportedTokenizerError
-from ..pipeline.tokenizer import Tokenizer
+from ..errors import UnsupportedTokenizerError
+from .tokenizer import Tokenizer
 
 __all__ = ["load_tokenizer_json", "UnsupportedTokenizerError"]
 

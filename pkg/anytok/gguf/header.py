@@ -25,7 +25,7 @@ import struct
 from array import array
 from typing import Any, BinaryIO, Union
 
-from ..format import VocabFormatError
+from ..errors import VocabFormatError
 
 __all__ = ["GGUFHeader", "read_gguf_header", "is_gguf", "MAGIC", "GGUF_TYPE_NAMES"]
 

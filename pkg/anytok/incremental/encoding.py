@@ -10,7 +10,7 @@ the first two).  The BPE of one piece does not depend on anything else.
 When the unstable stretch is a single very long piece (one run of letters, digits, spaces...),
 re-splitting and re-encoding it on every append would be quadratic.  For those, the split is
 re-run on a short window at the end of the run (a long run continues the same way from
-anywhere inside it), and the piece's BPE is kept in `prefix_tables.AppendableBPE`, which
+anywhere inside it), and the piece's BPE is kept in `appendable.AppendableBPE`, which
 extends by a byte at a time.  Pathological input therefore costs a bounded amount per
 appended character too.
 
@@ -26,11 +26,11 @@ import functools
 from itertools import accumulate
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from .pretokenize import SURROGATE
-from .prefix_tables import AppendableBPE, IrregularVocabulary
+from ..pretokenize import SURROGATE
+from .appendable import AppendableBPE, IrregularVocabulary
 
 if TYPE_CHECKING:
-    from .core import Encoding
+    from ..core import Encoding
 
 # A last piece at least this long (characters) is handled as a long run.
 LONG_PIECE = 256

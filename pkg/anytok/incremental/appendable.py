@@ -6,16 +6,16 @@ determines the encodings of all prefixes, and the last token of a new, one byte 
 is the one token t ending there that is compatible with the last token of the prefix before
 t (only one can be: the valid encoding is unique).  Appending a byte therefore costs the
 tokens ending at that byte, each one compatibility check; nothing already computed changes,
-and cutting the string back is truncating the tables.  The mirror image (first token of every
-suffix) serves strings that grow to the left.
+and cutting the string back is truncating the tables.
 
-These are the tables of GitHub's `bpe` crate's appendable/prependable encoders, written for
-tiktoken's merge rule on top of `BacktrackEncoder`'s compatibility check.
+These are the tables of GitHub's `bpe` crate's appendable encoder, written for tiktoken's merge
+rule on top of `BacktrackEncoder`'s compatibility check.  (Text that grows to the left is
+handled in encoding.py by re-encoding a short unstable stretch, which needs no mirror table.)
 """
 
 from __future__ import annotations
 
-from .backtrack import BacktrackEncoder
+from ..backtrack import BacktrackEncoder
 
 
 class IrregularVocabulary(Exception):
@@ -84,64 +84,4 @@ class AppendableBPE:
             out.append(token)
             n -= len(decoder[token])
         out.reverse()
-        return out
-
-
-class PrependableBPE:
-    """Encodings of all suffixes of a byte string that grows to the left.
-
-    Internally the bytes are kept reversed, so that growing is appending.
-    """
-
-    def __init__(self, bt: BacktrackEncoder, data: bytes = b""):
-        self.bt = bt
-        self.rev = bytearray()  # the bytes, last first
-        self.first: list[int] = []  # first[i]: first token of BPE of the last i + 1 bytes
-        self.counts: list[int] = []
-        self.prepend(data)
-
-    def __len__(self) -> int:
-        return len(self.rev)
-
-    def prepend(self, more: bytes) -> None:
-        bt = self.bt
-        get = bt.ranks.get
-        index = bt.prefix_index()
-        rev, first, counts = self.rev, self.first, self.counts
-        for byte in reversed(more):
-            rev.append(byte)
-            end = len(rev)
-            top = min(index.get(bytes(rev[-3:][::-1]), 2), end) if end >= 3 else end
-            for n in range(top, 0, -1):
-                rest = end - n  # bytes after this token
-                token = get(bytes(rev[rest:end][::-1]))
-                if token is None:
-                    continue
-                ok = bt.split(token) is not None if rest == 0 else bt.compatible(token, first[rest - 1])
-                if ok is None:
-                    raise IrregularVocabulary(token)
-                if ok:
-                    first.append(token)
-                    counts.append(counts[rest - 1] + 1 if rest else 1)
-                    break
-            else:
-                raise IrregularVocabulary(bytes(rev[-1:]))
-
-    def truncate(self, n: int) -> None:
-        """Keep only the last n bytes."""
-        del self.rev[n:], self.first[n:], self.counts[n:]
-
-    def count(self, n: int | None = None) -> int:
-        """Tokens in the encoding of the last n bytes (all by default)."""
-        n = len(self.rev) if n is None else n
-        return self.counts[n - 1] if n else 0
-
-    def tokens(self, n: int | None = None) -> list[int]:
-        n = len(self.rev) if n is None else n
-        out = []
-        decoder = self.bt.token_bytes
-        while n:
-            token = self.first[n - 1]
-            out.append(token)
-            n -= len(decoder[token])
         return out

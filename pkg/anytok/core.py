@@ -599,6 +599,21 @@ class Encoding:
         """`max_token_value + 1` (as in tiktoken)."""
         return self.max_token_value + 1
 
+    def token_env(self):
+        """What `anytok.constrain` needs of this tokenizer (`constrain.tokens.TokenEnv`): the
+        bytes of every mergeable token, the special tokens, end-of-sequence (the first of
+        `<|endoftext|>`, `<|end_of_text|>`, ... it has, as llguidance) and `encode_ordinary`."""
+        from .constrain.tokens import TokenEnv, eos_among
+
+        source = self._ranks_source
+        if self._ranks_cache is None and source is not None:  # (no bytes -> id table needed)
+            vocab, ids = source
+            token_bytes = dict(zip(ids, vocab.tokens))
+        else:
+            token_bytes = {rank: data for data, rank in self._mergeable_ranks.items()}
+        specials = dict(self._special_tokens)
+        return TokenEnv(token_bytes, self.n_vocab, eos_among(specials), specials, self.encode_ordinary)
+
     @property
     def pat_str(self) -> str:
         """The split pattern."""

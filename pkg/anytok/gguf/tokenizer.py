@@ -637,6 +637,54 @@ class GGUFTokenizer(IncrementalMixin):
     def is_special_token(self, i: int) -> bool:
         return 0 <= i < len(self.vocab.attrs) and bool(self.vocab.attrs[i] & (V.CONTROL | V.UNKNOWN))
 
+    def token_env(self):
+        """What `anytok.constrain` needs of this tokenizer (`constrain.tokens.TokenEnv`), as
+        llguidance's `llguidance.llamacpp.lltokenizer_from_vocab` reads a llama.cpp vocabulary:
+        each token's bytes are llama.cpp's piece for it (`llama_token_to_piece` with
+        special=true: control, unknown and user-defined tokens as their text, byte tokens as
+        that byte, `▁` as a space); control tokens and user-defined tokens shaped `<...>` are
+        special (never allowed but for EOS); unused tokens have no bytes.  EOS: the file's EOS
+        token.  Forced text is tokenized as llama.cpp does (add_special=false,
+        parse_special=false); where that puts something in front of the text (SentencePiece's
+        added space), llguidance tokenizes a sentinel byte and the text, and drops the
+        sentinel's tokens: the same is done here."""
+        from ..constrain.errors import UnsupportedFeatureError
+        from ..constrain.tokens import TokenEnv
+
+        v = self.vocab
+        token_bytes = {}
+        for t, (piece, a) in enumerate(zip(self._piece_table(), v.attrs)):
+            if a & V.CONTROL or (a & V.USER_DEFINED and piece[:1] == b"<" and piece[-1:] == b">"):
+                continue
+            token_bytes[t] = piece
+        raw = self.encode
+        env = TokenEnv(token_bytes, self.n_vocab, v.special.get("eos"), {}, raw)
+        if b"".join(token_bytes.get(t, b"") for t in raw("a")) == b"a":
+            return env
+        # A sentinel: a byte token in 1..31 that no longer token starts with, nor with a space
+        # before it, so that its tokens never merge with the text after it.
+        extended = {data[:k] for data in token_bytes.values() for k in (1, 2) if len(data) > k}
+        singles = {data for data in token_bytes.values() if len(data) == 1}
+        sentinel = next((b for b in range(1, 32) if bytes([b]) in singles
+                         and bytes([b]) not in extended and bytes([32, b]) not in extended), None)
+        if sentinel is None:
+            raise UnsupportedFeatureError(f"GGUF tokenizer {self.name!r}: no sentinel byte for forced text",
+                                          "its tokenizer adds to the text and no byte token in 1..31 stands alone")
+        mark = chr(sentinel)
+        lead = raw(mark)
+        name = self.name
+
+        def encode(text: str) -> list:
+            if not text:
+                return []
+            ids = raw(mark + text)
+            if ids[:len(lead)] != lead:
+                raise ValueError(f"GGUF tokenizer {name!r}: the sentinel byte {sentinel} merged with {text!r}")
+            return ids[len(lead):]
+
+        env.encode = encode
+        return env
+
     @property
     def chat_template(self) -> str | None:
         return self.vocab.chat_template

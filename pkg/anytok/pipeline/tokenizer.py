@@ -310,6 +310,62 @@ class Tokenizer(IncrementalMixin):
     def is_special_token(self, i: int) -> bool:
         return i in self._special_ids
 
+    def token_env(self):
+        """What `anytok.constrain` needs of this tokenizer (`constrain.tokens.TokenEnv`), read
+        as llguidance reads a tokenizer.json.  A byte-level BPE pipeline is its `Encoding`'s
+        (end-of-sequence: the highest id among the known EOS names).  A byte-fallback one
+        (Llama 2, Gemma 3): `<0xXX>` tokens are that byte, other tokens (added ones too) their
+        text with `▁` as a space; added tokens that are special or look like `<...>` are
+        special; forced text is tokenized by the same pipeline without its prepended `▁` (no
+        `Prepend` normalizer, Metaspace `prepend_scheme` "never").  Anything else raises
+        `constrain.UnsupportedFeatureError`."""
+        import copy
+
+        from ..constrain.errors import UnsupportedFeatureError
+        from ..constrain.tokens import EOS_NAMES, TokenEnv, eos_among
+
+        try:
+            enc = self.to_encoding()
+        except Exception as e:  # the pipeline says why it is not an Encoding
+            why = str(e)
+        else:
+            env = enc.token_env()
+            env.n_vocab = self.n_vocab
+            env.eos = eos_among(env.special_names, last=True)
+            return env
+        cfg = self.to_config()
+        if "ByteFallback" not in _types(cfg.get("decoder")):
+            raise UnsupportedFeatureError(f"tokenizer {self.name!r} (neither byte-level BPE nor byte-fallback)", why)
+        specials, eos, names = set(), None, {}
+        for a in sorted(cfg.get("added_tokens") or (), key=lambda a: a["id"]):
+            content = a["content"]
+            if a.get("special") or (content.startswith("<") and content.endswith(">")):
+                specials.add(a["id"])
+                names[content] = a["id"]
+                if content in EOS_NAMES:
+                    eos = a["id"]  # the last one, as llguidance
+        token_bytes = {}
+        n_vocab = self.n_vocab
+        for t in range(n_vocab):
+            if t in specials:
+                continue
+            name = self.id_to_token(t)
+            if name is None:
+                continue
+            if len(name) == 6 and name.startswith("<0x") and name.endswith(">"):
+                token_bytes[t] = bytes((int(name[3:5], 16),))
+            else:
+                token_bytes[t] = name.replace("\u2581", " ").encode("utf-8")
+        plain = copy.deepcopy(cfg)
+        plain["normalizer"] = _drop_prepend(plain.get("normalizer"))
+        _never_prepend(plain.get("pre_tokenizer"))
+        encoder = type(self).from_config(plain)
+
+        def encode(text: str) -> list:
+            return encoder.encode(text, add_special_tokens=False)
+
+        return TokenEnv(token_bytes, n_vocab, eos, names, encode)
+
     # ----------------------------------------------------------------------------------------
     # Serialization
     # ----------------------------------------------------------------------------------------
@@ -371,3 +427,37 @@ class Tokenizer(IncrementalMixin):
 
     def __repr__(self) -> str:
         return f"<anytok.pipeline.Tokenizer {self.name!r} model={self.model.kind} n_vocab={self.n_vocab}>"
+
+
+def _types(node) -> set:
+    """Every "type" in a (nested) tokenizer.json component."""
+    out = set()
+    if isinstance(node, dict):
+        if "type" in node:
+            out.add(node["type"])
+        for v in node.values():
+            out |= _types(v)
+    elif isinstance(node, list):
+        for v in node:
+            out |= _types(v)
+    return out
+
+
+def _drop_prepend(norm):
+    if not isinstance(norm, dict):
+        return norm
+    if norm.get("type") == "Prepend":
+        return None
+    if norm.get("type") == "Sequence":
+        norm["normalizers"] = [n for n in (_drop_prepend(x) for x in norm["normalizers"]) if n is not None]
+    return norm
+
+
+def _never_prepend(pre) -> None:
+    if not isinstance(pre, dict):
+        return
+    if pre.get("type") == "Metaspace":
+        pre["prepend_scheme"] = "never"
+        pre["add_prefix_space"] = False
+    for p in pre.get("pretokenizers") or ():
+        _never_prepend(p)

@@ -281,6 +281,90 @@ class SentencePieceTokenizer(IncrementalMixin):
             i = self._normal.get(piece)
         return i
 
+    def token_env(self):
+        """What `anytok.constrain` needs of this model (`constrain.tokens.TokenEnv`), read as
+        llguidance reads the same vocabulary converted to a `tokenizer.json` (Llama 2-style:
+        byte-fallback decoder, control and unknown pieces as special added tokens, user-defined
+        pieces as added tokens): `<0xXX>` pieces are that byte; normal, user-defined and unused
+        pieces their text with U+2581 as a space, except user-defined pieces shaped `<...>`, which
+        llguidance takes for special tokens; control and unknown pieces are special.  EOS: the
+        model's `eos_piece` (`</s>`).  Forced bytes are tokenized by the model itself without its
+        dummy-prefix U+2581 (as a byte-fallback tokenizer.json's `token_env` drops its prepended one), the text
+        of a control or unknown piece (`</s>`, `[INST]`) standing for that piece, as the converted
+        pipeline's special added tokens do.
+
+        Supported: Unigram and BPE models with byte fallback, whitespace escaped as U+2581 (as a
+        prefix), no extra-whitespace removal, no normalization charsmap and no denormalizer;
+        anything else raises UnsupportedFeatureError naming it (a model without byte fallback
+        cannot spell bytes outside its pieces, and llguidance refuses such a vocabulary too)."""
+        import re
+
+        from ..constrain.errors import UnsupportedFeatureError
+        from ..constrain.tokens import TokenEnv
+        from .model_proto import BPE, BYTE, CONTROL, MODEL_TYPE_NAMES, UNIGRAM, UNKNOWN, USER_DEFINED
+
+        tok = self
+        what = f"SentencePiece tokenizer {tok.name!r}"
+        ns = tok.normalizer_spec
+        if tok.model_type not in (UNIGRAM, BPE):
+            raise UnsupportedFeatureError(f"{what}: model type {MODEL_TYPE_NAMES.get(tok.model_type, tok.model_type)}",
+                                          "only Unigram and BPE models")
+        if not tok.byte_fallback:
+            raise UnsupportedFeatureError(f"{what} without byte fallback",
+                                          "bytes outside its pieces have no token (llguidance needs a byte-fallback vocabulary)")
+        if not ns.escape_whitespaces or tok.treat_whitespace_as_suffix:
+            raise UnsupportedFeatureError(f"{what}: whitespace not escaped as a U+2581 prefix",
+                                          "escape_whitespaces false or treat_whitespace_as_suffix")
+        if ns.remove_extra_whitespaces:
+            raise UnsupportedFeatureError(f"{what}: remove_extra_whitespaces",
+                                          "its encoder would drop forced whitespace")
+        if ns.precompiled_charsmap:
+            raise UnsupportedFeatureError(f"{what}: normalization charsmap {ns.name!r}",
+                                          "its encoder would rewrite forced bytes")
+        if tok.denormalizer is not None:
+            raise UnsupportedFeatureError(f"{what}: denormalizer", "decoded text differs from its pieces")
+        token_bytes = {}
+        user_defined = []
+        special_ids = {}  # control/unknown piece -> id
+        for t, (piece, kind) in enumerate(zip(tok.pieces, tok.types)):
+            if kind == BYTE:
+                token_bytes[t] = bytes((int(piece[3:5], 16),))
+            elif kind == CONTROL or kind == UNKNOWN:
+                special_ids.setdefault(piece, t)
+            else:
+                if kind == USER_DEFINED:
+                    user_defined.append(piece)
+                    if piece.startswith("<") and piece.endswith(">"):
+                        continue
+                token_bytes[t] = piece.replace("\u2581", " ").encode("utf-8")
+        eos = tok.eos_id if tok.eos_id >= 0 else None
+        normalizer = Normalizer(add_dummy_prefix=False, remove_extra_whitespaces=False, escape_whitespaces=True,
+                                user_defined=user_defined)
+        normalize, tokenize = normalizer.normalize, tok.model.tokenize
+        # The converted tokenizer.json has the control/unknown pieces as special added tokens, and
+        # its encoder (llguidance's) takes their text for them wherever it appears: `</s>` in forced
+        # bytes becomes the EOS id, as with a Llama 2 tokenizer.json.  Leftmost, then longest.
+        names = sorted((p for p in special_ids if p), key=lambda p: (-len(p), p))
+        find = re.compile("|".join(map(re.escape, names))).search if names else None
+
+        def encode(text: str) -> list:
+            m = find(text) if find is not None else None
+            if m is None:
+                return tokenize(normalize(text))
+            out: list = []
+            pos = 0
+            while m is not None:
+                if m.start() > pos:
+                    out.extend(tokenize(normalize(text[pos:m.start()])))
+                out.append(special_ids[m.group()])
+                pos = m.end()
+                m = find(text, pos)
+            if pos < len(text):
+                out.extend(tokenize(normalize(text[pos:])))
+            return out
+
+        return TokenEnv(token_bytes, tok.n_vocab, eos, {p: t for p, t in special_ids.items() if p}, encode)
+
     def id_to_token(self, i: int) -> str:
         """The piece of id `i` (IndexError outside 0..n_vocab-1)."""
         if not 0 <= i < len(self.pieces):

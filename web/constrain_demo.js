@@ -2,13 +2,16 @@
 // grammar or a llama.cpp GBNF grammar, then step
 // through a generation by clicking allowed tokens (or "Random allowed token", which prefers
 // tokens that are not whitespace only, as the list shows them first), seeing how many tokens the
-// mask allows and the time each step took.  Only the public shim: tok.constrain.
+// mask allows and the time each step took.  The allowed tokens can be searched by text or id.
+// Only the public shim: tok.constrain.
 
 import { AnyTok } from "./anytok.js";
+import { markText } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const fmt = new Intl.NumberFormat("en");
 const SHOWN = 300; // allowed tokens listed as buttons
+const SEARCH_CHUNK = 4096; // allowed tokens decoded between two looks at the search box
 
 const EXAMPLES = {
   regex: "(yes|no), because [a-z ]{1,40}\\.",
@@ -87,22 +90,19 @@ function setState(state, message = "") {
   $("constrain-message").className = `train-message ${state === "error" ? "bad" : ""}`;
   const busy = state === "starting" || state === "busy";
   for (const id of ["constrain-start", "constrain-random", "constrain-undo", "constrain-restart"]) $(id).disabled = busy;
+  // A step inside a long string can take seconds: say so while it runs.
+  $("constrain-busy").hidden = !busy;
+  $("constrain-run").setAttribute("aria-busy", String(busy));
+  if (!busy) $("constrain-random").disabled = demo.finished || demo.allowed.length === 0;
 }
 
 function errorText(err) {
   return err?.pythonType ? `${err.pythonType}: ${err.message}` : err?.message ?? String(err);
 }
 
-// Whitespace made visible, compactly: a space is "·", a newline "↵", a tab "→", another space
-// character "␣"; a run of more than three of the same is written once with its length ("·×12").
-const MARKS = { " ": "·", "\n": "↵", "\t": "→" };
-function shown(text) {
-  if (!text) return "∅";
-  return text.replace(/(\s)\1{3,}|\s/g, (run, repeated) => {
-    const mark = MARKS[run[0]] ?? "␣";
-    return repeated ? `${mark}×${run.length}` : mark;
-  });
-}
+// Whitespace made visible as in every view (visible.js), compactly: a run of more than three of
+// the same is written once with its length ("·×12").
+const shown = (text) => markText(text, 3);
 window.anytokConstrainShown = shown; // (for the tests)
 
 // A token makes progress when its text is not whitespace only (the end of sequence does too):
@@ -163,8 +163,12 @@ async function refresh() {
   // taken, the generation is over), and those a grammar names (`<|name|>`, `<[id]>`).
   demo.allowed = demo.finished ? [] : await m.allowed();
   const [accepting, stopped] = [await m.isAccepting(), await m.isStopped()];
-  $("constrain-stats").textContent = `step ${demo.tokens.length} · ${fmt.format(n)} tokens allowed · mask ${demo.lastMs.toFixed(1)} ms`
-    + (demo.finished ? " · finished" : accepting ? " · complete (end of sequence allowed)" : "") + (stopped && !demo.finished ? " · stopped" : "");
+  const allowedText = n === 1 ? "1 token allowed" : `${fmt.format(n)} tokens allowed`;
+  $("constrain-stats").textContent = demo.finished
+    ? `step ${demo.tokens.length} · finished (end of sequence taken)`
+    : `step ${demo.tokens.length} · ${allowedText} · mask ${demo.lastMs.toFixed(1)} ms`
+      + (accepting ? " · complete (end of sequence allowed)" : "") + (stopped ? " · stopped" : "");
+  demo.accepting = accepting;
   const out = $("constrain-output");
   out.replaceChildren(...demo.texts.map((text, i) => {
     const span = document.createElement("span");
@@ -174,18 +178,59 @@ async function refresh() {
     span.title = `id ${demo.tokens[i]}: ${JSON.stringify(text)}`;
     return span;
   }));
-  const { ids: first } = await listed(demo.allowed, SHOWN);
-  const texts = await Promise.all(first.map(textOf));
-  $("constrain-allowed").replaceChildren(...first.map((id, i) => {
+  await renderAllowed();
+  $("constrain-random").disabled = demo.finished || demo.allowed.length === 0;
+}
+
+// The allowed-token list: those matching the search box (text or id), progress-making first,
+// up to SHOWN of them.
+let listing = 0;
+async function renderAllowed() {
+  const run = ++listing;
+  const query = $("constrain-filter").value;
+  let ids;
+  let matched = null;
+  if (!query) {
+    ({ ids } = await listed(demo.allowed, SHOWN));
+  } else {
+    const found = [];
+    let total = 0;
+    const asId = /^\d+$/.test(query.trim()) ? query.trim() : null;
+    for (let at = 0; at < demo.allowed.length; at += SEARCH_CHUNK) {
+      const chunk = Array.from(demo.allowed.slice(at, at + SEARCH_CHUNK));
+      const texts = await Promise.all(chunk.map(textOf));
+      if (run !== listing) return;
+      chunk.forEach((id, i) => {
+        const hit = (asId !== null && String(id).startsWith(asId)) || texts[i].includes(query) || shown(texts[i]).includes(query);
+        if (hit) {
+          total++;
+          if (found.length < SHOWN) found.push(id);
+        }
+      });
+    }
+    ids = found;
+    matched = total;
+  }
+  if (run !== listing) return;
+  const texts = await Promise.all(ids.map(textOf));
+  if (run !== listing) return;
+  $("constrain-allowed").replaceChildren(...ids.map((id, i) => {
     const b = document.createElement("button");
     b.type = "button";
     b.className = "quiet";
-    b.textContent = !demo.special.has(texts[i]) ? shown(texts[i]) : accepting ? "⟨end⟩" : texts[i];
+    b.textContent = !demo.special.has(texts[i]) ? shown(texts[i]) : demo.accepting ? "⟨end⟩" : texts[i];
     b.title = `id ${id}`;
+    b.dataset.id = String(id);
     b.addEventListener("click", () => step(id));
     return b;
   }));
-  $("constrain-random").disabled = demo.allowed.length === 0;
+  const n = demo.allowed.length;
+  $("constrain-list-note").textContent = demo.finished
+    ? "The generation is finished: Undo the end, or Restart."
+    : matched !== null
+      ? `${fmt.format(matched)} of ${fmt.format(n)} allowed tokens match${matched > SHOWN ? ` (the first ${SHOWN} shown)` : ""}; click one:`
+      : `Allowed tokens, click one${n > SHOWN ? ` (${SHOWN} of ${fmt.format(n)} shown; search to find others)` : ""}:`;
+  $("constrain-view").dataset.listed = String(run);
 }
 
 async function begin() {
@@ -260,8 +305,18 @@ function start() {
   $("constrain-start").addEventListener("click", begin);
   $("constrain-restart").addEventListener("click", begin);
   $("constrain-undo").addEventListener("click", undo);
+  let searchTimer = 0;
+  $("constrain-filter").addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { if (demo.matcher) renderAllowed(); }, 120);
+  });
   $("constrain-random").addEventListener("click", () => {
-    if (demo.allowed.length && demo.state === "ready") randomToken(demo.allowed).then(step);
+    if (!demo.allowed.length || demo.state !== "ready") return;
+    setState("busy"); // (drawing a token may itself take a moment)
+    randomToken(demo.allowed).then((id) => {
+      setState("ready");
+      return step(id);
+    }, (err) => setState("error", errorText(err)));
   });
   setState("idle", "");
   // Every bundled encoding (o200k_base, already in the list, stays selected).

@@ -9,6 +9,7 @@
 
 import { AnyTok } from "./anytok.js";
 import { segments } from "./segments.js";
+import { byteLabels, escapeHTML, markHTML, utf8Bytes } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -48,6 +49,7 @@ const state = {
   tableTimer: 0,
   compareAll: false,
   failed: null,
+  mode: "text", // the token view shows: text, ids or both
 };
 
 // For tests and curious readers: what the last update did.
@@ -98,24 +100,26 @@ function msText(ms) {
 }
 
 function showError(message) {
-  const el = $("error");
-  if (message) {
-    el.textContent = message;
-    el.hidden = false;
-  } else {
-    el.hidden = true;
-    el.textContent = "";
+  $("error").textContent = message || "";
+  $("error-box").hidden = !message;
+}
+
+// Messages by source; "info" ones (a tokenizer loaded) are good news, the others warnings.
+const notices = new Map(); // source -> { message, kind }
+
+function setNotice(source, message, kind = "notice") {
+  if (message) notices.set(source, { message, kind });
+  else notices.delete(source);
+  for (const box of ["notice", "info"]) {
+    const shown = [...notices.values()].filter((n) => n.kind === box).map((n) => n.message);
+    $(box).textContent = shown.join(" ");
+    $(`${box}-box`).hidden = shown.length === 0;
   }
 }
 
-const notices = new Map(); // source -> message
-
-function setNotice(source, message) {
-  if (message) notices.set(source, message);
-  else notices.delete(source);
-  const el = $("notice");
-  el.textContent = [...notices.values()].join(" ");
-  el.hidden = notices.size === 0;
+function dismiss(box) {
+  if (box === "error") showError(null);
+  else for (const [source, n] of [...notices]) if (n.kind === box) setNotice(source, null);
 }
 
 function setStatus(status) {
@@ -136,6 +140,16 @@ function progress(fraction, label) {
 function errorText(err) {
   if (err?.pythonType) return `${err.pythonType}: ${err.message}`;
   return err?.message ?? String(err);
+}
+
+// Python's advice (allowed_special=...) means nothing on this page: name the menu instead.
+function countErrorText(err) {
+  const refused = /disallowed special token '([^']*)'/.exec(err?.message ?? "");
+  if (refused) {
+    return `The text holds the special token ${refused[1]}, which "Special tokens: refuse" does not count. `
+      + `Choose "count as plain text" or "count as special tokens" in the Special tokens menu.`;
+  }
+  return errorText(err);
 }
 
 // --- tokenizers and caches ------------------------------------------------------------------
@@ -187,7 +201,49 @@ function currentText() {
 // file's text is encoded whole.
 function currentSegments(text, name = state.encoding) {
   if (isUserFile(name)) return [text];
-  return state.file ? segments(text, FILE_SEGMENTS) : segments(text);
+  return state.file ? segments(text, FILE_SEGMENTS) : editorSegments(text);
+}
+
+// The editor's segments, found again only after the edit: a keystroke in a 1 MB text must not
+// scan the whole text.  The segments before the first one that changed are kept (less the last
+// of them, whose cut may depend on the characters just after it); segments() then runs on the
+// rest.  Its cuts are chosen from the text around each position alone and never within `min`
+// (1024) units of the start, so the rest is cut exactly as a run over the whole text would.
+let lastSegments = { text: "", segs: [] };
+function editorSegments(text) {
+  if (text === lastSegments.text) return lastSegments.segs;
+  const old = lastSegments.segs;
+  let pos = 0;
+  let k = 0;
+  while (k < old.length - 1 && text.startsWith(old[k], pos)) pos += old[k++].length;
+  if (k > 0) pos -= old[--k].length;
+  const segs = k ? [...old.slice(0, k), ...segments(text.slice(pos))] : segments(text);
+  lastSegments = { text, segs };
+  return segs;
+}
+
+// Characters, UTF-8 bytes and lone surrogates of each segment, kept so that a keystroke in a
+// long text does not count them all again.
+const facts = new Map();
+function segmentFacts(s) {
+  let f = facts.get(s);
+  if (!f) {
+    if (facts.size > CACHE_LIMIT) facts.clear();
+    f = { chars: countChars(s), bytes: utf8Length(s), lone: s.match(LONE_SURROGATE)?.length ?? 0 };
+    facts.set(s, f);
+  }
+  return f;
+}
+
+function textFacts(segs) {
+  const out = { chars: 0, bytes: 0, lone: 0 };
+  for (const s of segs) {
+    const f = segmentFacts(s);
+    out.chars += f.chars;
+    out.bytes += f.bytes;
+    out.lone += f.lone;
+  }
+  return out;
 }
 
 // The encode options for the special-token mode: tiktoken's for encodings; the others match
@@ -256,11 +312,12 @@ async function update() {
   const generation = state.generation;
   const name = state.encoding;
   const text = currentText();
-  const started = performance.now();
+  let started = performance.now();
   let tok = null;
   try {
     tok = await tokenizer(name);
     showRuntime(tok);
+    started = performance.now(); // the time shown is the count's own, not the start-up's
     const segs = currentSegments(text);
     const { counts, pieces } = cacheFor(name);
     const options = encodeOptions(name);
@@ -302,8 +359,9 @@ async function update() {
 
     const total = segs.reduce((n, s) => n + counts.get(s), 0);
     const elapsed = performance.now() - started;
-    const chars = state.file ? state.file.chars : countChars(text);
-    const bytes = state.file ? state.file.bytes : utf8Length(text);
+    const whole = state.file ? null : textFacts(isUserFile(name) ? editorSegments(text) : segs);
+    const chars = state.file ? state.file.chars : whole.chars;
+    const bytes = state.file ? state.file.bytes : whole.bytes;
     $("count").textContent = fmt.format(total);
     $("count").dataset.count = String(total);
     const file = state.userFiles.get(name);
@@ -323,15 +381,16 @@ async function update() {
     };
     renderTokens(shown, pieces, shownChars, totalChars);
     progress(null);
-    const lone = text.match(LONE_SURROGATE);
+    const lone = whole ? whole.lone : text.match(LONE_SURROGATE)?.length ?? 0;
     setNotice(
       "surrogates",
       lone
-        ? `The text holds ${lone.length} lone surrogate${lone.length > 1 ? "s" : ""} (half of a UTF-16 pair, not valid Unicode); each is counted as U+FFFD, as tiktoken does.`
+        ? `The text holds ${lone} lone surrogate${lone > 1 ? "s" : ""} (half of a UTF-16 pair, not valid Unicode); each is counted as U+FFFD, as tiktoken does.`
         : null,
     );
     showError(null);
     state.failed = null;
+    document.querySelector("main.layout").classList.remove("stale");
     setStatus("ready");
     scheduleTable();
   } catch (err) {
@@ -340,8 +399,10 @@ async function update() {
     state.failed = err;
     $("count").textContent = "–";
     delete $("count").dataset.count;
+    // The figures and tokens of the text before stay, greyed out and said to be out of date.
+    document.querySelector("main.layout").classList.add("stale");
     if (tok) {
-      showError(`Could not count with ${displayName(name)}: ${errorText(err)}`);
+      showError(`Could not count with ${displayName(name)}: ${countErrorText(err)}`);
     } else {
       showError(`Could not load the encoding "${name}": ${errorText(err)}`);
       if (!$("runtime").classList.contains("ok")) showRuntime(null);
@@ -353,45 +414,79 @@ async function update() {
 
 // --- the token view -------------------------------------------------------------------------
 
-const segmentViews = new Map(); // "encoding|special|segment" -> element
+const segmentViews = new Map(); // "encoding|special|mode|segment" -> element
 
-function escapeHTML(s) {
-  return s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-}
-
-function visible(text) {
-  // Line breaks and tabs made visible, the break itself kept so lines still wrap as typed.
-  return escapeHTML(text).replace(/\r?\n/g, (m) => `<span class="ws">${m.length > 1 ? "␍" : ""}↵</span>\n`).replace(/\t/g, '<span class="ws">⇥</span>\t');
-}
-
-function segmentView(pieces) {
+// One span per token: its text (whitespace marked; a token holding part of a character's bytes as
+// <0xE5>), its id, or both, as the mode says.  Each span knows its piece (data-k), its character
+// span within the segment (data-s, data-e, in code points as Python counts them) and its bytes.
+function segmentView(pieces, mode) {
   const el = document.createElement("span");
   el.className = "seg";
-  el.innerHTML = pieces
-    .map((p, i) => {
-      const ids = p.ids.join(" ");
-      const title = p.ids.length > 1 ? `ids ${p.ids.join(", ")} (one character split between tokens)` : `id ${ids}`;
-      return `<span class="t c${i % 6}" data-ids="${ids}" title="${title}">${visible(p.text)}</span>`;
-    })
-    .join("");
+  el.pieces = pieces;
+  let html = "";
+  let at = 0;
+  let n = 0;
+  const span = (k, cls, ids, start, end, bytes, label, part = "") => {
+    const id = mode === "text" ? "" : `<span class="id">${ids}</span>`;
+    const tx = mode === "ids" ? "" : `<span class="tx">${label}</span>`;
+    return `<span class="t ${cls}c${n++ % 6}" data-k="${k}" data-ids="${ids}" data-s="${start}" data-e="${end}" data-b="${bytes}"${part}>${tx}${id}</span>`;
+  };
+  pieces.forEach((p, k) => {
+    const chars = countChars(p.text);
+    const labels = byteLabels(p.text, p.ids, p.byteLengths);
+    if (labels) {
+      p.ids.forEach((id, j) => {
+        const bytes = p.byteLengths?.[j] ?? 1;
+        html += span(k, "byte ", id, at, at + chars, bytes, escapeHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
+      });
+    } else {
+      html += span(k, p.ids.length > 1 ? "split " : "", p.ids.join(" "), at, at + chars, utf8Bytes(p.text).length, markHTML(p.text));
+    }
+    at += chars;
+  });
+  el.innerHTML = html;
   return el;
 }
 
 function renderTokens(shown, pieces, shownChars, totalChars) {
-  const prefix = `${state.encoding}|${state.special}|`;
+  const prefix = `${state.encoding}|${state.special}|${state.mode}|`;
   const used = new Set();
-  const children = shown.map((s) => {
+  let start = 0;
+  const views = shown.map((s) => {
     let el = segmentViews.get(prefix + s);
     if (!el) {
-      el = segmentView(pieces.get(s));
+      el = segmentView(pieces.get(s), state.mode);
       segmentViews.set(prefix + s, el);
     } else if (used.has(el)) {
-      el = el.cloneNode(true); // the same text twice
+      const copy = el.cloneNode(true); // the same text twice
+      copy.pieces = el.pieces;
+      el = copy;
     }
     used.add(el);
+    el.dataset.start = String(start);
+    start += segmentFacts(s).chars;
     return el;
   });
-  $("tokens").replaceChildren(...children);
+  state.shown = { shown, pieces, shownChars, totalChars };
+  // An edit beyond the shown part (typing at the end of a long text) changes nothing here: the
+  // view is left alone rather than laid out again.
+  const same = state.viewEls?.length === views.length && views.every((el, i) => el === state.viewEls[i]);
+  if (!same) {
+    // Blocks of whole lines, which the browser lays out only when scrolled into view
+    // (content-visibility: auto): a change lays out the few blocks on screen, not 60,000 characters.
+    const blocks = [];
+    let block = null;
+    views.forEach((el, i) => {
+      if (!block || shown[i - 1].endsWith("\n")) {
+        block = document.createElement("div");
+        block.className = "chunk";
+        blocks.push(block);
+      }
+      block.append(el);
+    });
+    $("tokens").replaceChildren(...blocks);
+    state.viewEls = views;
+  }
   if (segmentViews.size > 4 * CACHE_LIMIT) segmentViews.clear();
   $("tokens-note").textContent =
     totalChars > shownChars
@@ -401,12 +496,85 @@ function renderTokens(shown, pieces, shownChars, totalChars) {
       : "";
 }
 
+function setMode(mode) {
+  state.mode = mode;
+  for (const m of ["text", "ids", "both"]) $(`show-${m}`).setAttribute("aria-pressed", String(m === mode));
+  $("tokens").className = `tokens-view mode-${mode}`;
+  if (state.shown) {
+    const { shown, pieces, shownChars, totalChars } = state.shown;
+    renderTokens(shown, pieces, shownChars, totalChars);
+  }
+}
+
+/** What the inspect line says of a token span: text, id(s), bytes, character span. */
+function describe(t) {
+  const seg = t.closest(".seg");
+  const piece = seg.pieces[Number(t.dataset.k)];
+  const base = Number(seg.dataset.start);
+  const [s, e] = [base + Number(t.dataset.s), base + Number(t.dataset.e)];
+  const ids = t.dataset.ids.split(" ");
+  const part = t.dataset.part;
+  const [j, of] = part ? part.split("/").map(Number) : [0, 0];
+  const what = part
+    ? `${byteLabels(piece.text, piece.ids, piece.byteLengths)[j - 1]}: part ${j} of ${of} of ${JSON.stringify(piece.text)}`
+    : JSON.stringify(piece.text) + (ids.length > 1 ? ` (one character split between ${ids.length} tokens)` : "");
+  return `${what} · ${ids.length > 1 ? "ids" : "id"} ${ids.join(", ")} · ${t.dataset.b} byte${t.dataset.b === "1" ? "" : "s"}`
+    + ` · characters ${fmt.format(s)}–${fmt.format(e)}`;
+}
+
 function inspect(event) {
   const t = event.target.closest?.(".t");
-  if (!t) return;
-  const ids = t.dataset.ids.split(" ");
-  const text = t.textContent.replace(/[↵⇥␍]/g, "");
-  $("inspect").textContent = `${ids.length > 1 ? "ids" : "id"} ${ids.join(", ")} · ${JSON.stringify(text)}`;
+  if (!t || !t.closest(".seg")) return;
+  if (event.type === "click") pick(t);
+  else $("inspect").textContent = describe(t);
+}
+
+function pick(t) {
+  $("tokens").querySelector(".t.picked")?.classList.remove("picked");
+  t.classList.add("picked");
+  $("inspect").textContent = describe(t);
+}
+
+// From the keyboard: the arrow keys move the picked token (the view itself takes the focus).
+function stepToken(event) {
+  const by = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+  if (!by) return;
+  const all = $("tokens").querySelectorAll(".t");
+  if (!all.length) return;
+  event.preventDefault();
+  const at = [...all].indexOf($("tokens").querySelector(".t.picked"));
+  const next = all[Math.min(all.length - 1, Math.max(0, at < 0 ? 0 : at + by))];
+  pick(next);
+  next.scrollIntoView({ block: "nearest" });
+}
+
+// --- copying ids ----------------------------------------------------------------------------
+
+async function copyIds(format) {
+  const name = state.encoding;
+  $("copied").textContent = "…";
+  try {
+    const tok = await tokenizer(name);
+    const ids = await tok.encode(currentText(), encodeOptions(name));
+    const text = format === "json" ? JSON.stringify(ids) : ids.join(" ");
+    demo.lastCopy = text;
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      // (no clipboard permission: the older way, from a selected text box)
+      const box = document.createElement("textarea");
+      box.value = text;
+      document.body.append(box);
+      box.select();
+      const ok = document.execCommand("copy");
+      box.remove();
+      if (!ok) throw new Error("the browser refused to copy");
+    }
+    $("copied").textContent = `Copied ${fmt.format(ids.length)} ids`;
+  } catch (err) {
+    $("copied").textContent = "";
+    showError(`Could not copy the ids: ${countErrorText(err)}`);
+  }
 }
 
 // --- counts in every encoding ---------------------------------------------------------------
@@ -418,7 +586,14 @@ function buildTable() {
       const row = document.createElement("tr");
       row.dataset.encoding = name;
       row.innerHTML = `<td>${name}</td><td class="num tokens">…</td><td class="num ratio"></td>`;
+      row.tabIndex = 0;
       row.addEventListener("click", () => selectEncoding(name));
+      row.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          selectEncoding(name);
+        }
+      });
       return row;
     }),
   );
@@ -447,8 +622,8 @@ function scheduleTable() {
 
 async function updateTable(text, all) {
   const generation = state.generation;
-  const segs = state.file ? segments(text, FILE_SEGMENTS) : segments(text); // bundled encodings only
-  const chars = state.file ? state.file.chars : countChars(text);
+  const segs = state.file ? segments(text, FILE_SEGMENTS) : editorSegments(text); // bundled encodings only
+  const chars = state.file ? state.file.chars : textFacts(segs).chars;
   for (const name of state.names) {
     if (!all && name !== state.encoding) continue;
     const row = $("counts").querySelector(`tr[data-encoding="${name}"]`);
@@ -527,7 +702,9 @@ async function openTokenizer(file) {
     setNotice(
       "tokenizer",
       `Loaded ${file.name}: ${KIND_NAMES[tok.kind]} tokenizer "${tok.name}", ${fmt.format(tok.nVocab)} tokens, in ${msText(performance.now() - started)}.`,
+      "info",
     );
+    window.dispatchEvent(new CustomEvent("anytok-tokenizers"));
     selectEncoding(name);
   } catch (err) {
     progress(null);
@@ -615,6 +792,8 @@ function clearResults(message) {
   }
   $("which").textContent = message;
   $("tokens").replaceChildren();
+  state.shown = null;
+  state.viewEls = null;
   $("tokens-note").textContent = message;
 }
 
@@ -709,6 +888,12 @@ async function start() {
     scheduleTable();
   });
   $("tokens").addEventListener("mouseover", inspect);
+  $("tokens").addEventListener("click", inspect);
+  $("tokens").addEventListener("keydown", stepToken);
+  for (const m of ["text", "ids", "both"]) $(`show-${m}`).addEventListener("click", () => setMode(m));
+  $("copy-json").addEventListener("click", () => copyIds("json"));
+  $("copy-spaced").addEventListener("click", () => copyIds("spaced"));
+  for (const b of document.querySelectorAll("button.dismiss")) b.addEventListener("click", () => dismiss(b.dataset.dismiss));
   wireDrop();
   window.addEventListener("unhandledrejection", (e) => showError(`Unexpected error: ${errorText(e.reason)}`));
 
@@ -725,16 +910,46 @@ async function start() {
   changed(); // a failure shows in the page; choosing another encoding tries again
 }
 
+// The first visit downloads ~5 MB (Pyodide, the standard library, the wheel, a vocabulary): the
+// bytes so far in a progress bar, from the worker's reports (AnyTok.onDownload).
+const downloads = new Map(); // url -> { loaded, total }
+let readyAfter = null; // ms from the page's start to its first count
+
+function showDownload(d) {
+  downloads.set(d.url, d);
+  if (readyAfter !== null) return;
+  let loaded = 0;
+  let total = 0;
+  for (const x of downloads.values()) {
+    loaded += x.loaded;
+    total += x.total ?? (x.done ? x.loaded : Math.max(x.loaded, 1 << 20));
+  }
+  const bar = $("boot-progress");
+  bar.hidden = false;
+  bar.max = Math.max(total, loaded, 1);
+  bar.value = loaded;
+  $("runtime").textContent = `Downloading: ${sizeText(loaded)}…`;
+}
+
 function showRuntime(tok) {
   if (!tok) {
     $("runtime").textContent = "Error";
     $("runtime").className = "pill bad";
+    $("boot-progress").hidden = true;
     return;
   }
   const rt = tok.runtimeInfo;
-  $("runtime").textContent = `Ready · Python ${rt.python} · anytok ${rt.anytok}`;
+  if (readyAfter === null) {
+    readyAfter = performance.now();
+    demo.readyAfter = readyAfter;
+    demo.downloaded = [...downloads.values()].reduce((n, d) => n + d.loaded, 0);
+  }
+  $("boot-progress").hidden = true;
+  const fetched = demo.downloaded ? `, ${sizeText(demo.downloaded)} loaded` : "";
+  $("runtime").textContent = `Ready in ${(readyAfter / 1000).toFixed(1)} s${fetched} · Python ${rt.python} · anytok ${rt.anytok}`;
   $("runtime").className = "pill ok";
   $("versions").textContent = `anytok ${rt.anytok} on Python ${rt.python} (Pyodide), in a Web Worker.`;
 }
 
+AnyTok.onDownload = showDownload;
 demo.ready = start();

@@ -6,6 +6,7 @@
 // Count view's handlers (demo.js) see them.
 
 import { AnyTok } from "./anytok.js";
+import { markHTML } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const fmt = new Intl.NumberFormat("en");
@@ -46,24 +47,22 @@ function errorText(err) {
   return err?.message ?? String(err);
 }
 
-function escapeHTML(s) {
-  return s.replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-}
-
-function visible(text) {
-  return escapeHTML(text).replace(/\r?\n/g, (m) => `<span class="ws">${m.length > 1 ? "␍" : ""}↵</span>\n`).replace(/\t/g, '<span class="ws">⇥</span>\t');
-}
+const visible = markHTML;
 
 // --- views ----------------------------------------------------------------------------------
 
-// The page's views: Count (demo.js), Train (here), Constrain (constrain_demo.js), Chat (chat_demo.js).
+// The page's views: Count (demo.js), Train (here), Constrain (constrain_demo.js), Compare
+// (compare_demo.js), Chat (chat_demo.js).
+const VIEWS = ["count", "train", "constrain", "compare", "chat"];
 function showView(view) {
   document.body.dataset.view = view;
   document.querySelector("main.layout").hidden = view !== "count";
   $("train-view").hidden = view !== "train";
   $("constrain-view").hidden = view !== "constrain";
   $("chat-view").hidden = view !== "chat";
-  for (const name of ["count", "train", "constrain", "chat"]) $(`view-${name}`).setAttribute("aria-pressed", String(view === name));
+  $("compare-view").hidden = view !== "compare";
+  for (const name of VIEWS) $(`view-${name}`).setAttribute("aria-pressed", String(view === name));
+  window.dispatchEvent(new CustomEvent("anytok-view", { detail: view }));
 }
 
 // --- files ----------------------------------------------------------------------------------
@@ -267,6 +266,7 @@ function start() {
   $("view-train").addEventListener("click", () => showView("train"));
   $("view-constrain").addEventListener("click", () => showView("constrain"));
   $("view-chat").addEventListener("click", () => showView("chat"));
+  $("view-compare").addEventListener("click", () => showView("compare"));
   $("train-pick").addEventListener("click", () => $("train-files").click());
   $("train-files").addEventListener("change", (e) => {
     const files = [...(e.target.files ?? [])];
@@ -293,7 +293,7 @@ function start() {
     download(train.tok.training.files.tiktoken, `${fileStem()}.tiktoken`, "text/plain"));
   wireDrop();
   const params = new URLSearchParams(location.search);
-  showView(["train", "constrain", "chat"].includes(params.get("view")) ? params.get("view") : "count");
+  showView(VIEWS.includes(params.get("view")) ? params.get("view") : "count");
   setState("idle", "");
 }
 

@@ -7,6 +7,10 @@
 // queue keeps a vocabulary load or a long encode from interleaving with anything else.  One
 // worker holds any number of tokenizers, each under the key the page gave it.
 //
+// While it starts, the worker also sends { download: { url, loaded, total, done } } messages
+// (no id): the bytes of each file fetched so far, for a page's progress bar (total: null when the
+// response is compressed or its length is not given).
+//
 // A `train` request also sends { id, progress } messages while it runs (counting: MB and MB/s;
 // merging: done of total and an ETA).  It cannot be cancelled from in here: Python holds this
 // thread until it returns, so no message is read meanwhile (Pyodide's interrupt buffer would
@@ -19,6 +23,40 @@ const VOCAB_CACHE = "anytok-vocab-v1";
 // needs no copy of its files).
 const HERE = self.location?.href ?? import.meta.url;
 const CACHEABLE = /^https?:/.test(HERE);
+
+// Every fetch of the worker (and of Pyodide in it) reports its bytes as they arrive.
+if (typeof self.postMessage === "function" && typeof TransformStream === "function" && typeof self.fetch === "function") {
+  const rawFetch = self.fetch.bind(self);
+  const REPORT_MS = 100;
+  self.fetch = async (input, init) => {
+    const response = await rawFetch(input, init);
+    if (!response.ok || !response.body || response.status !== 200) return response;
+    const url = response.url || String(input?.url ?? input);
+    const length = Number(response.headers.get("content-length"));
+    const total = response.headers.get("content-encoding") || !length ? null : length;
+    let loaded = 0;
+    let last = 0;
+    const report = (done) => self.postMessage({ download: { url, loaded, total, done } });
+    const counted = response.body.pipeThrough(new TransformStream({
+      transform(chunk, controller) {
+        loaded += chunk.byteLength;
+        const now = performance.now();
+        if (now - last > REPORT_MS) {
+          last = now;
+          report(false);
+        }
+        controller.enqueue(chunk);
+      },
+      flush() {
+        report(true);
+      },
+    }));
+    const copy = new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+    // (the copy keeps the original's URL, which Pyodide and callers may read)
+    Object.defineProperty(copy, "url", { value: response.url });
+    return copy;
+  };
+}
 
 let runtime = null; // Promise of { py, glue }, set by "init"
 let queue = Promise.resolve();

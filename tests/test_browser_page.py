@@ -1,0 +1,485 @@
+"""The demo page as a tool: layout at phone, tablet and desktop sizes, the Count view's ids and
+copy, the Compare view and its token-tax panel, Constrain's finished state and search, typing
+into a 1 MB text, and axe-core's accessibility rules.
+
+Debian's Chromium through Playwright, against the real demo server (browser_support.py); every
+request that would leave 127.0.0.1 fails the test.  Numbers shown by the page are checked
+against native anytok (itself checked against tiktoken and `tokenizers` elsewhere).
+Screenshots of every view at every size go to build/web-test/ (gitignored) for people to look at.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, DemoServer, new_context, wait_status
+from conftest import anytok_encoding
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+SIZES = [(375, 812), (768, 1024), (1400, 1000)]
+VIEWS = ["count", "train", "constrain", "compare", "chat"]
+SHOTS = ROOT / "build" / "web-test"
+
+
+@pytest.fixture(scope="module")
+def demo_url():
+    server = DemoServer()
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser, demo_url):
+    """One ready demo page for the module (a Pyodide boot costs seconds); tests put it back in
+    the Count view with its sample text."""
+    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=demo_url.rstrip("/"))
+    pg = ctx.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.goto(demo_url)
+    wait_status(pg)
+    pg.sample = pg.input_value("#text")
+    yield pg
+    ctx.close()
+    guard.check()
+    assert errors == []
+
+
+@pytest.fixture
+def count_view(page):
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.click("#view-count")
+    if page.is_visible("#file-view"):
+        page.click("#back-to-editor")
+    if page.input_value("#text") != page.sample or page.input_value("#special") != "text" or page.input_value("#encoding") != "o200k_base":
+        page.select_option("#special", "text")
+        page.select_option("#encoding", "o200k_base")
+        set_text(page, page.sample)
+    wait_status(page)
+    return page
+
+
+def set_text(page, text: str) -> None:
+    page.evaluate(
+        """([text]) => {
+            const el = document.querySelector('#text');
+            el.value = text;
+            el.dispatchEvent(new InputEvent('input', { inputType: 'insertFromPaste' }));
+        }""",
+        [text],
+    )
+    wait_status(page)
+
+
+def shown_count(page) -> int:
+    return int(page.get_attribute("#count", "data-count"))
+
+
+def show_view(page, view: str) -> None:
+    page.click(f"#view-{view}")
+    if view == "constrain" and page.is_hidden("#constrain-run"):
+        page.click("#constrain-start")
+        page.wait_for_function("window.anytokConstrainDemo.state === 'ready'")
+    if view == "compare":
+        page.wait_for_function("window.anytokCompareDemo.state === 'ready'")
+    if view == "count":
+        wait_status(page)
+
+
+# Every visible control of the view: its size, and whether the point at its centre hits it.
+JS_CONTROLS = """(view) => {
+    const root = view === 'count' ? [document.querySelector('header'), ...document.querySelectorAll('.banner'), document.querySelector('main.layout'), document.querySelector('footer')]
+                                  : [document.querySelector('header'), document.querySelector('#' + view + '-view')];
+    const out = [];
+    for (const r of root) {
+        for (const el of r.querySelectorAll('button, select, input, textarea, a, summary, [tabindex]')) {
+            const box = el.getBoundingClientRect();
+            if (!box.width || !box.height || getComputedStyle(el).visibility === 'hidden') continue;
+            if (el.tagName !== 'SUMMARY' && el.closest('details:not([open])')) continue;  // folded away
+            el.scrollIntoView({ block: 'center', inline: 'center' });
+            const b = el.getBoundingClientRect();
+            const hit = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+            const name = el.id || el.getAttribute('aria-label') || el.textContent.trim().slice(0, 30) || el.tagName;
+            out.push({
+                name, tag: el.tagName, width: b.width, height: b.height,
+                hits: Boolean(hit) && (hit === el || el.contains(hit) || (el.tagName === 'A' && hit.closest('a') === el)),
+                hitName: hit ? (hit.id || hit.className || hit.tagName) : null,
+                inLink: el.tagName === 'A',
+            });
+        }
+    }
+    window.scrollTo(0, 0);
+    return out;
+}"""
+
+
+def test_every_view_fits_phone_tablet_and_desktop_with_reachable_controls(page):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        for view in VIEWS:
+            show_view(page, view)
+            page.wait_for_timeout(100)
+            scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            if scroll > inner:
+                problems.append(f"{view} at {width}px: page is {scroll}px wide")
+            for c in page.evaluate(JS_CONTROLS, view):
+                if not c["hits"]:
+                    problems.append(f"{view} at {width}px: {c['name']} is covered by {c['hitName']}")
+                if not c["inLink"] and c["tag"] != "TEXTAREA" and min(c["height"], c["width"]) < 40:
+                    problems.append(f"{view} at {width}px: {c['name']} is {c['width']:.0f}x{c['height']:.0f} px")
+            page.screenshot(path=str(SHOTS / f"{view}-{width}x{height}.png"), full_page=True)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.click("#view-count")
+    assert problems == [], "\n".join(problems)
+
+
+def test_dark_and_light_follow_the_system(browser, demo_url):
+    colours = {}
+    for scheme in ("light", "dark"):
+        ctx, guard = new_context(browser, viewport={"width": 800, "height": 700}, color_scheme=scheme)
+        pg = ctx.new_page()
+        pg.goto(demo_url)
+        wait_status(pg)
+        colours[scheme] = pg.evaluate(
+            "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color, "
+            "getComputedStyle(document.querySelector('.card')).backgroundColor]"
+        )
+        pg.screenshot(path=str(SHOTS / f"count-{scheme}.png"))
+        ctx.close()
+        guard.check()
+
+    def luminance(css: str) -> float:
+        r, g, b = [int(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    assert luminance(colours["light"][0]) > 200 and luminance(colours["light"][1]) < 80
+    assert luminance(colours["dark"][0]) < 50 and luminance(colours["dark"][1]) > 180
+    assert luminance(colours["dark"][2]) < 60
+
+
+# --- the Count view -------------------------------------------------------------------------
+
+def test_ids_view_copy_and_token_details_equal_native(count_view):
+    page = count_view
+    text = "Héllo\tworld\n  国 龘 ꙮ 🦜 <|endoftext|>\n"
+    set_text(page, text)
+    enc = anytok_encoding("o200k_base")
+    ids = enc.encode(text, disallowed_special=())
+    assert shown_count(page) == len(ids)
+
+    # Ids mode: the view shows the ids, in order; Both shows text and ids.
+    page.click("#show-ids")
+    shown = page.evaluate("Array.from(document.querySelectorAll('#tokens .t'), (t) => t.textContent)")
+    assert [int(i) for i in " ".join(shown).split()] == ids
+    page.click("#show-both")
+    assert page.locator("#tokens .t .tx").count() == page.locator("#tokens .t .id").count() > 0
+    page.click("#show-text")
+    assert page.locator("#tokens .t .id").count() == 0
+
+    # Whitespace marked distinctly: tab →, line feed ↵, space ·; \r (kept only in a file: the
+    # editor turns it into \n) ␍.
+    view = page.text_content("#tokens")
+    assert "→" in view and "↵" in view and "·" in view
+    marks = page.evaluate("""async () => {
+        const { markHTML, markText } = await import('/visible.js');
+        return [markText('a \\t\\r\\n\\u00a0b'), markHTML('<a>\\r\\n')];
+    }""")
+    assert marks == ["a·→␍↵␣b", '&lt;a&gt;<span class="ws">␍↵\n</span>']
+
+    # Characters split between tokens (龘, ꙮ, 🦜 in o200k_base): each token shows the bytes it holds.
+    pieces = [enc.decode_single_token_bytes(i) for i in ids]
+    partial = [p for p in pieces if not _valid_utf8(p)]
+    labels = page.evaluate("Array.from(document.querySelectorAll('#tokens .t.byte .tx'), (t) => t.textContent)")
+    assert len(partial) >= 7
+    assert labels == ["".join(f"<0x{b:02X}>" for b in p) for p in partial]
+
+    # Copy: JSON and space separated, the ids of the whole text.
+    page.click("#copy-json")
+    page.wait_for_function("document.querySelector('#copied').textContent.startsWith('Copied')")
+    assert json.loads(page.evaluate("navigator.clipboard.readText()")) == ids
+    page.click("#copy-spaced")
+    page.wait_for_function("document.querySelector('#copied').textContent.startsWith('Copied')")
+    assert [int(i) for i in page.evaluate("navigator.clipboard.readText()").split(" ")] == ids
+
+    # Hover and tap: text, id, byte length and character span, as native offsets give them.
+    offsets = []
+    at = 0
+    for token in enc.decode_tokens_bytes(ids):
+        offsets.append(at)
+        at += len(token)
+    page.hover("#tokens .t >> nth=1")
+    info = page.text_content("#inspect")
+    second = enc.decode_single_token_bytes(ids[1])
+    assert f"id {ids[1]}" in info and f"{len(second)} bytes" in info
+    assert f"characters {len(enc.decode(ids[:1]))}–{len(enc.decode(ids[:2]))}" in info
+    page.click("#tokens .t >> nth=0")
+    assert page.locator("#tokens .t.picked").count() == 1
+    # From the keyboard: the token view takes the focus, arrows move from token to token.
+    page.focus("#tokens")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("[...document.querySelectorAll('#tokens .t')].indexOf(document.querySelector('#tokens .t.picked'))") == 1
+    assert f"id {ids[1]}" in page.text_content("#inspect")
+
+    # A file with \r\n line ends is counted as it is, and its \r shows as ␍.
+    crlf = "one\r\ntwo\r\n"
+    page.set_input_files("#file", files=[{"name": "crlf.txt", "mimeType": "text/plain", "buffer": crlf.encode()}])
+    page.wait_for_selector("#file-view:not([hidden])")
+    wait_status(page)
+    assert shown_count(page) == enc.count(crlf, disallowed_special=())
+    assert page.text_content("#tokens").count("␍↵") == 2
+    page.click("#back-to-editor")
+    wait_status(page)
+
+
+def _valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def test_a_refused_special_token_names_the_menu_and_marks_results_stale(count_view):
+    page = count_view
+    set_text(page, "Before <|endoftext|> after")
+    page.select_option("#special", "error")
+    wait_status(page, "error")
+    message = page.text_content("#error")
+    assert "Special tokens menu" in message and "allowed_special" not in message
+    assert page.evaluate("document.querySelector('main.layout').classList.contains('stale')")
+    assert page.is_visible("#stale-note")
+    assert page.text_content("#count") == "–"
+    # Dismissible; the next good count clears the stale mark.
+    page.click("#error-box button.dismiss")
+    assert page.is_hidden("#error-box")
+    page.select_option("#special", "text")
+    wait_status(page)
+    assert not page.evaluate("document.querySelector('main.layout').classList.contains('stale')")
+    assert page.is_hidden("#stale-note")
+
+
+# --- the Compare view -----------------------------------------------------------------------
+
+def test_compare_and_token_tax_equal_native_counts(page):
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    show_view(page, "compare")
+    text = "Tokenizers differ: 日本語のテキスト, Ελληνικά, код на русском, and def f(x): return x**2\n"
+    page.click("#compare-add")
+    page.select_option("#compare-pick-2", "gpt2")
+    page.fill("#compare-text", text)
+    page.wait_for_function(
+        "([text]) => window.anytokCompareDemo.state === 'ready' && window.anytokCompareDemo.results.length === 3"
+        " && window.anytokCompareDemo.tax.names.length === 3 && window.anytokCompareDemo.text === text",
+        arg=[text],
+    )
+    got = page.evaluate("window.anytokCompareDemo.results")
+    names = ["o200k_base", "cl100k_base", "gpt2"]
+    native = [len(anytok_encoding(n).encode(text, disallowed_special=())) for n in names]
+    assert [r["name"] for r in got] == names
+    assert [r["count"] for r in got] == native
+    cells = page.evaluate("Array.from(document.querySelectorAll('#compare-grid .count'), (c) => +c.dataset.count)")
+    assert cells == native
+    ratios = page.evaluate("Array.from(document.querySelectorAll('#compare-grid .ratio'), (c) => c.textContent)")
+    assert ratios[1] == f"{native[1] / native[0]:.2f}×" and ratios[2] == f"{native[2] / native[0]:.2f}×"
+
+    tax = page.evaluate("window.anytokCompareDemo.tax")
+    sentences = json.loads((ROOT / "web" / "dist" / "examples" / "udhr_article_1.json").read_text())
+    assert len(sentences) >= 12 and sentences[0]["code"] == "eng"
+    assert [l["code"] for l in tax["languages"]] == [s["code"] for s in sentences]
+    for i, name in enumerate(names):
+        enc = anytok_encoding(name)
+        assert tax["counts"][i] == [len(enc.encode(s["text"], disallowed_special=())) for s in sentences], name
+    bars = page.evaluate("Array.from(document.querySelectorAll('#tax-chart .tax-bar'), (b) => +b.dataset.count)")
+    assert bars == [tax["counts"][i][j] for j in range(len(sentences)) for i in range(3)]
+    page.click("#compare-remove")
+    page.wait_for_function("window.anytokCompareDemo.state === 'ready' && window.anytokCompareDemo.results.length === 2")
+
+
+def test_udhr_sentences_are_article_1_of_the_pinned_package():
+    import build_web
+
+    sentences = build_web.udhr_article_1()
+    assert len(sentences) == len(build_web.UDHR_ARTICLE_1) >= 12
+    english = sentences[0]
+    assert english["code"] == "eng" and english["text"].startswith("All human beings are born free and equal in dignity and rights.")
+    assert all(s["text"] and "<" not in s["text"] for s in sentences)
+
+
+# --- the Constrain view ---------------------------------------------------------------------
+
+def test_constrain_search_busy_sign_carriage_return_and_finished_state(page):
+    from anytok import constrain
+
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.click("#view-constrain")
+    pattern = "(yes|no)\\r\\n!"
+    page.select_option("#constrain-kind", "regex")
+    page.fill("#constrain-spec", pattern)
+    page.fill("#constrain-filter", "")
+    page.click("#constrain-start")
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    enc = anytok_encoding("o200k_base")
+    m = constrain.regex(pattern).matcher(enc)
+
+    def listed(query: str) -> list[int]:
+        before = page.get_attribute("#constrain-view", "data-listed")
+        page.fill("#constrain-filter", query)
+        page.wait_for_function("([b]) => document.querySelector('#constrain-view').dataset.listed !== b", arg=[before])
+        return page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => +b.dataset.id)")
+
+    # By text: every allowed token whose text holds "ye"; by id: those whose id starts so.
+    allowed = m.allowed()
+    assert sorted(listed("ye")) == sorted(i for i in allowed if "ye" in enc.decode([i]))
+    some = allowed[len(allowed) // 2]
+    assert some in listed(str(some))
+    assert "allowed tokens match" in page.inner_text("#constrain-list-note")
+
+    # A busy sign while a step runs.
+    listed("yes")
+    busy = page.evaluate("""() => {
+        document.querySelector('#constrain-allowed button').click();
+        return !document.querySelector('#constrain-busy').hidden;
+    }""")
+    assert busy
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    assert page.is_hidden("#constrain-busy")
+    for t in page.evaluate("window.anytokConstrainDemo.tokens"):
+        assert m.consume(t)
+
+    # \r has its own mark, apart from \n and the space.
+    texts = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => b.textContent)")
+    listed("")
+    texts = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => b.textContent)")
+    assert texts and all(t.startswith("␍") for t in texts), texts
+
+    # Walk to the end: then finished, nothing allowed, no random step.
+    for _ in range(8):
+        if page.evaluate("window.anytokConstrainDemo.finished"):
+            break
+        page.click("#constrain-random")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    assert page.evaluate("window.anytokConstrainDemo.finished")
+    stats = page.inner_text("#constrain-stats")
+    assert "finished" in stats and "allowed" not in stats
+    assert page.is_disabled("#constrain-random")
+    assert page.locator("#constrain-allowed button").count() == 0
+    assert "finished" in page.inner_text("#constrain-list-note")
+    page.click("#view-count")
+
+
+# --- accessibility --------------------------------------------------------------------------
+
+AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, demo_url):
+    found = {}
+    for scheme in ("light", "dark"):
+        ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
+        pg = ctx.new_page()
+        pg.goto(demo_url)
+        wait_status(pg)
+        pg.add_script_tag(path=str(AXE))
+        for view in VIEWS if scheme == "light" else ["count", "compare"]:
+            show_view(pg, view)
+            result = pg.evaluate("""async () => {
+                const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+                return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                    .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
+            }""")
+            if result:
+                found[f"{view} ({scheme})"] = result
+        ctx.close()
+        guard.check()
+    assert found == {}, json.dumps(found, indent=1)
+
+
+# --- responsiveness -------------------------------------------------------------------------
+
+def test_typing_into_a_1mb_text_blocks_the_main_thread_at_most_50ms(count_view, corpora):
+    # Long tasks (over 50 ms) are observed while typing at the end of a 1 MB text.  The text box
+    # itself (Chromium editing 1 MB in a <textarea>) makes long tasks of its own on this shared
+    # machine, page script or not; so the bound is checked on what the page's scripts do in
+    # those tasks, as Chromium attributes it (Long Animation Frames: each script's duration).
+    page = count_view
+    text = (corpora["en"] + "\n" + corpora["ja"])[: 1 << 20]
+    text = text[: text.rfind("\n") + 1] + "The end"
+    set_text(page, text)
+    enc = anytok_encoding("o200k_base")
+    assert shown_count(page) == enc.count(text, disallowed_special=())
+    page.wait_for_timeout(1500)  # the table of every encoding, counted after a pause
+    page.evaluate("""() => {
+        window.longTasks = [];
+        window.pageScripts = [];
+        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(Math.round(e.duration)); })
+            .observe({ type: 'longtask' });
+        new PerformanceObserver((list) => {
+            for (const frame of list.getEntries()) {
+                for (const s of frame.scripts) {
+                    if (/\\/(demo|segments|visible|anytok|compare_demo|train_demo|constrain_demo|chat_demo)\\.js/.test(s.sourceURL)) {
+                        window.pageScripts.push({ ms: Math.round(s.duration), url: s.sourceURL.split('/').pop(), invoker: s.invoker, fn: s.sourceFunctionName });
+                    }
+                }
+            }
+        }).observe({ type: 'long-animation-frame' });
+        const el = document.querySelector('#text');
+        el.focus();
+        el.setSelectionRange(el.value.length, el.value.length);
+    }""")
+    for key in " and so on":
+        page.keyboard.type(key)
+        page.wait_for_timeout(80)
+    wait_status(page)
+    page.wait_for_timeout(1500)  # and the table again
+    text += " and so on"
+    assert shown_count(page) == enc.count(text, disallowed_special=())
+    got = page.evaluate("({ scripts: window.pageScripts, longTasks: window.longTasks, update: window.anytokDemo.lastUpdate })")
+    assert got["update"]["reencodedBytes"] < 20_000, got["update"]
+    slow = [s for s in got["scripts"] if s["ms"] > 50]
+    assert slow == [], got
+    set_text(page, page.sample)
+
+
+def test_first_visit_shows_download_progress_and_ready_time(browser, demo_url):
+    import re
+
+    ctx, guard = new_context(browser, viewport={"width": 1000, "height": 800})
+    ctx.add_init_script("""
+        window.barSeen = [];
+        const look = setInterval(() => {
+            const bar = document.querySelector('#boot-progress');
+            if (bar && !bar.hidden) window.barSeen.push([bar.value, bar.max]);
+            if (document.body?.dataset.status === 'ready') clearInterval(look);
+        }, 15);
+    """)
+    pg = ctx.new_page()
+    pg.goto(demo_url)
+    wait_status(pg)
+    seen = pg.evaluate("window.barSeen")
+    got = pg.evaluate("({ downloaded: window.anytokDemo.downloaded, readyAfter: window.anytokDemo.readyAfter, ms: window.anytokDemo.lastUpdate.ms })")
+    runtime = pg.text_content("#runtime")
+    ctx.close()
+    guard.check()
+    # Pyodide, the standard library, the wheel and the vocabulary: megabytes, watched coming in.
+    assert got["downloaded"] > 2_000_000, got
+    assert seen and all(0 < v <= m for v, m in seen), seen[:5]
+    assert re.match(r"Ready in \d+\.\d s, \d+\.\d MB loaded · Python ", runtime), runtime
+    # "Time" is the count's own: start-up is not in it.
+    assert got["ms"] < got["readyAfter"], got

@@ -3,7 +3,7 @@
 References:
 * llama.cpp's own tokenizer tests: `ggml-vocab-*.gguf` with `.inp` texts and `.out` ids
   written by its tests/test-tokenizer-0 (add_special=false, parse_special=false), from the
-  llama-cpp-python 0.3.36 sdist (build_scripts/fetch_llama_cpp.py, sha256-verified);
+  llama-cpp-python 0.3.36 sdist (build_scripts/fetch/fetch_llama_cpp.py, sha256-verified);
 * `tokenizers` on the same model's tokenizer.json where the fixtures have one (vocabularies
   compared first);
 * PyPI `gguf` 0.19.0 (llama.cpp's own Python package) as an independent GGUF writer.
@@ -47,7 +47,7 @@ UNSUPPORTED: dict[str, tuple[str, ...]] = {}
 
 
 def test_fixtures_present():
-    # fetched by build_scripts/fetch_llama_cpp.py (called from build_scripts/test.sh)
+    # fetched by build_scripts/fetch/fetch_llama_cpp.py (called from build_scripts/test.sh)
     assert len(ALL_GGUF) == 19, ALL_GGUF
     assert len(WITH_OUT) == 15, WITH_OUT
 

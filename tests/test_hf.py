@@ -1,7 +1,7 @@
 """Hugging Face tokenizer.json: ids and decoded text identical to `tokenizers`, for real models.
 
 The models (see hf_support.MODELS) are fetched, sha256-verified, by
-build_scripts/fetch_models.py; a missing fixture fails.  Every test compares with the
+build_scripts/fetch/fetch_models.py; a missing fixture fails.  Every test compares with the
 `tokenizers` library itself, loaded from the same file (truncation and padding switched off:
 anytok keeps them in the configuration but, like `encode` in most uses, does not apply them).
 """

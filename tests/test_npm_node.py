@@ -38,7 +38,6 @@ from conftest import tiktoken_encoding
 from test_chat import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 import build_npm  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("npm")
@@ -150,7 +149,7 @@ CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": 
 
 
 def _chat_config() -> Path:
-    """Llama 3.1's tokenizer_config.json (its chat template), from build_scripts/fetch_chat.py."""
+    """Llama 3.1's tokenizer_config.json (its chat template), from build_scripts/fetch/fetch_chat.py."""
     from fetch_chat import fetch as fetch_chat
 
     return fetch_chat() / "llama3_1" / "tokenizer_config.json"

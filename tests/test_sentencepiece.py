@@ -1,6 +1,6 @@
 """SentencePiece `.model` files against the `sentencepiece` library (EncodeAsIds, DecodeIds).
 
-Models (build_scripts/fetch_sentencepiece_models.py, sha256-pinned): the sentencepiece sdist's
+Models (build_scripts/fetch/fetch_sentencepiece_models.py, sha256-pinned): the sentencepiece sdist's
 Unigram test models (nfkc charsmap) and Mistral's BPE models (byte fallback, user-defined
 pieces).  Variants of them, rewritten with a small protobuf writer below, cover the options the
 real files leave at one value (UNUSED / USER_DEFINED / BYTE pieces, whitespace options,
@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 
 import sentencepiece as spm  # noqa: E402
 

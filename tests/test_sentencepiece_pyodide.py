@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 
 from conftest import FULL  # noqa: E402
 from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402

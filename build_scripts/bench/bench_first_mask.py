@@ -1,6 +1,6 @@
 """First constraint in a fresh process: time until its first mask, anytok next to llguidance.
 
-    .venv/bin/python build_scripts/bench_first_mask.py [--encoding o200k_base] [--rounds 5]
+    .venv/bin/python build_scripts/bench/bench_first_mask.py [--encoding o200k_base] [--rounds 5]
 
 What a program pays for its first constrained step.  Every measurement is a new Python process
 (`subprocess.run`), timestamps taken in the child with `time.perf_counter`:
@@ -9,7 +9,7 @@ What a program pays for its first constrained step.  Every measurement is a new 
   constraint built, `matcher(enc)` (the tokenizer's token trie: read from its trie file, see
   constrain/trie_cache.py) and the first `mask()`;
 * the same with the trie file missing (a fresh temporary `ANYTOK_CACHE_DIR`: this process builds
-  the trie and the slicer and writes the file), and with no file at all (`ANYTOK_CACHE_DIR=off`,
+  the trie, and for free text the slicer, and writes the file), and with no file at all (`ANYTOK_CACHE_DIR=off`,
   as under Pyodide: the trie built, the slicer built lazily by the first free-text mask);
 * llguidance 1.9.1: `import llguidance`, then "first mask": its tokenizer made from the same
   anytok encoding (`llguidance.tiktoken.lltokenizer_from_encoding`, as the tests do), the
@@ -34,8 +34,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_common import cpu_model  # noqa: E402
 

@@ -80,3 +80,68 @@ def test_eos_override_shares_the_trie():
     b = TokenTrie.of(enc, 100)
     assert (a.eos, b.eos) == (enc.enc.eot_token, 100) and a.byte is b.byte
     assert TokenTrie.of(enc, 100) is b and TokenTrie.of(enc) is a
+
+
+# --- the trie file (constrain/trie_cache.py) -----------------------------------------------------
+
+TRIE_FIELDS = ("order", "byte", "depth", "end", "token", "extra", "children0", "max_token_len")
+
+
+def _same_trie(a, b):
+    for f in TRIE_FIELDS:
+        assert getattr(a, f) == getattr(b, f), f
+
+
+def test_trie_file_round_trip(tmp_path, monkeypatch):
+    """The trie read back from the file equals the one built without it; once a process built
+    the slicer, the file has it too, read back equal and ready from the first mask, and the
+    masks from it are llguidance's."""
+    from anytok.constrain.slicer import Slicer
+
+    enc = anytok_encoding("cl100k_base")
+    monkeypatch.setenv("ANYTOK_CACHE_DIR", "off")
+    plain = TokenTrie.from_env(enc.token_env())
+    assert plain.cache_file is None
+    monkeypatch.setenv("ANYTOK_CACHE_DIR", str(tmp_path))
+    written = TokenTrie.from_env(enc.token_env())  # builds and writes the trie
+    files = list(tmp_path.glob("*.trie"))
+    assert len(files) == 1
+    read = TokenTrie.from_env(enc.token_env())
+    for t in (written, read):
+        _same_trie(t, plain)
+    assert not Slicer.stored_for(read)
+    Slicer.of(written)  # builds the slicer: the file is rewritten with it
+    read = TokenTrie.from_env(enc.token_env())
+    _same_trie(read, plain)
+    assert Slicer.stored_for(read)
+    built = Slicer(plain)
+    for a, b in zip(Slicer.of(read).slices, built.slices):
+        assert (a.pattern, a.ids, a.mask) == (b.pattern, b.ids, b.mask)
+        _same_trie(a.trie, b.trie)
+    _same_trie(read._slicer.rest, built.rest)
+    own = OwnTokenizer(tiktoken_encoding("cl100k_base"))
+    read = TokenTrie.from_env(enc.token_env())
+    own.__dict__["_anytok_constrain_trie"] = {None: read}  # (this object's trie: the one read)
+    ll = lltokenizer_from_encoding(tiktoken_encoding("cl100k_base"))
+    for pattern in (r'[^"]{0,40}', r"[a-z]{0,5}( [a-z]{1,3}){0,3}"):
+        ref = LLMatcher(ll, LLMatcher.grammar_from_regex(pattern), log_level=0)
+        _walk(constrain.regex(pattern).matcher(own), ref, read.n_vocab, random.Random(pattern), steps=8)
+    assert hasattr(read, "_slicer")  # (used from the first mask)
+
+
+def test_trie_file_damaged_or_unwritable(tmp_path, monkeypatch):
+    """A truncated file is ignored (the trie built again, the file
+    rewritten); a folder that cannot be written gives the same trie, without a file."""
+    enc = anytok_encoding("cl100k_base")
+    monkeypatch.setenv("ANYTOK_CACHE_DIR", str(tmp_path))
+    first = TokenTrie.from_env(enc.token_env())
+    path, = tmp_path.glob("*.trie")
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+    again = TokenTrie.from_env(enc.token_env())
+    _same_trie(again, first)
+    assert path.read_bytes() == data
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("ANYTOK_CACHE_DIR", str(blocked))
+    _same_trie(TokenTrie.from_env(enc.token_env()), first)

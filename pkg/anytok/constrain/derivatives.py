@@ -85,6 +85,8 @@ class ExprSet:
         self.universal: set = set()
         self._first: dict = {}  # expression id -> 256-bit set of the bytes it may start with
         self._alt_index: dict = {}  # alternation id -> ([(first bytes, member)], {byte: members})
+        self._groups: dict = {}  # expression id -> {derivative (not NOTHING): mask of the bytes to it}
+        self._ranges: dict = {}  # code point ranges -> their expression (compile_ranges)
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
@@ -444,8 +446,7 @@ class ExprSet:
     def _by_first_byte(self, e: int, keep):
         """{(derivative, key): mask of first bytes} over the bytes `keep(b)` returns a key for."""
         groups: dict = {}
-        for b in range(256):
-            d = self.derive(e, b)
+        for b, d in enumerate(self.full_row(e)):
             if d == NOTHING:
                 continue
             key = keep(b)
@@ -461,10 +462,32 @@ class ExprSet:
         key = (e, excluded)
         r = self._minus.get(key)
         if r is None:
+            # the excluded strings by first byte, once (not once per byte)
+            tails: dict = {}
+            for x in excluded:
+                if x:
+                    tails.setdefault(x[0], []).append(x[1:])
+            none = frozenset()
+
             def rest(b):
-                return frozenset(x[1:] for x in excluded if x and x[0] == b)
-            parts = [self.concat(self.byteset(mask), self.minus_literals(d, k))
-                     for (d, k), mask in self._by_first_byte(e, rest).items()]
+                t = tails.get(b)
+                return none if t is None else frozenset(t)
+            # the bytes grouped by derivative (once per expression), then the first bytes of
+            # excluded strings split off: per trie node of `excluded`, not 256 derivatives
+            groups = {(d, none): m for d, m in self.derivative_groups(e).items()}
+            row = self.rows[e]
+            for b in tails:
+                d = row[b]
+                if d == NOTHING:
+                    continue
+                m = groups[(d, none)] & ~(1 << b)
+                if m:
+                    groups[(d, none)] = m
+                else:
+                    del groups[(d, none)]
+                k = (d, rest(b))
+                groups[k] = groups.get(k, 0) | 1 << b
+            parts = [self.concat(self.byteset(mask), self.minus_literals(d, k)) for (d, k), mask in groups.items()]
             if self.nullable[e] and b"" not in excluded:
                 parts.append(EPSILON)
             r = self._minus[key] = self.alt(parts)
@@ -681,8 +704,27 @@ class ExprSet:
 
     def viable_bytes(self, e: int) -> list[int]:
         """The bytes after which `e` is not dead."""
-        d = self.derive
-        return [b for b in range(256) if d(e, b) != NOTHING]
+        return [b for b, d in enumerate(self.full_row(e)) if d != NOTHING]
+
+    def derivative_groups(self, e: int) -> dict:
+        """{derivative: mask of the bytes leading to it} over the bytes that keep `e` live."""
+        g = self._groups.get(e)
+        if g is None:
+            g = self._groups[e] = {}
+            for b, d in enumerate(self.full_row(e)):
+                if d != NOTHING:
+                    g[d] = g.get(d, 0) | 1 << b
+        return g
+
+    def full_row(self, e: int) -> list:
+        """The derivatives of `e` by every byte (its row, with none left unknown)."""
+        row = self.rows[e]
+        if -1 in row:
+            derive = self.derive
+            for b in range(256):
+                if row[b] < 0:
+                    derive(e, b)
+        return row
 
 
 # -- UTF-8 --------------------------------------------------------------------------------------
@@ -729,11 +771,16 @@ def _mask(lo: int, hi: int) -> int:
 
 
 def compile_ranges(es: ExprSet, ranges) -> int:
-    """The byte-level expression matching the UTF-8 encoding of one code point from `ranges`."""
-    seqs: list = []
-    for lo, hi in ranges:
-        _utf8_sequences(lo, hi, seqs)
-    return _factor(es, [[_mask(a, b) for a, b in s] for s in seqs])
+    """The byte-level expression matching the UTF-8 encoding of one code point from `ranges`
+    (cached per expression set: schemas and grammars repeat the same classes many times)."""
+    key = tuple(ranges)
+    r = es._ranges.get(key)
+    if r is None:
+        seqs: list = []
+        for lo, hi in key:
+            _utf8_sequences(lo, hi, seqs)
+        r = es._ranges[key] = _factor(es, [[_mask(a, b) for a, b in s] for s in seqs])
+    return r
 
 
 def _factor(es: ExprSet, seqs: list) -> int:

@@ -137,6 +137,8 @@ class _Shared:
                 return r
         if not fb:
             slicer = getattr(trie, "_slicer", None)
+            if slicer is None and Slicer.stored_for(trie):  # read, not built: use it at once
+                slicer = Slicer.of(trie)
             if slicer is not None:
                 bits = slicer.mask(es, state)
             else:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from . import derivatives, regex_syntax
+from . import derivatives, regex_syntax, trie_cache
 from .tokens import TokenTrie
 
 # Words (with or without a leading space), whitespace, and free text without quotes,
@@ -53,14 +53,17 @@ INCLUDES = {4: 3}
 
 
 class _Slice:
-    def __init__(self, pattern: str, trie: TokenTrie, taken: set):
+    def __init__(self, pattern: str, trie: TokenTrie, taken: set, ids=None, mask=None):
+        """`ids`, `mask`: the slice's tokens when known (from a trie file), else found by a walk."""
         self.pattern = pattern
         self.es = derivatives.ExprSet()
         self.start = derivatives.compile_tree(self.es, regex_syntax.parse(pattern))
-        ids = [t for t in trie.walk(self.es.derive, self.start) if t not in taken]
-        taken.update(ids)
+        if ids is None:
+            ids = [t for t in trie.walk(self.es.derive, self.start) if t not in taken]
+            taken.update(ids)
         self.ids = ids
-        self.mask = _bits(ids)
+        self.mask = _bits(ids) if mask is None else mask
+        self._stored = None  # (trie file, header entry) of this part's trie
         self.viable: dict = {}  # slice state -> [(byte, next slice state)]
         self.ends: dict | None = None  # see by_end_state
         # Bytes that every byte set of the slice regex treats alike have the same derivatives:
@@ -80,7 +83,10 @@ class _Slice:
     def trie(self) -> TokenTrie:
         """This part's own token trie (built on first use: many states take the slice whole)."""
         t = self.__dict__.get("_trie")
-        if t is None:
+        if t is None and self._stored is not None:
+            full = self._full
+            t = self._trie = TokenTrie.from_arrays(*self._stored, full.token_bytes, full.n_vocab, None, None)
+        elif t is None:
             full = self._full
             tb = full.token_bytes
             t = self._trie = TokenTrie({i: tb[i] for i in self._order}, full.n_vocab, None, None, self._order)
@@ -274,11 +280,41 @@ class Slicer:
         self.rest = TokenTrie({t: tb[t] for t in orders[-1]}, trie.n_vocab, None, None, orders[-1])
 
     @classmethod
+    def from_stored(cls, trie: TokenTrie, stored) -> "Slicer":
+        """The slicer of `trie` as a trie file (`trie_cache.Stored`) holds it."""
+        self = cls.__new__(cls)
+        self.slices = []
+        taken: set = set()
+        for rec, pattern in zip(stored.slices(SLICES), SLICES):
+            s = _Slice(pattern, trie, taken, stored.array(rec["ids"]), int.from_bytes(stored.raw(rec["mask"]), "little"))
+            s._full, s._stored = trie, (stored, rec["trie"])
+            self.slices.append(s)
+        self.rest = TokenTrie.from_arrays(stored, stored.header["rest"], trie.token_bytes, trie.n_vocab, None, None)
+        return self
+
+    @classmethod
     def of(cls, trie: TokenTrie) -> "Slicer":
+        """The slicer of `trie` (cached on it): read from its trie file if that has it, else
+        built and the file rewritten with it (trie_cache.py)."""
         s = getattr(trie, "_slicer", None)
         if s is None:
-            s = trie._slicer = cls(trie)
+            stored = trie.stored
+            if stored is not None and stored.slices(SLICES):
+                s = cls.from_stored(trie, stored)
+            else:
+                s = cls(trie)
+                if trie.cache_file is not None:
+                    try:
+                        trie_cache.save(*trie.cache_file, trie, s)
+                    except OSError:
+                        pass
+            trie._slicer = s
         return s
+
+    @staticmethod
+    def stored_for(trie: TokenTrie) -> bool:
+        """Whether `trie` was read from a trie file holding this slicer (then `of` is cheap)."""
+        return trie.stored is not None and bool(trie.stored.slices(SLICES))
 
     def mask(self, es, state: int) -> int:
         """Bitmask (an int, bit i = token i) of the tokens whose bytes all keep `state` live."""
@@ -296,7 +332,8 @@ class Slicer:
             if rel is not None:
                 if all(rel.values()):
                     acc |= s.mask
-                else:
+                elif any(q for r, q in rel.items() if r != s.start):
+                    # (else no token of the part: each slice needs a byte, none returns to its start)
                     ends = s.by_end_state()
                     for r, q in rel.items():
                         if q and r in ends:

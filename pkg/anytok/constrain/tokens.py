@@ -28,10 +28,15 @@ at a tokenizer's type or private fields.
 from __future__ import annotations
 
 import copy
+import os
 
+from . import trie_cache
 from .errors import UnsupportedFeatureError
 
 _CACHE_ATTR = "_anytok_constrain_trie"
+# Vocabularies this large have their trie kept in a file (trie_cache.py): smaller ones build in
+# a few milliseconds, and never need the slicer (a walk allowing 20,000 tokens builds it).
+CACHE_MIN_TOKENS = 20000
 
 # End-of-sequence token when none is given: the first of these special tokens the tokenizer has.
 # (llguidance's choice for tokenizer.json models).
@@ -71,6 +76,8 @@ class TokenTrie:
         self.n_vocab = n_vocab
         self.eos = eos
         self.default_eos = eos  # the tokenizer's own choice (`eos` may be the caller's)
+        self.stored = None  # the trie file read (trie_cache.Stored), if any
+        self.cache_file = None  # (path, key) of this vocabulary's trie file, if one is kept
         self.special_names: dict = {}  # special token text -> id (for grammars' `<|name|>`)
         self.encode = encode  # str -> list of ids (ordinary text)
         self.token_bytes: dict = token_bytes  # id -> bytes, ordinary tokens only
@@ -116,9 +123,45 @@ class TokenTrie:
 
     @classmethod
     def from_env(cls, env: TokenEnv) -> "TokenTrie":
-        """The trie of the vocabulary `env` describes."""
-        trie = cls(env.token_bytes, env.n_vocab, env.eos, env.encode)
+        """The trie of the vocabulary `env` describes.  A large vocabulary's trie is read from
+        its trie file when there is one (with the slicer's parts, once a process built them),
+        else built and written there (`trie_cache.py`)."""
+        tb = env.token_bytes
+        folder = trie_cache.cache_dir() if len(tb) >= CACHE_MIN_TOKENS else None
+        stored = None
+        if folder is not None:
+            key = trie_cache.vocab_key(tb)
+            path = os.path.join(folder, key[:40] + ".trie")
+            stored = trie_cache.load(path, key)
+        if stored is not None:
+            trie = cls.from_arrays(stored, stored.header["trie"], tb, env.n_vocab, env.eos, env.encode)
+        else:
+            trie = cls(tb, env.n_vocab, env.eos, env.encode)
+        if folder is not None:
+            trie.stored, trie.cache_file = stored, (path, key)
+            if stored is None:
+                try:
+                    trie_cache.save(path, key, trie)
+                except OSError:  # a read-only or full disk: no file, the same trie
+                    trie.cache_file = None
         trie.special_names = dict(env.special_names)
+        return trie
+
+    @classmethod
+    def from_arrays(cls, stored, rec: dict, token_bytes: dict, n_vocab: int, eos, encode) -> "TokenTrie":
+        """A trie from its arrays in a trie file (`trie_cache.Stored`; `rec` its header entry)."""
+        trie = cls.__new__(cls)
+        trie.n_vocab = n_vocab
+        trie.eos = trie.default_eos = eos
+        trie.stored = trie.cache_file = None
+        trie.special_names = {}
+        trie.encode = encode
+        trie.token_bytes = token_bytes
+        trie.max_token_len = rec["max_token_len"]
+        i = rec["arrays"][0]
+        trie.order, trie.byte, trie.depth, trie.end, trie.token = (stored.array(j) for j in range(i, i + 5))
+        trie.extra = {k: v for k, v in rec["extra"]}
+        trie.children0 = {b: k for b, k in rec["children0"]}
         return trie
 
     @classmethod

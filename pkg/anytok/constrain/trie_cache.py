@@ -1,0 +1,148 @@
+"""The token trie and the slicer's parts of a vocabulary, kept in a file between processes.
+
+Data flow: `TokenTrie.from_env` (tokens.py) takes the tokenizer's token bytes from its `TokenEnv`;
+for a vocabulary of 20,000 tokens or more it looks for the trie file here.  The vocabulary's key is a SHA-256 of every (id, bytes) pair and this file layout's version.  A
+file of that name in the cache folder holds the flat trie arrays (see tokens.py), and once the
+slicer is built (`Slicer.of`, slicer.py, rewrites the file then) its slice patterns and for each
+part its token ids, bitmask and own trie arrays; a matcher over a trie read with them has the
+slicer from its first mask.
+Reading it back is a few list conversions (tens of milliseconds for 200k tokens) where building
+takes seconds (sorting, laying out ~400k nodes, five walks with derivatives).  Written
+atomically (a temporary file renamed).  This module imports nothing of anytok: it stores what
+tokens.py and slicer.py hand it.
+
+Folder: `$ANYTOK_CACHE_DIR` if set (`off` or empty: no file at all), else
+`$XDG_CACHE_HOME/anytok` or `~/.cache/anytok` (`%LOCALAPPDATA%\\anytok` on Windows): the folder
+the Node start-up snapshot uses too (web/node_worker.mjs).  Under Pyodide the file system is in
+memory and lost with the page, so nothing is written there unless `ANYTOK_CACHE_DIR` says where.
+A file that cannot be read (missing, truncated, another vocabulary's) is built again and
+rewritten; a folder that cannot be written gets no file (the same trie and slicer, built in this
+process).  Without a folder (`off`, Pyodide) the trie is built and the slicer left to the first
+mask that allows most of the vocabulary, as without this module.
+
+Layout: b"ANYTOK-TRIE\\n", a 4-byte little-endian length, a JSON header (the key, the small
+fields, and each array's typecode, offset and count), then the arrays in native byte order (the
+byte order is part of the key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from array import array
+
+MAGIC = b"ANYTOK-TRIE\n"
+# Bump when the layout, the trie or the slicer's partition change.
+VERSION = 1
+
+
+def cache_dir() -> str | None:
+    """The folder for trie files, or None when none should be used."""
+    d = os.environ.get("ANYTOK_CACHE_DIR")
+    if d is not None:
+        return None if d in ("", "off") else d
+    if sys.platform == "emscripten":
+        return None
+    if os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        return os.path.join(os.environ["LOCALAPPDATA"], "anytok")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "anytok")
+
+
+def vocab_key(token_bytes: dict) -> str:
+    """Hex SHA-256 naming a vocabulary's trie file."""
+    h = hashlib.sha256(f"anytok token trie v{VERSION} {sys.byteorder}\n".encode())
+    h.update(array("q", token_bytes).tobytes())
+    h.update(array("q", map(len, token_bytes.values())).tobytes())
+    h.update(b"".join(token_bytes.values()))
+    return h.hexdigest()
+
+
+def _trie_record(trie, out: list) -> dict:
+    """The arrays of `trie` appended to `out` as (name, array); the small fields returned."""
+    rec = {"max_token_len": trie.max_token_len, "extra": [[k, v] for k, v in trie.extra.items()],
+           "children0": [[b, i] for b, i in trie.children0.items()], "arrays": []}
+    for name, code in (("order", "i"), ("byte", "B"), ("depth", "i"), ("end", "i"), ("token", "i")):
+        rec["arrays"].append(len(out))
+        out.append(array(code, getattr(trie, name)))
+    return rec
+
+
+def save(path: str, key: str, trie, slicer=None) -> None:
+    """Write `trie` (a `tokens.TokenTrie`) and its `slicer.Slicer` if built to `path` (atomically)."""
+    arrays: list = []
+    header = {"key": key, "trie": _trie_record(trie, arrays), "slices": []}
+    if slicer is not None:
+        header["rest"] = _trie_record(slicer.rest, arrays)
+    for s in slicer.slices if slicer is not None else ():
+        rec = _trie_record(s.trie, arrays)
+        header["slices"].append({"pattern": s.pattern, "ids": len(arrays), "mask": len(arrays) + 1, "trie": rec})
+        arrays.append(array("i", s.ids))
+        arrays.append(array("B", s.mask.to_bytes((s.mask.bit_length() + 7) // 8, "little")))
+    offsets = []
+    pos = 0
+    for a in arrays:
+        offsets.append([a.typecode, pos, len(a)])
+        pos += len(a) * a.itemsize
+    header["layout"] = offsets
+    head = json.dumps(header, separators=(",", ":")).encode()
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".trie-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(MAGIC + len(head).to_bytes(4, "little") + head)
+            for a in arrays:
+                a.tofile(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Stored:
+    """A trie file read back: `arrays(i)` gives array i as a list (converted on demand)."""
+
+    def __init__(self, data: bytes, key: str):
+        if data[:len(MAGIC)] != MAGIC:
+            raise ValueError("not a trie file")
+        n = int.from_bytes(data[len(MAGIC):len(MAGIC) + 4], "little")
+        start = len(MAGIC) + 4
+        self.header = json.loads(data[start:start + n])
+        if self.header.get("key") != key:
+            raise ValueError("another vocabulary's trie file")
+        self.body = memoryview(data)[start + n:]
+        for code, off, count in self.header["layout"]:
+            if off + count * array(code).itemsize > len(self.body):
+                raise ValueError("truncated trie file")
+
+    def slices(self, patterns) -> list:
+        """The slicer parts' header entries if the file has those of `patterns`, else []."""
+        got = self.header.get("slices") or []
+        return got if [s["pattern"] for s in got] == list(patterns) else []
+
+    def raw(self, i: int) -> bytes:
+        code, off, count = self.header["layout"][i]
+        return bytes(self.body[off:off + count * array(code).itemsize])
+
+    def array(self, i: int) -> list:
+        code, off, count = self.header["layout"][i]
+        a = array(code)
+        a.frombytes(self.body[off:off + count * a.itemsize])
+        return a.tolist()
+
+
+def load(path: str, key: str) -> Stored | None:
+    """The trie file at `path` if it is this vocabulary's, else None."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return Stored(data, key)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -39,6 +39,10 @@ def code_point_share(items, part: int, parts: int, key=None):
     return [x for x in items if (key(x) >> 7) % parts == part % parts]
 
 
+# anytok's own caches (the constraint engine's token tries, Node's start-up snapshot) go to a
+# folder of this checkout, not the user's ~/.cache/anytok.
+os.environ.setdefault("ANYTOK_CACHE_DIR", str(ROOT / ".cache" / "anytok"))
+
 # Make tiktoken find every file it would download in a local, sha-verified cache.
 os.environ["TIKTOKEN_CACHE_DIR"] = str(tiktoken_cache())
 

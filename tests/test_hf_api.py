@@ -203,3 +203,22 @@ def test_decode_stream(name, samples):
             rs, gs = tokenizers.decoders.DecodeStream(skip_special_tokens=skip), ahf.DecodeStream(skip_special_tokens=skip)
             for i in ids:
                 assert rs.step(ref, i) == gs.step(got, i), (name, text[:40], skip, i)
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_random_mixtures(name):
+    """Random strings of letters, spaces, newlines, combining marks, CJK, emoji and the special
+    tokens of several models: encode, encode_batch_fast (anytok's ids path) and pre-tokenized."""
+    ref, got = _pair(name)
+    rng = random.Random(hash(name) & 0xFFFF)
+    alphabet = list("ab cd\t\n  é日本🤗") + ["<s>", "</s>", "[CLS]", "<|begin_of_text|>", "<unk>", "\u0301", "ﬁ",
+                                            "  ", "\r\n", "Ⅻ", "\u200b", "ǅ", "<pad>"]
+    for _ in range(200 if FULL else 30):
+        batch = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 25))) for _ in range(3)]
+        for text in batch:
+            _same(ref.encode(text), got.encode(text), (name, text))
+        for pre in (False, True):
+            inputs = [t.split() for t in batch] if pre else batch
+            for r, g in zip(ref.encode_batch_fast(inputs, is_pretokenized=pre),
+                            got.encode_batch_fast(inputs, is_pretokenized=pre)):
+                _same(r, g, (name, batch, pre, "fast"))

@@ -920,11 +920,14 @@ def _as_normalized(obj) -> NormalizedString:
 
 
 class _Split:
-    __slots__ = ("normalized", "tokens")
+    # byte_offsets: the tokens came from a Python `tokenize` callback, whose Token offsets are
+    # UTF-8 byte offsets into the split's normalized string (anytok's models give characters).
+    __slots__ = ("normalized", "tokens", "byte_offsets")
 
-    def __init__(self, normalized: NormalizedString, tokens=None):
+    def __init__(self, normalized: NormalizedString, tokens=None, byte_offsets: bool = False):
         self.normalized = normalized
         self.tokens = tokens
+        self.byte_offsets = byte_offsets
 
 
 def _check_referential(value) -> str:
@@ -1019,6 +1022,7 @@ class PreTokenizedString:
                 if not isinstance(tokens, list):
                     raise TypeError("`tokenize` must return a list of Token")
                 sp.tokens = list(tokens)
+                sp.byte_offsets = True
 
     def _starts(self) -> list[int] | None:
         """Byte offset of each character of the original (and its length); None if ASCII."""
@@ -1092,10 +1096,32 @@ class PreTokenizedString:
         """An Encoding of the tokens (needs `anytok.hf.Encoding`)."""
         from .encoding import Encoding  # anytok.hf.Encoding (importing the package would be a circle)
 
+        if any(sp.byte_offsets for sp in self.splits):
+            # Token offsets in bytes of the normalized split -> characters, as tokenizers reads
+            # them (a byte inside a character stands for that character).
+            clone = PreTokenizedString.__new__(PreTokenizedString)
+            clone._original = self._original
+            clone._byte_starts = self._byte_starts
+            clone.splits = [_Split(sp.normalized, [Token(t.id, t.value, _byte_range_to_chars(sp.normalized._normalized, *t.offsets))
+                                                   for t in sp.tokens]) if sp.byte_offsets else sp
+                            for sp in self.splits]
+            return Encoding._from_pretokenized(clone, type_id=type_id, word_idx=word_idx)
+
         return Encoding._from_pretokenized(self, type_id=type_id, word_idx=word_idx)
 
     def __repr__(self):
         return f"PreTokenizedString(original={self._original!r}, splits={len(self.splits)})"
+
+
+def _byte_range_to_chars(text: str, start: int, end: int) -> tuple[int, int]:
+    if text.isascii() or start >= end:
+        return (start, end)
+    starts = [0]
+    for c in text:
+        starts.append(starts[-1] + len(c.encode("utf-8", "surrogatepass")))
+    if end > starts[-1]:
+        return (start, end)
+    return (bisect_right(starts, start) - 1, bisect_right(starts, end - 1))
 
 
 class PreTokenizedStringRefMut:

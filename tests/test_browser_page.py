@@ -262,7 +262,8 @@ def test_a_refused_special_token_names_the_menu_and_marks_results_stale(count_vi
     page.select_option("#special", "error")
     wait_status(page, "error")
     message = page.text_content("#error")
-    assert "Special tokens menu" in message and "allowed_special" not in message
+    assert "Special tokens menu" in message and "special token <|endoftext|>" in message
+    assert "allowed_special" not in message and "allowedSpecial" not in message
     assert page.evaluate("document.querySelector('main.layout').classList.contains('stale')")
     assert page.is_visible("#stale-note")
     assert page.text_content("#count") == "–"

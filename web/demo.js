@@ -144,9 +144,9 @@ function errorText(err) {
 
 // Python's advice (allowed_special=...) means nothing on this page: name the menu instead.
 function countErrorText(err) {
-  const refused = /disallowed special token '([^']*)'/.exec(err?.message ?? "");
+  const refused = /disallowed special token (?:'([^']*)'|"([^"]*)")/.exec(err?.message ?? "");
   if (refused) {
-    return `The text holds the special token ${refused[1]}, which "Special tokens: refuse" does not count. `
+    return `The text holds the special token ${refused[1] ?? refused[2]}, which "Special tokens: refuse" does not count. `
       + `Choose "count as plain text" or "count as special tokens" in the Special tokens menu.`;
   }
   return errorText(err);

@@ -17,6 +17,8 @@ import json
 import json as _json
 import os
 
+from .._gc import gc_paused
+
 from . import decoders as _dec
 from . import models as _models
 from . import normalizers as _norm
@@ -564,9 +566,12 @@ class Tokenizer:
         of the post-processor unless add_special_tokens=False."""
         if sequence is None:
             raise TypeError("encode expects a sequence")
-        enc = self._encode_sequence(sequence, is_pretokenized, 0)
-        pair_enc = self._encode_sequence(pair, is_pretokenized, 1) if pair is not None else None
-        return self._post_process(enc, pair_enc, add_special_tokens)
+        # (anytok._gc: an Encoding is thousands of small objects and no cycles; collections
+        # over them were a fifth to a third of the time)
+        with gc_paused():
+            enc = self._encode_sequence(sequence, is_pretokenized, 0)
+            pair_enc = self._encode_sequence(pair, is_pretokenized, 1) if pair is not None else None
+            return self._post_process(enc, pair_enc, add_special_tokens)
 
     def _batch_item(self, item, is_pretokenized):
         if is_pretokenized:
@@ -586,6 +591,10 @@ class Tokenizer:
         return self._encode_batch(input, is_pretokenized, add_special_tokens, False)
 
     def _encode_batch(self, input, is_pretokenized, add_special_tokens, fast):
+        with gc_paused():
+            return self._encode_batch_paused(input, is_pretokenized, add_special_tokens, fast)
+
+    def _encode_batch_paused(self, input, is_pretokenized, add_special_tokens, fast):
         if type(input).__module__ == "numpy" and hasattr(input, "tolist"):
             input = input.tolist()
         if not isinstance(input, (list, tuple)):

@@ -31,7 +31,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent / d) for d in ("", "bench", "fetch", "gen")]  # build_scripts' folders
 import build_web  # noqa: E402
 
 ROOT = build_web.ROOT
@@ -101,8 +101,12 @@ standard library, is not in this package.)
 def build(quiet: bool = False, out: Path | None = None) -> Path:
     """Packs the tarball into `out` (default web/dist-npm/), staged in its package/ folder; tests
     give folders of their own, so that two test workers never pack over each other."""
-    log = (lambda *a: None) if quiet else print
-    dist = build_web.build(quiet=True)
+    log = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    # web/dist first: on a fresh checkout that is minutes of work (npm ci, Pyodide's standard
+    # library compiled to .pyc, brotli), so say each step as build_web does.
+    log("build_npm: bringing web/dist up to date (build_web.py; minutes on a fresh checkout)")
+    dist = build_web.build(quiet=quiet)
+    log("build_npm: staging the package")
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     out = OUT if out is None else Path(out)
     stage = out / "package"
@@ -144,6 +148,7 @@ def build(quiet: bool = False, out: Path | None = None) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("build_npm: npm is not installed")
+    log("build_npm: npm pack")
     subprocess.run([npm, "pack", "--silent", "--pack-destination", str(out)], cwd=stage, check=True,
                    stdout=subprocess.DEVNULL)
     tgz = out / f"anytok-{version}.tgz"

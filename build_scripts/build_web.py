@@ -83,7 +83,7 @@ PYODIDE_FILES = [
     "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
     "pyodide.js", "pyodide.d.ts", "ffi.d.ts", "package.json",
 ]
-# The first visit's download (build_scripts/bench_first_visit.py measures it) carries only what
+# The first visit's download (build_scripts/bench/bench_first_visit.py measures it) carries only what
 # Pyodide's start, anytok's import and a first count need; the rest of the standard library and
 # of anytok is fetched by the worker when Python first imports a module of it (worker_glue.py's
 # _LazyParts).  A module missing here still works (the first import of it fetches its part: see
@@ -127,7 +127,7 @@ antigravity webbrowser tabnanny pyclbr zipapp __hello__ __phello__
 """.split())
 # anytok's modules imported by `import anytok`, the glue and a first count (the same list).
 ANYTOK_START = set("""
-anytok anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert
+anytok anytok._gc anytok._pattern_cache anytok._unicode_tables anytok.backtrack anytok.bpe anytok.convert anytok.errors
 anytok.convert.gpt2 anytok.convert.tiktoken_bpe anytok.core anytok.files anytok.format anytok.model
 anytok.pretokenize anytok.registry anytok.segment anytok.train anytok.unicode anytok.vocab_text
 """.split())
@@ -145,7 +145,11 @@ def _quiet(*args, **kwargs) -> None:
     pass
 
 
-_log = print
+def _say(*args) -> None:
+    print(*args, flush=True)  # at once, also when piped: some steps take minutes
+
+
+_log = _say
 
 
 def _sha256(data: bytes) -> str:
@@ -374,9 +378,9 @@ def importable_anytok() -> set[str]:
 
 
 def _fetch_jinja():
-    """build_scripts/fetch_jinja.py, however this module was imported."""
-    if str(Path(__file__).resolve().parent) not in sys.path:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
+    """build_scripts/fetch/fetch_jinja.py, however this module was imported."""
+    if str(Path(__file__).resolve().parent / "fetch") not in sys.path:
+        sys.path[:0] = [str(Path(__file__).resolve().parent / d) for d in ("", "bench", "fetch", "gen")]  # build_scripts' folders
     import fetch_jinja
 
     return fetch_jinja
@@ -621,7 +625,7 @@ def _exclusive():
 def build(quiet: bool = False) -> Path:
     """Bring web/dist/ up to date; returns its path."""
     global _log
-    _log = _quiet if quiet else print
+    _log = _quiet if quiet else _say
     with _exclusive():
         return _build()
 
@@ -674,7 +678,7 @@ def _build() -> Path:
     _prune(DIST / "vocab", {p + ".atok" for p in vocab if p not in derived})
 
     # The demo's Constrain view offers llama.cpp's example grammars when they are here: data
-    # from the llama-cpp-python sdist on PyPI that build_scripts/fetch_llama_cpp.py caches
+    # from the llama-cpp-python sdist on PyPI that build_scripts/fetch/fetch_llama_cpp.py caches
     # (sha256-verified); without them the view has its own examples only.
     grammars = ROOT / ".cache" / "llama_cpp" / "grammars"
     examples = {p.stem: p.read_text() for p in sorted(grammars.glob("*.gbnf"))} if grammars.is_dir() else {}

@@ -2,7 +2,7 @@
 
     python build_scripts/convert_openai.py [--check]
 
-Reads the sha256-verified reference files (build_scripts/fetch_reference.py) and writes
+Reads the sha256-verified reference files (build_scripts/fetch/fetch_reference.py) and writes
 vocab_binaries/<name>.atok for every encoding of tiktoken 0.14's `openai_public.py`, with the same
 split patterns and special tokens, and for those whose tokens can be cut into segments
 (anytok.segment), vocab_binaries/<name>.pairs: the character pairs the segmenter starts from,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pkg"))
-sys.path.insert(0, str(ROOT / "build_scripts"))
+sys.path[:0] = [str(ROOT / "build_scripts" / d) for d in ("", "bench", "fetch", "gen")]  # build_scripts' folders
 
 from fetch_reference import FILES, fetch  # noqa: E402
 

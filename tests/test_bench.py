@@ -1,6 +1,6 @@
 """The benchmark's own building blocks: its worst-case inputs and the HF tokenizer.json builder.
 
-(The benchmark itself is a script, build_scripts/bench.py, not a test; it checks the peers' ids
+(The benchmark itself is a script, build_scripts/bench/bench.py, not a test; it checks the peers' ids
 against tiktoken's every time it runs.)
 """
 
@@ -113,7 +113,7 @@ def test_bench_constrain_pyodide_masks_equal_native():
     if not (root / "web" / "node_modules" / "pyodide" / "pyodide.mjs").exists():
         pytest.fail("web/node_modules/pyodide is missing: run build_scripts/build_web.py (npm ci in web/)")
     assert shutil.which("node"), "node is needed (the test setup installs npm, which brings it)"
-    run = subprocess.run([sys.executable, str(root / "build_scripts" / "bench_constrain.py"), "--pyodide",
+    run = subprocess.run([sys.executable, str(root / "build_scripts" / "bench" / "bench_constrain.py"), "--pyodide",
                           "--encoding", "r50k_base", "--steps", "2"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -497,7 +497,7 @@ def test_constrain_in_the_page_equals_native_masks(shim):
         ("regex", "(yes|no), [0-9]{1,3}!"),
         ("jsonSchema", CONSTRAIN_SCHEMA),
         ("grammar", 'start: "(" item ("," item)* ")"\nitem: /[a-z]{1,4}/ | NUMBER\n%import common.NUMBER'),
-        # llama.cpp's chess grammar (build_scripts/fetch_llama_cpp.py): the Earley parser under Pyodide
+        # llama.cpp's chess grammar (build_scripts/fetch/fetch_llama_cpp.py): the Earley parser under Pyodide
         ("gbnf", (Path(__file__).resolve().parent.parent / ".cache/llama_cpp/grammars/chess.gbnf").read_text()),
         # special tokens (compiled per tokenizer) and a hidden stop
         ("grammar", 'start: /[a-z ]{1,8}/ <|endofprompt|> foo "!"\nfoo[stop="."]: /[a-z]+/\n'),
@@ -1114,7 +1114,7 @@ def test_network_guard_sees_requests_made_by_workers(browser, demo_url):
 
 # --- any tokenizer file: tokenizer.json, SentencePiece .model, tekken, converted .atok ---------
 
-# The test models (build_scripts/fetch_models.py, fetch_sentencepiece_models.py), served to the
+# The test models (build_scripts/fetch/fetch_models.py, fetch_sentencepiece_models.py), served to the
 # page from its own origin under /test-models/ by the test itself.
 TOKENIZER_FILES = {
     "llama3.tokenizer.json": "hf",

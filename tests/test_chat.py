@@ -2,7 +2,7 @@
 openai-harmony 0.0.8 (harmony), transformers 5.23.0 (Hugging Face chat templates).
 
 Default run: a seeded sample per kind.  `ANYTOK_FULL=1` multiplies the generated cases (thousands
-per model).  The reference packages come from build_scripts/fetch_chat.py (npm, sha256-verified).
+per model).  The reference packages come from build_scripts/fetch/fetch_chat.py (npm, sha256-verified).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 from fetch_chat import fetch as fetch_chat  # noqa: E402
 
 from anytok import chat  # noqa: E402
@@ -198,7 +197,9 @@ def test_openai_bad_input():
     with pytest.raises(ValueError, match="content"):
         chat.encode([{"role": "user"}])
     with pytest.raises(TypeError, match="content must be a string"):
-        chat.encode([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        chat.encode([{"role": "user", "content": 7}])
+    with pytest.raises(ValueError, match="an image, which has no ids"):
+        chat.encode([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])
     with pytest.raises(ValueError, match="unknown chat model"):
         chat.encode([], model="no-such-model")
     with pytest.raises(ValueError, match="harmony"):

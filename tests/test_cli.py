@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import anytok
+
 from conftest import CORPORA, CORPORA_DIR, ROOT, tiktoken_encoding
 
 
@@ -48,7 +50,9 @@ def test_count_stdin_and_specials():
     code, out, _ = cli("encode", "--json", input="hi <|endoftext|>")
     assert (code, json.loads(out)) == (0, t.encode_ordinary("hi <|endoftext|>"))
     code, out, err = cli("encode", "--special", "raise", input="hi <|endoftext|>")
-    assert code == 1 and "disallowed special token" in err
+    # (the CLI's words: flags, not tiktoken's Python arguments)
+    assert code == 1 and "special token '<|endoftext|>'" in err and "--special text" in err, err
+    assert "allowed_special" not in err and "disallowed_special" not in err, err
     import anytok
     with pytest.raises(ValueError, match="disallowed special token"):
         anytok.get_encoding("o200k_base").count("hi <|endoftext|>")
@@ -74,6 +78,45 @@ def test_version_and_program_name():
     assert r.returncode == 0 and r.stdout.startswith("usage: anytok count")
     r = subprocess.run([sys.executable, "-c", script, "count", "--bogus"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("usage: anytok ")
+
+
+def test_bare_command_prints_help():
+    code, out, err = cli()
+    assert code == 0 and out.startswith("usage: python -m anytok") and "count" in out and "Exact" in out, err
+
+
+def test_error_messages_speak_cli(tmp_path):
+    """Every command's errors start with `anytok: error:` and name flags, not Python arguments."""
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(b"GGFU" + bytes(60))
+    text = tmp_path / "t.txt"
+    text.write_text("hello")
+    # A damaged GGUF: the header reader names the bad magic (VocabFormatError), not "unrecognized".
+    code, out, err = cli("count", str(text), "--vocab", str(bad))
+    assert code == 1 and err.startswith("anytok: error:") and "b'GGFU', not b'GGUF'" in err, err
+    with pytest.raises(anytok.VocabFormatError, match="not a valid GGUF header"):
+        anytok.load(str(bad))
+    code, out, err = cli("encode", "-t", "<|endoftext|>", "--special", "raise")
+    assert code == 1 and err.startswith("anytok: error:") and "--special" in err, err
+    code, out, err = cli("train", str(text), "--vocab-size", "300", "--style", "hf", "-o", str(tmp_path / "x.unknown"))
+    assert code == 2 and err.startswith("anytok: error:") and "suffix" in err, err  # a usage error
+    code, out, err = cli("convert", str(text), "-o", str(tmp_path / "o.atok"))
+    assert code == 1 and err.startswith("anytok: error:"), err
+
+
+def test_vocab_columns_are_headed_by_file_names(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    src = ROOT / "vocab_binaries" / "gpt2.atok"
+    for d in ("a", "b"):
+        (tmp_path / d / "gpt2.atok").write_bytes(src.read_bytes())
+    (tmp_path / "r50k.atok").write_bytes((ROOT / "vocab_binaries" / "r50k_base.atok").read_bytes())
+    text = tmp_path / "t.txt"
+    text.write_text("hello world")
+    code, out, err = cli("count", str(text), "--vocab", str(tmp_path / "a" / "gpt2.atok"),
+                         "--vocab", str(tmp_path / "b" / "gpt2.atok"), "--vocab", str(tmp_path / "r50k.atok"))
+    assert code == 0, err
+    assert out.splitlines()[0].split() == ["a/gpt2.atok", "b/gpt2.atok", "r50k.atok", "path"]
 
 
 def test_every_argument_has_help():
@@ -156,3 +199,33 @@ def test_convert_inspect_count_every_format(tmp_path):
     assert code == 0, err
     code, out, err = cli("inspect", tmp_path / "tekken.atok", "--json")
     assert json.loads(out)["mergeable_tokens"] == 130072
+
+
+def test_docs_synopsis_names_every_option():
+    """docs/cli.md's synopsis has a line for every command, naming each of its options (any of
+    its spellings) and no option the command does not have."""
+    import argparse
+    import re
+
+    from anytok.cli import build_parser
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = text[text.index("```sh\nanytok count") + 6:]
+    block = block[: block.index("```")]
+    synopsis: dict[str, str] = {}
+    command = None
+    for line in block.splitlines():
+        m = re.match(r"anytok (\w+)", line)
+        if m:
+            command = m.group(1)
+            line = line[m.end():]
+        synopsis[command] = synopsis.get(command, "") + " " + line.split("#")[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(synopsis) == set(sub.choices)
+    for name, parser in sub.choices.items():
+        shown = set(re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", synopsis[name]))
+        spellings = {o for a in parser._actions for o in a.option_strings}
+        missing = [a.option_strings for a in parser._actions
+                   if a.option_strings and "-h" not in a.option_strings and not shown & set(a.option_strings)]
+        assert not missing, f"docs/cli.md: anytok {name} lacks {missing}"
+        assert shown <= spellings, f"docs/cli.md: anytok {name} shows {sorted(shown - spellings)}, which it has not"

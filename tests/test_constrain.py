@@ -28,7 +28,7 @@ ENCODINGS = ["o200k_base", "cl100k_base"]
 # prepended space and Gemma 3's added whitespace tokens): every regex on Llama 3, every 3rd on
 # Llama 2, every 6th on Gemma 3 (262k tokens)
 HF_MODELS = ["llama3", "llama2", "gemma3"]
-# SentencePiece `.model` files (build_scripts/fetch_sentencepiece_models.py, sha256-pinned, from
+# SentencePiece `.model` files (build_scripts/fetch/fetch_sentencepiece_models.py, sha256-pinned, from
 # the PyPI wheel mistral-common 1.13.1): BPE with byte fallback; v3 adds 750 control pieces
 # ([INST], ...) and 20 user-defined ones.  llguidance gets each converted to a tokenizer.json
 # (`_spm_reference`).  Mistral v1: every regex; v3: every 5th.
@@ -172,7 +172,7 @@ def anytok_encoding(name: str):
     if name in HF_MODELS:
         path = model_path(name)
         if not path.exists():
-            pytest.fail(f"{path} is missing: run build_scripts/fetch_models.py (test.sh does)")
+            pytest.fail(f"{path} is missing: run build_scripts/fetch/fetch_models.py (test.sh does)")
         return anytok.load(path)
     return _tiktoken_style(name)
 
@@ -441,7 +441,7 @@ def test_unsupported_tokenizers_named():
     """WordPiece pipelines: a named error, not a wrong mask."""
     path = model_path("minilm")
     if not path.exists():
-        pytest.fail(f"{path} is missing: run build_scripts/fetch_models.py (test.sh does)")
+        pytest.fail(f"{path} is missing: run build_scripts/fetch/fetch_models.py (test.sh does)")
     with pytest.raises(constrain.UnsupportedFeatureError, match="tokenizer"):
         constrain.regex("abc").matcher(anytok.load(path))
 

@@ -279,13 +279,13 @@ def test_unsupported_features_named(text, feature):
 
 def _gbnf_text(name: str) -> str:
     p = CACHE / "grammars" / f"{name}.gbnf"
-    assert p.exists(), "run build_scripts/fetch_llama_cpp.py (build_scripts/test.sh does)"
+    assert p.exists(), "run build_scripts/fetch/fetch_llama_cpp.py (build_scripts/test.sh does)"
     return p.read_text()
 
 
 def _outlines_text(name: str) -> str:
     p = CACHE / "outlines" / f"{name}.lark"
-    assert p.exists(), "run build_scripts/fetch_llama_cpp.py (build_scripts/test.sh does)"
+    assert p.exists(), "run build_scripts/fetch/fetch_llama_cpp.py (build_scripts/test.sh does)"
     return p.read_text()
 
 

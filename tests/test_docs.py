@@ -122,8 +122,8 @@ def test_links_and_anchors_resolve(page: Path):
 def test_slug_is_githubs():
     # Headings of this repository's pages and the anchors GitHub gives them.
     assert slug("Token masks (`build_scripts/bench_constrain.py`)") == "token-masks-build_scriptsbench_constrainpy"
-    assert slug("A whole `anytok count FILE` (`build_scripts/bench_start.py`)") == \
-        "a-whole-anytok-count-file-build_scriptsbench_startpy"
+    assert slug("A whole `anytok count FILE` (`build_scripts/bench/bench_start.py`)") == \
+        "a-whole-anytok-count-file-build_scriptsbenchbench_startpy"
     assert slug("Constrained generation (`anytok.constrain`)") == "constrained-generation-anytokconstrain"
     assert slug("`count`: files, folders, repositories, stdin") == "count-files-folders-repositories-stdin"
 

@@ -1,9 +1,9 @@
-"""GGUF tokenizers (anytok.gguf, anytok.convert.gguf) against llama.cpp and `tokenizers`.
+"""GGUF tokenizers (anytok.gguf, anytok.gguf.header) against llama.cpp and `tokenizers`.
 
 References:
 * llama.cpp's own tokenizer tests: `ggml-vocab-*.gguf` with `.inp` texts and `.out` ids
   written by its tests/test-tokenizer-0 (add_special=false, parse_special=false), from the
-  llama-cpp-python 0.3.36 sdist (build_scripts/fetch_llama_cpp.py, sha256-verified);
+  llama-cpp-python 0.3.36 sdist (build_scripts/fetch/fetch_llama_cpp.py, sha256-verified);
 * `tokenizers` on the same model's tokenizer.json where the fixtures have one (vocabularies
   compared first);
 * PyPI `gguf` 0.19.0 (llama.cpp's own Python package) as an independent GGUF writer.
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 import anytok
 from anytok import VocabFormatError
-from anytok.convert.gguf import read_gguf_header
+from anytok.gguf.header import read_gguf_header
 from anytok.gguf import load_gguf
 from anytok.pipeline import UnsupportedTokenizerError
 
@@ -47,7 +47,7 @@ UNSUPPORTED: dict[str, tuple[str, ...]] = {}
 
 
 def test_fixtures_present():
-    # fetched by build_scripts/fetch_llama_cpp.py (called from build_scripts/test.sh)
+    # fetched by build_scripts/fetch/fetch_llama_cpp.py (called from build_scripts/test.sh)
     assert len(ALL_GGUF) == 19, ALL_GGUF
     assert len(WITH_OUT) == 15, WITH_OUT
 
@@ -497,7 +497,7 @@ def test_bit_flips(tmp_path):
 
 def test_unsupported_pre_and_model_are_named(tmp_path):
     # a real header with its pre-tokenizer or model renamed to ones anytok does not run
-    from anytok.convert.gguf import GGUFHeader
+    from anytok.gguf.header import GGUFHeader
     from anytok.gguf.tokenizer import GGUFTokenizer
     from anytok.gguf.vocab import LlamaVocab
 

@@ -16,7 +16,7 @@ from test_gguf import MODELS, read_cases
 
 import anytok
 from anytok import VocabFormatError
-from anytok.convert.gguf import read_gguf_header
+from anytok.gguf.header import read_gguf_header
 from anytok.gguf import load_gguf
 
 pytestmark = pytest.mark.xdist_group("browser")

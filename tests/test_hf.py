@@ -1,7 +1,7 @@
 """Hugging Face tokenizer.json: ids and decoded text identical to `tokenizers`, for real models.
 
 The models (see hf_support.MODELS) are fetched, sha256-verified, by
-build_scripts/fetch_models.py; a missing fixture fails.  Every test compares with the
+build_scripts/fetch/fetch_models.py; a missing fixture fails.  Every test compares with the
 `tokenizers` library itself, loaded from the same file (truncation and padding switched off:
 anytok keeps them in the configuration but, like `encode` in most uses, does not apply them).
 """
@@ -255,7 +255,7 @@ def test_bad_merges_are_refused_as_tokenizers_does(merges, missing):
 def test_segmented_words_equal_whole_words(name, corpora):
     """Byte-level models cut long words where no token spans (models/bpe_merges.py): with the
     segmenter from the first word on, and without it, the ids are the same."""
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     seg, whole = load_tokenizer_json(model_path(name)), load_tokenizer_json(model_path(name))
     seg.model._segment_wait = 0
@@ -281,7 +281,7 @@ SCRIPT = r"""
 import json, sys
 sys.modules["regex"] = None
 sys.path.insert(0, sys.argv[2])
-from anytok.convert.hf_json import load_tokenizer_json
+from anytok.pipeline.hf_json import load_tokenizer_json
 tok = load_tokenizer_json(sys.argv[1])
 print(json.dumps(tok.encode(sys.stdin.read(), add_special_tokens=True)))
 assert sys.modules.get("regex") is None

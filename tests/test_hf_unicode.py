@@ -1,6 +1,6 @@
 """The pinned Unicode data of the HF pipeline equals what `tokenizers` uses, code point by code point.
 
-`tokenizers` takes its Unicode data from four places (see build_scripts/gen_hf_unicode_tables.py):
+`tokenizers` takes its Unicode data from four places (see build_scripts/gen/gen_hf_unicode_tables.py):
 Oniguruma (Unicode 16.0) for regexes, unicode-normalization-alignments (9.0) for NF*, the
 unicode_categories crate (8.0) for BERT's classes, Rust's std (17.0) for lowercase, whitespace
 and numbers.  Each test runs one component over every scalar value (in batches) in both
@@ -211,7 +211,7 @@ def test_single_word_every_code_point(fmt):
 
 def test_tables_regenerate_identically(tmp_path):
     committed = (ROOT / "pkg" / "anytok" / "pipeline" / "_tables.py").read_text(encoding="utf-8")
-    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen_hf_unicode_tables.py"),
+    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen" / "gen_hf_unicode_tables.py"),
                         "--out", str(tmp_path / "t.py")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "t.py").read_text(encoding="utf-8") == committed

@@ -32,7 +32,7 @@ def _llama3():
     test_hf.py must keep testing the pipeline path on the shared instance."""
     from hf_support import model_path
 
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     return load_tokenizer_json(model_path("llama3"))
 
@@ -179,7 +179,7 @@ HF_GENERAL = ["qwen3", "gemma3", "minilm"]
 def _sp_tokenizer(name: str):
     from fetch_sentencepiece_models import fetch
 
-    from anytok.convert.sentencepiece_model import load_sentencepiece_model
+    from anytok.sentencepiece.model_file import load_sentencepiece_model
 
     return load_sentencepiece_model((fetch() / name).read_bytes())
 
@@ -359,7 +359,7 @@ def test_pipeline_encodes_through_its_proven_encoding(corpora):
     """After to_encoding() is proven, the pipeline's own encode and count go through it."""
     from hf_support import model_path
 
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     tok, hf = load_tokenizer_json(model_path("llama3")), hf_tokenizer("llama3")
     assert tok._as_encoding is None

@@ -1,7 +1,7 @@
 """anytok.constrain.json_schema against llguidance 1.9.1 on JSONSchemaBench's mask benchmark.
 
 The development half (`../shared/maskbench/maskbench-dev.tar.xz`, unpacked at test time into a
-cache directory by `build_scripts/maskbench.py`).  For each file: the compile status equals
+cache directory by `build_scripts/bench/maskbench.py`).  For each file: the compile status equals
 llguidance's (a schema llguidance refuses may be refused; one it compiles must compile), every
 test instance's token-by-token accept/reject and final `is_accepting()` are equal, the masks are
 equal (and never empty while the matcher is not stopped) at every step of the first instance and
@@ -11,7 +11,7 @@ the first 8 steps of the others (a file without test instances: at every step of
 Default: a seeded sample of SAMPLE files (~90 CPU-seconds).  The whole dev half (~1 hour):
 
     ANYTOK_FULL=1 pytest tests/test_maskbench.py
-    python build_scripts/maskbench.py          # the same comparison, with a summary
+    python build_scripts/bench/maskbench.py          # the same comparison, with a summary
 
 KNOWN: files where anytok still refuses what llguidance compiles (named refusals, listed in
 docs/constrain-json.md); they are reported, not failed, in the default run.  Files where the

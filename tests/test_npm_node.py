@@ -38,7 +38,6 @@ from conftest import tiktoken_encoding
 from test_chat import TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 import build_npm  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("npm")
@@ -87,6 +86,12 @@ out.allowed = (await m.allowed()).length;
 out.consumed = await m.consume(input.consume);
 out.masks.push(Array.from(await m.mask()));
 await m.free();
+// A refused special token: an error in this API's words, the Python traceback only in its cause.
+try {
+  await o200k.encode("<|endoftext|> here");
+} catch (e) {
+  out.specialError = { message: e.message, name: e.name, cause: String(e.cause?.message ?? "") };
+}
 // A chat template (Llama 3.1's tokenizer_config.json) on the small tokenizer: jinja2 in Node.
 const templ = await AnyTok.load({ data: input.tokenizerJson, config: input.chatConfig });
 const chatOptions = { tools: input.tools, addGenerationPrompt: true };
@@ -144,7 +149,7 @@ CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": 
 
 
 def _chat_config() -> Path:
-    """Llama 3.1's tokenizer_config.json (its chat template), from build_scripts/fetch_chat.py."""
+    """Llama 3.1's tokenizer_config.json (its chat template), from build_scripts/fetch/fetch_chat.py."""
     from fetch_chat import fetch as fetch_chat
 
     return fetch_chat() / "llama3_1" / "tokenizer_config.json"
@@ -181,7 +186,8 @@ def app(tmp_path_factory):
     tgz = build_npm.build(quiet=True, out=tmp_path_factory.mktemp("npm"))
     folder = tmp_path_factory.mktemp("node-app")
     (folder / "package.json").write_text(json.dumps({"name": "app", "private": True, "type": "module"}))
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "npm_config_update_notifier": "false"}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "npm_config_update_notifier": "false",
+           "ANYTOK_CACHE_DIR": str(folder / "anytok-cache")}  # (not the user's ~/.cache/anytok)
     run = functools.partial(subprocess.run, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     r = run([npm, "install", "--offline", "--no-audit", "--no-fund", str(tgz)])
     assert r.returncode == 0, r.stdout + r.stderr
@@ -238,6 +244,14 @@ def test_node_script_gives_reference_ids(app, runtime):
     assert got["templateText"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True, tokenize=False)
     assert got["templateIds"] == templ.apply_chat_template(CHAT, tools=TOOLS, add_generation_prompt=True)
     assert got["templateError"] == "no chat here"
+    # (native: tiktoken's ValueError naming allowed_special; in JS the option names are JS's)
+    with pytest.raises(ValueError, match="allowed_special"):
+        anytok.get_encoding("o200k_base").encode("<|endoftext|> here")
+    err = got["specialError"]
+    assert err["name"] == "AnyTokError" and '"<|endoftext|>"' in err["message"], err
+    assert "allowedSpecial" in err["message"] and "disallowedSpecial" in err["message"], err
+    assert "allowed_special" not in err["message"] and "Traceback" not in err["message"], err
+    assert "Traceback" in err["cause"] and "allowed_special" in err["cause"], err
 
 
 def test_node_test_runner_file(app):
@@ -261,3 +275,36 @@ def test_node_test_runner_file(app):
     r = run([node, "--test", "--test-reporter=tap", "anytok.test.mjs"], timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "# pass 5" in r.stdout and "# fail 0" in r.stdout, r.stdout
+
+
+START = """import { AnyTok } from "anytok";
+const tok = await AnyTok.load({ encoding: "o200k_base" });
+const n = await tok.count("hello world");
+console.log(JSON.stringify({ n, snapshot: tok.runtimeInfo.snapshot }));
+"""
+
+
+def test_node_keeps_a_start_snapshot_on_disk(app, tmp_path):
+    """A second Node process restores the start-up snapshot the first one kept in
+    ANYTOK_CACHE_DIR (docs/browser.md#in-node-and-deno-bun); a damaged one is left for a normal
+    start; ANYTOK_CACHE_DIR=off keeps nothing."""
+    folder, run, node = app
+    (folder / "start.mjs").write_text(START)
+    cache = tmp_path / "cache"
+
+    def start(cache_dir) -> dict:
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "ANYTOK_CACHE_DIR": str(cache_dir)}
+        r = run([node, "start.mjs"], env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    assert start(cache) == {"n": 2, "snapshot": "made"}
+    stored = [p for p in cache.rglob("*") if p.is_file()]
+    assert len(stored) == 2 and sum(p.stat().st_size for p in stored) > 1_000_000, stored
+    assert start(cache) == {"n": 2, "snapshot": "restored"}
+    body = max(stored, key=lambda p: p.stat().st_size)
+    body.write_bytes(body.read_bytes()[: body.stat().st_size // 2])  # damaged: checksum fails
+    assert start(cache) == {"n": 2, "snapshot": "made"}
+    assert start(cache) == {"n": 2, "snapshot": "restored"}
+    assert start("off") == {"n": 2, "snapshot": "off"}
+    assert not (tmp_path / ".cache").exists()

@@ -22,7 +22,6 @@ from playwright.sync_api import sync_playwright
 from browser_support import BOOT_TIMEOUT_MS, CHROMIUM, CHROMIUM_ARGS, ROOT, new_context
 from conftest import tiktoken_encoding
 
-sys.path.insert(0, str(ROOT / "build_scripts"))
 import build_npm  # noqa: E402
 from serve_demo import DemoHandler  # noqa: E402
 

@@ -1,6 +1,6 @@
 """SentencePiece `.model` files against the `sentencepiece` library (EncodeAsIds, DecodeIds).
 
-Models (build_scripts/fetch_sentencepiece_models.py, sha256-pinned): the sentencepiece sdist's
+Models (build_scripts/fetch/fetch_sentencepiece_models.py, sha256-pinned): the sentencepiece sdist's
 Unigram test models (nfkc charsmap) and Mistral's BPE models (byte fallback, user-defined
 pieces).  Variants of them, rewritten with a small protobuf writer below, cover the options the
 real files leave at one value (UNUSED / USER_DEFINED / BYTE pieces, whitespace options,
@@ -23,14 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 
 import sentencepiece as spm  # noqa: E402
 
 from conftest import FULL, code_point_share  # noqa: E402
 from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402
 
-from anytok.convert.sentencepiece_model import load_sentencepiece_model  # noqa: E402
+from anytok.sentencepiece.model_file import load_sentencepiece_model  # noqa: E402
 from anytok.sentencepiece import UnsupportedTokenizerError  # noqa: E402
 from anytok.sentencepiece.model_proto import BYTE, CONTROL, NORMAL, UNUSED, USER_DEFINED, parse_model_proto  # noqa: E402
 from anytok.sentencepiece import precompiled, unigram  # noqa: E402
@@ -484,7 +483,7 @@ def test_tokenizer_json_unigram_precompiled(models_dir, corpora, name):
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
     from tokenizers.models import Unigram
 
-    from anytok.convert.hf_json import load_tokenizer_json
+    from anytok.pipeline.hf_json import load_tokenizer_json
 
     proto = parse_model_proto((models_dir / name).read_bytes())
     ref = Tokenizer(Unigram(list(zip(proto.pieces, proto.scores)), unk_id=0, byte_fallback=False))

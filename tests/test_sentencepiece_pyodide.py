@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 
 from conftest import FULL  # noqa: E402
 from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402
@@ -28,7 +27,7 @@ MODELS = ["test_model.model", "test_ja_model.model", "tokenizer.model.v1",
 RUNNER = """
 import base64, json, sys
 sys.path.insert(0, "/work/pkg")
-from anytok.convert.sentencepiece_model import load_sentencepiece_model
+from anytok.sentencepiece.model_file import load_sentencepiece_model
 from anytok.sentencepiece import precompiled
 out = {"version": sys.version_info[:2]}
 texts = json.load(open("/work/texts.json"))
@@ -77,7 +76,7 @@ def _texts(corpora) -> list[str]:
 
 
 def _run_native(texts: list[str], models: Path) -> dict:
-    from anytok.convert.sentencepiece_model import load_sentencepiece_model
+    from anytok.sentencepiece.model_file import load_sentencepiece_model
     from anytok.sentencepiece import precompiled
 
     out: dict = {}

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build_scripts"))
 
 from conftest import code_point_share  # noqa: E402
 from fetch_sentencepiece_models import fetch as fetch_models  # noqa: E402

@@ -1,6 +1,6 @@
 """tiktoken 0.14.0's own test files, run against anytok.
 
-`build_scripts/fetch_tiktoken_tests.py` takes them from tiktoken's PyPI sdist (sha256-pinned)
+`build_scripts/fetch/fetch_tiktoken_tests.py` takes them from tiktoken's PyPI sdist (sha256-pinned)
 into `.cache/tiktoken_tests/tests/`.  They run in a pytest subprocess with `tests/tiktoken_shim`
 first on PYTHONPATH, so that their `import tiktoken` gets anytok (a plugin there fails the run
 otherwise, and blocks the network).  Every test of the suite must pass, except those

@@ -59,7 +59,7 @@ def test_tables_regenerate_identically(tmp_path):
 
     assert unicodedata2.unidata_version == "16.0.0"
     committed = (ROOT / "pkg" / "anytok" / "_unicode_tables.py").read_text(encoding="utf-8")
-    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen_unicode_tables.py"), "--out", str(tmp_path / "t.py")],
+    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen" / "gen_unicode_tables.py"), "--out", str(tmp_path / "t.py")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "t.py").read_text(encoding="utf-8") == committed
@@ -69,7 +69,7 @@ def test_pattern_cache_regenerates_identically(tmp_path):
     """The cached ASCII variants of the bundled patterns are what the translator makes now, and
     a Splitter built from the cache splits like one built by translating."""
     committed = (ROOT / "pkg" / "anytok" / "_pattern_cache.py").read_text(encoding="utf-8")
-    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen_pattern_cache.py"), "--out", str(tmp_path / "c.py")],
+    r = subprocess.run([sys.executable, str(ROOT / "build_scripts" / "gen" / "gen_pattern_cache.py"), "--out", str(tmp_path / "c.py")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "c.py").read_text(encoding="utf-8") == committed

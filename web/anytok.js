@@ -35,6 +35,22 @@ export class AnyTokError extends Error {
   }
 }
 
+// A Python exception from the worker, in this API's words: its message names the JS options
+// (allowedSpecial, not Python's allowed_special); the Python traceback is kept in `cause` (and
+// `traceback`), never in the message.
+function workerError(error) {
+  let message = error.message;
+  const special = /^Encountered text corresponding to disallowed special token (['"])(.*)\1\.(?:\n|$)/s.exec(message);
+  if (special) {
+    const token = JSON.stringify(special[2].replace(/\\(.)/g, "$1"));
+    message = `Encountered text corresponding to disallowed special token ${token}. Pass ` +
+      `{ allowedSpecial: [${token}] } (or "all") to encode it as that special token, or ` +
+      `{ disallowedSpecial: [] } to encode it as plain text.`;
+  }
+  const cause = error.traceback ? Object.assign(new Error(error.traceback), { name: error.pythonType ?? "PythonError" }) : undefined;
+  return new AnyTokError(message, { pythonType: error.pythonType, traceback: error.traceback, cause });
+}
+
 // --- the worker -----------------------------------------------------------------------------
 
 // Node (>= 20) has no DOM-style Worker: there anytok runs worker.js in a `worker_threads` Worker
@@ -117,7 +133,7 @@ class Runtime {
       this.pending.delete(data.id);
       if (this.pending.size === 0) this.worker.hold?.(false);
       if (data.ok) request.resolve(data.result);
-      else request.reject(new AnyTokError(data.error.message, data.error));
+      else request.reject(workerError(data.error));
     };
     // A worker that cannot start (bad URL, syntax error) would otherwise leave every request
     // waiting forever.
@@ -821,19 +837,21 @@ export class AnyTok {
 
   /**
    * The tokens of a chat: a messages array (as `encodeChat(...).length`), or a whole Chat
-   * Completions request with functions / tools (gpt-tokenizer's countChatCompletionTokens).
-   * With `options.perMessage`, what each message adds, then the reply priming (messages only).
+   * Completions (or Responses API) request with functions / tools, tool calls, content parts
+   * and images (anytok.chat.count_request).  With `options.perMessage`, what each message adds,
+   * then the reply priming (messages only); with `options.report` (a request), chat.request_report's
+   * { tokens, parts, not_counted } (`imageSizes`: {url: [width, height]}; `autoDetail`).
    */
   async countChat(input, options = {}) {
-    const { perMessage = false, ...rest } = options;
+    const { perMessage = false, report = false, ...rest } = options;
     if (Array.isArray(input)) {
       return this.#call("chat", { op: perMessage ? "messageCounts" : "count", payload: { ...rest, messages: input } });
     }
-    if (input && typeof input === "object" && Array.isArray(input.messages)) {
+    if (input && typeof input === "object" && (Array.isArray(input.messages) || "input" in input)) {
       if (perMessage) throw new TypeError("anytok: countChat's perMessage takes a messages array");
-      return this.#call("chat", { op: "countRequest", payload: { ...rest, request: input } });
+      return this.#call("chat", { op: report ? "requestReport" : "countRequest", payload: { ...rest, request: input } });
     }
-    throw new TypeError("anytok: countChat takes a messages array or a request with 'messages'");
+    throw new TypeError("anytok: countChat takes a messages array or a request with 'messages' or 'input'");
   }
 
   /**

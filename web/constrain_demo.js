@@ -28,7 +28,7 @@ const EXAMPLES = {
 
 // The Example list: one per kind, a few more grammars of our own, then llama.cpp's example
 // grammars when the build found them (examples/llama_cpp_grammars.json, from the
-// llama-cpp-python sdist that build_scripts/fetch_llama_cpp.py caches).
+// llama-cpp-python sdist that build_scripts/fetch/fetch_llama_cpp.py caches).
 const MORE = [
   ["Lark: tool call with special tokens", "grammar",
     'start: TEXT | call\nTEXT: /[^{<](.|\\n){0,80}/\ncall: <|endofprompt|> %json {"type": "object", "properties": '

@@ -9,11 +9,22 @@
 //   - the synchronous fetch of a lazily loaded part (worker.js uses XMLHttpRequest), read from
 //     disk;
 //   - file paths for Pyodide, which reads its own files with `fs` under Node.
-// There is no Cache Storage: no start-up snapshot and no vocabulary cache (every start is a
-// normal one, and the bundled vocabularies are read from the package folder).
+//   - a Cache Storage for the start-up snapshot only, kept in a folder on disk (below), so that
+//     a second Node process restores Python with anytok imported instead of starting both
+//     again, as a page's second visit does.  The vocabularies need no cache: they are read
+//     from the package folder.
+//
+// The snapshot folder: $ANYTOK_CACHE_DIR, else $XDG_CACHE_HOME/anytok, else ~/.cache/anytok
+// (one file per snapshot, named by the sha256 of its key, which already names every file it
+// depends on; worker.js checks the Pyodide version and a checksum before restoring, and falls
+// back to a normal start).  ANYTOK_CACHE_DIR=off, or `AnyTok.load({ snapshot: false })`,
+// keeps nothing on disk.
 
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parentPort, workerData } from "node:worker_threads";
 
@@ -47,6 +58,66 @@ globalThis.fetch = async (input, init) => {
   const bytes = await readFile(url); // (an ENOENT error names the path: fetchOk reports it)
   return new Response(bytes, { status: 200 });
 };
+
+// The part of Cache Storage's interface worker.js uses (open, match, put, delete), on disk.
+function cacheRoot() {
+  const env = process.env.ANYTOK_CACHE_DIR;
+  if (env === "off" || env === "") return null;
+  if (env) return env;
+  return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "anytok");
+}
+
+class DiskCache {
+  constructor(dir) {
+    this.dir = dir;
+  }
+
+  path(key) {
+    const url = String(key instanceof Request ? key.url : key);
+    return join(this.dir, createHash("sha256").update(url).digest("hex"));
+  }
+
+  async match(key) {
+    const path = this.path(key);
+    try {
+      const [meta, body] = await Promise.all([readFile(`${path}.json`, "utf8"), readFile(path)]);
+      return new Response(body, { headers: JSON.parse(meta).headers });
+    } catch {
+      return undefined; // none (or half written by a process that died: the checksum fails too)
+    }
+  }
+
+  async put(key, response) {
+    const path = this.path(key);
+    const body = new Uint8Array(await response.arrayBuffer());
+    const headers = Object.fromEntries(response.headers.entries());
+    await mkdir(this.dir, { recursive: true });
+    // Written under temporary names, then renamed: a reader never sees half a file.
+    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(`${tmp}.json`, JSON.stringify({ key: String(key), headers }));
+    await writeFile(tmp, body);
+    await rename(`${tmp}.json`, `${path}.json`);
+    await rename(tmp, path);
+  }
+
+  async delete(key) {
+    const path = this.path(key);
+    await Promise.all([rm(path, { force: true }), rm(`${path}.json`, { force: true })]);
+    return true;
+  }
+}
+
+const root = cacheRoot();
+if (root) {
+  self.anytokDiskCache = true; // worker.js: keep the start-up snapshot (only) in these caches
+  self.caches = {
+    open: async (name) => new DiskCache(join(root, name)),
+    delete: async (name) => {
+      await rm(join(root, name), { recursive: true, force: true });
+      return true;
+    },
+  };
+}
 
 await import(here.href);
 

@@ -158,7 +158,8 @@ async function sha256Hex(...parts) {
 
 async function openSnapshotCache() {
   try {
-    return self.caches && CACHEABLE ? await caches.open(SNAPSHOT_CACHE) : null;
+    // (Under Node, node_worker.mjs keeps the snapshot in a folder on disk: anytokDiskCache.)
+    return self.caches && (CACHEABLE || self.anytokDiskCache) ? await caches.open(SNAPSHOT_CACHE) : null;
   } catch {
     return null;
   }
@@ -437,15 +438,19 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
         const data = py.makeMemorySnapshot();
         if (data.length <= SNAPSHOT_MAX_BYTES) {
           snapshotState = "made";
-          // Packed and stored in the background: the first count does not wait for it.
-          setTimeout(() => {
+          const store = () => {
             const packed = packSnapshot(data);
             const headers = { "X-Anytok-Checksum": checksum(packed), "X-Anytok-Pyodide": version };
-            snapshots
+            caches.delete("anytok-start-v1").catch(() => {});
+            return snapshots
               .put(key, new Response(packed, { headers }))
               .catch((err) => console.warn("anytok: start-up snapshot not stored:", err));
-            caches.delete("anytok-start-v1").catch(() => {});
-          }, 0);
+          };
+          // In a page, packed and stored in the background: the first count does not wait for
+          // it.  Under Node, before the start completes: a script may end (and its worker with
+          // it) right after its first count.
+          if (self.anytokDiskCache) await store();
+          else setTimeout(store, 0);
         } else {
           snapshotState = "too big";
         }

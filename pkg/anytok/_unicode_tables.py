@@ -1,6 +1,6 @@
 """Pinned Unicode 16.0.0 data for the split patterns.  GENERATED, do not edit.
 
-Regenerate with:  python build_scripts/gen_unicode_tables.py  (needs unicodedata2==16.0.0).
+Regenerate with:  python build_scripts/gen/gen_unicode_tables.py  (needs unicodedata2==16.0.0).
 """
 
 UNICODE_VERSION = "16.0.0"

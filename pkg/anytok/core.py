@@ -10,7 +10,6 @@ a join of token bytes.
 from __future__ import annotations
 
 import functools
-import gc
 import operator
 import re
 import threading
@@ -19,6 +18,7 @@ from itertools import chain, compress, repeat
 from typing import TYPE_CHECKING, AbstractSet, Collection, Literal, NoReturn, Sequence
 
 from . import bpe
+from ._gc import gc_paused
 from .backtrack import BacktrackEncoder
 from .format import PROP_REGULAR, VocabFormatError
 from .segment import _SEP as SEGMENT_SEP
@@ -27,7 +27,7 @@ from .vocab_text import text_table, texts_table
 from .pretokenize import SURROGATE, Splitter
 
 if TYPE_CHECKING:
-    from . import incremental  # imported where used: loading, encoding and counting need none of it
+    from .incremental import encoding as incremental  # imported where used: loading, encoding and counting need none of it
 
 __all__ = ["Encoding"]
 
@@ -42,7 +42,7 @@ SEGMENT_MIN_CHARS = 2000
 # at a time).
 FEW = 8
 # Texts of at least this many characters are encoded and counted with the cyclic garbage
-# collector paused (see _gc_paused).
+# collector paused (see anytok._gc).
 GC_PAUSE_CHARS = 1 << 15
 # An encoding loaded from a file with a text index (format field 12) looks up to this many
 # characters of ASCII text up through the index, then builds its text table (a lookup through
@@ -64,24 +64,11 @@ def _positions_of_none(ids: list) -> list[int]:
         return out
 
 
-def _gc_paused(fn, arg):
-    """`fn(arg)` with Python's cyclic garbage collector paused, if it is running.
-
-    Encoding a big text makes thousands of small containers that live until the call returns
-    (the ids of each merged piece, the (id,) tuples of `_encode_many_misses`), and each 700 of
-    them set off a young-generation collection.  That walks every young object -- among them
-    the call's own lists of 10^5 pieces and ids -- and finds no garbage: 4-17 ms per MB of text
-    natively and 12-26 ms under Pyodide (o200k_base on the four corpora, timed with
-    `gc.callbacks`), about 5 % of the encode.  Nothing made here is cyclic garbage, so pausing
-    loses nothing; the call that paused the collector resumes it before returning.
-    """
-    if not gc.isenabled():
+def _paused(fn, arg):
+    """`fn(arg)` with the cyclic garbage collector paused (anytok._gc: the call's containers
+    make no cycles, and collections over them cost ~5 % of a big encode)."""
+    with gc_paused():
         return fn(arg)
-    gc.disable()
-    try:
-        return fn(arg)
-    finally:
-        gc.enable()
 
 
 @functools.lru_cache(maxsize=16)
@@ -514,27 +501,27 @@ class Encoding:
         True
         ```
         """
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.count_till_limit(self, text, limit)
 
     def appender(self, text: str = "") -> incremental.Appender:
         """A growing text whose token count stays exact: `append(text)`, `count`, `tokens()`,
         `snapshot()` / `rollback(snapshot)`.  See `incremental.Appender`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Appender(self, text)
 
     def prepender(self, text: str = "") -> incremental.Prepender:
         """The same for text that grows at the start: `prepend(text)`, `count`, `tokens()`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Prepender(self, text)
 
     def intervals(self, text: str) -> incremental.Intervals:
         """Token counts of slices: `intervals(text).count(start, end)` equals
         `len(encode_ordinary(text[start:end]))`, in about constant time per query."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.Intervals(self, text)
 
@@ -548,27 +535,27 @@ class Encoding:
         ['one two', ' three four']
         ```
         """
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.chunks(self, text, max_tokens, overlap)
 
     def chunk_spans(self, text: str, max_tokens: int, overlap: int = 0) -> list[tuple[int, int]]:
         """The (start, end) character offsets of `chunks(text, max_tokens, overlap)`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.chunk_spans(self, text, max_tokens, overlap)
 
     def split_by_tokens(self, text: str, max_tokens: int) -> tuple[str, str]:
         """(head, rest) with `head` the longest start of `text` that has at most `max_tokens`
         tokens (cut like `chunks`), and `head + rest == text`."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.split_by_tokens(self, text, max_tokens)
 
     def decode_stream(self, errors: str = "replace") -> incremental.StreamDecoder:
         """An incremental decoder: `.decode(token)` returns text once whole UTF-8 characters
         are complete, `.flush()` the rest."""
-        from . import incremental
+        from .incremental import encoding as incremental
 
         return incremental.StreamDecoder(self, errors)
 
@@ -672,7 +659,7 @@ class Encoding:
             valid = err.start  # the end of the longest valid UTF-8 prefix (Rust's valid_up_to)
         pieces = self._splitter.split(text[:valid].decode("utf-8"))
         if valid >= GC_PAUSE_CHARS:
-            tokens = _gc_paused(self._encode_pieces, pieces)
+            tokens = _paused(self._encode_pieces, pieces)
         else:
             tokens = self._encode_pieces(pieces)
         # How many tokens to re-merge with the invalid tail: those of the last piece ...
@@ -969,7 +956,7 @@ class Encoding:
         if self._index is not None and (index := self._indexed(text)) is not None:
             return self._encode_pieces(self._splitter.split(text), index, True)
         if len(text) >= GC_PAUSE_CHARS:
-            return _gc_paused(self._encode_text, text)
+            return _paused(self._encode_text, text)
         return self._encode_text(text)
 
     def _encode_text(self, text: str) -> list[int]:
@@ -980,7 +967,7 @@ class Encoding:
         if self._index is not None and (index := self._indexed(text)) is not None:
             return self._count_pieces(self._splitter.split(text), index, True)
         if len(text) >= GC_PAUSE_CHARS:
-            return _gc_paused(self._count_text, text)
+            return _paused(self._count_text, text)
         return self._count_text(text)
 
     def _count_text(self, text: str) -> int:
@@ -997,12 +984,16 @@ class Encoding:
         out += self._encode_chunk(text[start:])
         return out
 
-    def __getstate__(self) -> object:
-        from . import registry
+    # A bundled encoding pickles by name, like tiktoken's registered ones: registry.py sets this to
+    # the function that gives it back (registry.get_encoding), so core needs no import of it.
+    _by_name = None
 
-        # Bundled encodings pickle by name, like tiktoken's registered ones.
-        if registry.is_registered(self):
-            return self.name
+    def __reduce_ex__(self, protocol):
+        if self._by_name is not None:
+            return (self._by_name, (self.name,))
+        return super().__reduce_ex__(protocol)
+
+    def __getstate__(self) -> object:
         state = {
             "name": self.name,
             "pat_str": self._pat_str,
@@ -1014,11 +1005,6 @@ class Encoding:
         return state
 
     def __setstate__(self, value: object) -> None:
-        from . import registry
-
-        if isinstance(value, str):
-            self.__dict__ = registry.get_encoding(value).__dict__
-            return
         value = dict(value)  # type: ignore[call-overload]
         splitter = value.pop("splitter", None)
         if splitter is not None:

@@ -16,7 +16,8 @@ from typing import Any, Union
 from . import format as vocab_format
 from .convert.tiktoken_bpe import VocabSourceError, load_tiktoken_bpe, read_source
 from .core import Encoding
-from .registry import encoding_from_bytes, gc_paused
+from ._gc import gc_paused
+from .registry import encoding_from_bytes
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 
@@ -123,7 +124,7 @@ def tokenizer_from_bytes(data: bytes, what: str = "vocab file"):
         with gc_paused():
             return build(vocab.config)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
-        from .pipeline import UnsupportedTokenizerError
+        from .errors import UnsupportedTokenizerError
 
         if isinstance(e, (vocab_format.VocabFormatError, UnsupportedTokenizerError)):
             raise
@@ -145,8 +146,15 @@ def save(tok, path: str | os.PathLike[str], *, compression: str = "zlib", source
         f.write(data)
 
 
+def _named_gguf(source) -> bool:
+    """A path named *.gguf: read as GGUF whatever it starts with, so that a damaged one is
+    reported by the header reader (a VocabFormatError naming the bad magic)."""
+    return isinstance(source, (str, os.PathLike)) and os.fspath(source).lower().endswith(".gguf") \
+        and os.path.isfile(source)
+
+
 def _is_gguf(source) -> bool:
-    from .convert.gguf import MAGIC
+    from .gguf.header import MAGIC
 
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source[:4]) == MAGIC
@@ -218,7 +226,7 @@ def load(
         return tok
     if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         return _load_folder(os.fspath(source), name)
-    if _is_gguf(source):  # a model file: read its header only, never the whole file
+    if _is_gguf(source) or _named_gguf(source):  # a model file: read its header only, never the whole file
         from .gguf import load_gguf
 
         return load_gguf(source, name=name)
@@ -236,7 +244,7 @@ def load(
         except ValueError as e:
             raise VocabSourceError(f"{what}: not valid JSON ({e})") from None
         if isinstance(obj, dict) and "model" in obj and ("pre_tokenizer" in obj or "normalizer" in obj):
-            from .convert.hf_json import load_tokenizer_json
+            from .pipeline.hf_json import load_tokenizer_json
 
             return load_tokenizer_json(obj, name=name)
         if isinstance(obj, dict) and "vocab" in obj and "config" in obj:
@@ -249,7 +257,7 @@ def load(
             raise ValueError(f"{what} is a .tiktoken file, which holds no split pattern: pass pat_str=")
         return load_encoding(data, name=name, pat_str=pat_str, special_tokens=special_tokens)
     if kind == "sentencepiece":
-        from .convert.sentencepiece_model import load_sentencepiece_model
+        from .sentencepiece.model_file import load_sentencepiece_model
 
         return load_sentencepiece_model(data, name=name)
     raise VocabSourceError(f"{what}: not a tokenizer file anytok recognizes")

@@ -27,6 +27,7 @@ from bisect import bisect_left
 from itertools import accumulate, compress, islice, repeat
 from typing import Sequence
 
+from .errors import VocabFormatError
 from .vocab_text import duplicate_token, first_duplicate
 
 
@@ -67,10 +68,6 @@ PROP_REGULAR = 1
 MAX_RAW_SIZE = 1 << 30
 MAX_TOKEN_LEN = 1 << 16
 MAX_ID = (1 << 32) - 1
-
-
-class VocabFormatError(ValueError):
-    """A vocab file is not a valid anytok binary; the message says what is wrong."""
 
 
 class VocabData:

@@ -51,14 +51,11 @@ from itertools import accumulate, islice
 from typing import Callable
 
 from . import _pattern_cache
+from .errors import UnsupportedPatternError
 from . import unicode as ucd
 from .unicode import Ranges
 
 __all__ = ["Splitter", "UnsupportedPatternError", "translate_pattern"]
-
-
-class UnsupportedPatternError(ValueError):
-    """The split pattern uses a regex feature that anytok cannot translate exactly."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import os
 import threading
 import zlib
 
 from . import format as vocab_format
+from ._gc import gc_paused
 from .core import Encoding
 
 _lock = threading.RLock()
@@ -40,19 +39,6 @@ def list_encoding_names() -> list[str]:
         return sorted(f[: -len(SUFFIX)] for f in os.listdir(vocab_dir()) if f.endswith(SUFFIX))
     except FileNotFoundError:
         return []
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Loading a vocabulary makes some 10^5 objects (token bytes, texts, dict entries) and no
-    reference cycles; the cycle collector's passes over them cost ~20 % of the load time."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def encoding_from_bytes(data: bytes, what: str = "vocab file") -> Encoding:
@@ -88,6 +74,7 @@ def get_encoding(encoding_name: str) -> Encoding:
         if enc.name != encoding_name:
             raise vocab_format.VocabFormatError(f"{path}: holds encoding {enc.name!r}, not {encoding_name!r}")
         enc._segment_pairs = functools.partial(bundled_segment_pairs, path)
+        enc._by_name = get_encoding  # pickled by name (Encoding.__reduce_ex__)
         ENCODINGS[encoding_name] = enc
         return enc
 
@@ -107,6 +94,3 @@ def bundled_segment_pairs(path: str):
         return None
     return pairs_from_bytes(data, fingerprint)
 
-
-def is_registered(enc: Encoding) -> bool:
-    return ENCODINGS.get(enc.name) is enc

@@ -93,9 +93,9 @@ def summarize(enc: "Encoding", block: str, overlap: str, final: bool) -> Window:
     characters, or all of it); `final`: nothing follows `overlap`.  A cut must not separate
     the two halves of a surrogate pair (count_blocks sees to that; text decoded from bytes has
     no pairs)."""
-    from .core import _gc_paused
+    from .core import _paused
 
-    return _gc_paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final))
+    return _paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final))
 
 
 def _summarize(args) -> Window:
@@ -177,9 +177,9 @@ class IdWindow(Window):
 
 def encode_window(enc: "Encoding", block: str, overlap: str, final: bool) -> IdWindow:
     """`summarize` with the ids (see `IdWindow`); `join_ids` puts such windows together."""
-    from .core import _gc_paused
+    from .core import _paused
 
-    return _gc_paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final, True))
+    return _paused(_summarize, (enc, fix_surrogates(block), fix_surrogates(overlap), final, True))
 
 
 def join_ids(windows: list[IdWindow]) -> list[int]:

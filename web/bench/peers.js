@@ -1,4 +1,4 @@
-// The JavaScript tokenizers anytok is measured against (bundled by build_scripts/bench_browser.py
+// The JavaScript tokenizers anytok is measured against (bundled by build_scripts/bench/bench_browser.py
 // with esbuild into web/dist/bench/peers.js).  o200k_base in both.
 import {
   clearMergeCache as gptTokenizerClear,

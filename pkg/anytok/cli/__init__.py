@@ -9,131 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
-import time
 from pathlib import Path
 
 from .. import format as vocab_format
 from ..core import Encoding
-from ..files import load, tokenizer_to_bytes
-from ..model import encoding_name_for_model
-from ..registry import get_encoding, list_encoding_names
-
-
-def _read_text(path: str) -> str:
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        data = Path(path).read_bytes()
-    # Undecodable bytes become lone surrogates, which encode() turns into U+FFFD (as tiktoken).
-    return data.decode("utf-8", errors="surrogateescape")
-
-
-def resolve_pat_str(pat: str | None) -> str | None:
-    """--pat-str o200k_base means that encoding's split pattern (as train's --pattern); else a regex."""
-    return get_encoding(pat)._pat_str if pat in list_encoding_names() else pat
-
-
-def _load_any(path: str, args: argparse.Namespace):
-    """Any tokenizer file anytok.load() reads; a .tiktoken file takes its pattern and special
-    tokens from --like / --pat-str / --specials."""
-    like = get_encoding(args.like) if getattr(args, "like", None) else None
-    pat = getattr(args, "pat_str", None) or (like._pat_str if like else None)
-    pat = resolve_pat_str(pat)
-    specials = getattr(args, "specials", None)
-    specials = json.loads(specials) if specials else (dict(like._special_tokens) if like else None)
-    try:
-        return load(path, pat_str=pat, special_tokens=specials, name=getattr(args, "name", None))
-    except ValueError as e:
-        if pat is None and str(e).endswith("pass pat_str="):
-            # The Python API's words; on the command line the same choice is made with flags.
-            raise ValueError(str(e)[: -len("pass pat_str=")] + "pass --pat-str with the split pattern it "
-                             "was made with (a bundled encoding's name, e.g. --pat-str o200k_base, or a regex), or "
-                             "--like ENCODING for a bundled encoding's pattern and special tokens") from None
-        raise
-
-
-def _encoding(args: argparse.Namespace):
-    if getattr(args, "vocab", None):
-        return _load_any(args.vocab, args)
-    if getattr(args, "model", None):
-        return get_encoding(encoding_name_for_model(args.model))
-    return get_encoding(args.encoding)
-
-
-def _special_kwargs(mode: str, tok=None) -> dict:
-    if tok is not None and not isinstance(tok, Encoding):
-        # A tokenizer.json / SentencePiece model: its special tokens are never matched in text
-        # unless --special allow, which also adds what the post-processor adds (BOS, ...).
-        return {"add_special_tokens": True} if mode == "allow" else {}
-    if mode == "allow":
-        return {"allowed_special": "all"}
-    if mode == "text":
-        return {"disallowed_special": ()}
-    return {}
-
-
-def _add_encoding_args(p: argparse.ArgumentParser, multi: bool = False) -> None:
-    if multi:
-        p.add_argument("-e", "--encoding", action=_TokenizerArg, dest="tokenizers", metavar="NAME[,NAME...]",
-                       help="bundled encoding(s), one column each (default: o200k_base)")
-        p.add_argument("-m", "--model", action=_TokenizerArg, dest="tokenizers", metavar="MODEL[,MODEL...]",
-                       help="model name(s), e.g. gpt-4o (picks its encoding)")
-        p.add_argument("--vocab", action=_TokenizerArg, dest="tokenizers", metavar="FILE",
-                       help="a tokenizer file (repeatable): .atok, tokenizer.json, SentencePiece .model, tekken "
-                       ".json, .tiktoken (with --like or --pat-str)")
-    else:
-        g = p.add_mutually_exclusive_group()
-        g.add_argument("-e", "--encoding", default="o200k_base", help="bundled encoding name (default: o200k_base)")
-        g.add_argument("-m", "--model", help="model name, e.g. gpt-4o (picks its encoding)")
-        g.add_argument("--vocab", help="a tokenizer file to use instead of a bundled encoding: .atok, tokenizer.json, "
-                       "SentencePiece .model, tekken .json, .tiktoken (with --like or --pat-str)")
-    p.add_argument("--like", help="for a .tiktoken --vocab: the bundled encoding whose pattern and specials it uses")
-    p.add_argument("--pat-str", help="for a .tiktoken --vocab: its split pattern (a regex, or a bundled encoding's "
-                   "name for that encoding's pattern)")
-
-
-def _add_special_arg(p: argparse.ArgumentParser, default: str = "text") -> None:
-    p.add_argument(
-        "--special",
-        choices=("raise", "allow", "text"),
-        default=default,
-        help="text that spells a special token: plain text (default), the special token (allow), "
-        "or an error (raise, as tiktoken's encode)",
-    )
-
-
-class _TokenizerArg(argparse.Action):
-    """-e/-m/--vocab, repeatable and comma-separated for -e/-m, kept in command-line order."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        specs = list(getattr(namespace, "tokenizers", None) or [])
-        kind = {"-e": "encoding", "--encoding": "encoding", "-m": "model", "--model": "model"}.get(option_string, "vocab")
-        parts = [values] if kind == "vocab" else [v for v in values.split(",") if v]
-        specs += [(kind, v) for v in parts]
-        setattr(namespace, "tokenizers", specs)
-
-
-def load_tokenizers(specs, like, pat_str, special) -> list:
-    """The tokenizers named on the command line, each with its label and count arguments."""
-    from .count import Tok
-
-    ns = argparse.Namespace(like=like, pat_str=pat_str, specials=None, name=None)
-    toks = []
-    for kind, value in specs or [("encoding", "o200k_base")]:
-        if kind == "vocab":
-            tok = _load_any(value, ns)
-            label = value
-        elif kind == "model":
-            tok = get_encoding(encoding_name_for_model(value))
-            label = value
-        else:
-            tok = get_encoding(value)
-            label = value
-        is_enc = isinstance(tok, Encoding)
-        toks.append(Tok(label, tok, _special_kwargs(special, tok), ranged=is_enc and special != "allow",
-                        raise_special=is_enc and special == "raise"))
-    return toks
+from ..files import tokenizer_to_bytes
+from ..registry import list_encoding_names
+from .options import (_add_encoding_args, _add_special_arg, _encoding, _load_any, _read_text, _special_kwargs,
+                      load_tokenizers)
 
 
 def _fmt_row(cells: list[str], widths: list[int], path: str) -> str:
@@ -143,7 +28,7 @@ def _fmt_row(cells: list[str], widths: list[int], path: str) -> str:
 def cmd_count(args: argparse.Namespace) -> int:
     if args.chat is not None:
         if args.paths:
-            raise SystemExit("anytok: --chat counts one conversation; give no other paths")
+            raise SystemExit("anytok: error: --chat counts one conversation; give no other paths")
         from .chat import cmd_count_chat
 
         return cmd_count_chat(args)
@@ -306,7 +191,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         tok = _load_any(str(src), args)
     except ValueError as e:
         if "no split pattern" in str(e):
-            print("error: a .tiktoken file holds no split pattern: pass --like ENCODING or --pat-str", file=sys.stderr)
+            print("anytok: error: a .tiktoken file holds no split pattern: pass --like ENCODING or --pat-str", file=sys.stderr)
             return 2
         raise
     if args.name:
@@ -314,12 +199,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.to == "tokenizer.json":
         to_json = getattr(tok, "to_tokenizer_json", None)
         if to_json is None:
-            print(f"error: {src.name} cannot be written as a tokenizer.json", file=sys.stderr)
+            print(f"anytok: error: {src.name} cannot be written as a tokenizer.json", file=sys.stderr)
             return 2
         try:
             cfg = to_json()
         except ValueError as e:  # UnsupportedTokenizerError: says why
-            print(f"error: {e}", file=sys.stderr)
+            print(f"anytok: error: {e}", file=sys.stderr)
             return 2
         text = json.dumps(cfg, ensure_ascii=False, indent=2)
         Path(args.output).write_text(text, encoding="utf-8")
@@ -476,8 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no note of skipped binary files")
     p.add_argument("--field", metavar="NAME", help="count the field NAME of each record of .jsonl / .parquet files "
                    "(gzip, zstd too) as `tokenize` reads them, instead of their whole text")
-    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array or a Chat "
-                   "Completions request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
+    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array, a Chat "
+                   "Completions or Responses request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")
@@ -532,7 +417,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not argv:  # a bare `anytok`: what it can do, not a usage error
+        parser.print_help()
+        return 0
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
     except BrokenPipeError:  # e.g. `| head`
@@ -540,9 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"error: {msg}", file=sys.stderr)
-        if isinstance(e, ValueError) and "disallowed special token" in str(e):
-            print("hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
+        special = re.match(r"Encountered text corresponding to disallowed special token ('.*?'|\".*?\")\.", str(msg))
+        if isinstance(e, ValueError) and special:
+            # tiktoken's words name its Python arguments; here the choice is a flag.
+            msg = (f"the text spells the special token {special.group(1)}: pass --special text to count it as "
+                   "plain text, or --special allow to count it as that special token")
+        print(f"anytok: error: {msg}", file=sys.stderr)
         return 1
 
 

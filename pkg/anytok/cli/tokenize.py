@@ -19,7 +19,7 @@ from .progress import _size
 
 
 def add_parser(sub) -> None:
-    from . import _add_encoding_args
+    from .options import _add_encoding_args
 
     p = sub.add_parser(
         "tokenize", help="tokenize files into training shards (llm.c .bin, Megatron .bin/.idx, .npy), resumably",
@@ -111,13 +111,13 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
     from .. import datasets
     from ..model import encoding_name_for_model
     from .walk import Walker
-    from . import resolve_pat_str
+    from .options import resolve_pat_str
 
     if args.scheduler and args.engine == "local":
-        print("error: --scheduler goes with --engine dask or ray", file=sys.stderr)
+        print("anytok: error: --scheduler goes with --engine dask or ray", file=sys.stderr)
         return 2
     if args.engine == "dask" and not args.scheduler:
-        print("error: --engine dask needs --scheduler ADDRESS (the Dask scheduler's, e.g. tcp://10.0.0.1:8786)",
+        print("anytok: error: --engine dask needs --scheduler ADDRESS (the Dask scheduler's, e.g. tcp://10.0.0.1:8786)",
               file=sys.stderr)
         return 2
     encoding = args.encoding
@@ -137,7 +137,7 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
             on_error=args.on_error, decode_errors=args.decode_errors, progress=live, walker=walker)
     except (datasets.DatasetError, datasets.InputError, ImportError) as e:
         live.close()
-        print(f"error: {e}", file=sys.stderr)
+        print(f"anytok: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         live.close()

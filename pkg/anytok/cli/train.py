@@ -69,20 +69,20 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     suffix = os.path.splitext(args.output)[1].lower()
     if suffix not in FORMATS:
-        print(f"error: {args.output}: the output's suffix must be one of {', '.join(FORMATS)}", file=sys.stderr)
+        print(f"anytok: error: {args.output}: the output's suffix must be one of {', '.join(FORMATS)}", file=sys.stderr)
         return 2
     if suffix == ".json" and args.style != "hf":
-        print("error: a tokenizer.json (.json) is written for --style hf; use .tiktoken or .atok", file=sys.stderr)
+        print("anytok: error: a tokenizer.json (.json) is written for --style hf; use .tiktoken or .atok", file=sys.stderr)
         return 2
     if suffix == ".tiktoken" and args.style != "tiktoken":
-        print("error: a .tiktoken file is written for --style tiktoken; use .json or .atok", file=sys.stderr)
+        print("anytok: error: a .tiktoken file is written for --style tiktoken; use .json or .atok", file=sys.stderr)
         return 2
     least = 256 + (len(set(args.special)) if args.style == "hf" else 0)
     if args.vocab_size < least:
         # tokenizers' BpeTrainer would quietly give the alphabet and the specials; a user who typed
         # a number wants to hear that it cannot be met.
         extra = f" and the {least - 256} special token{'s' * (least > 257)}" if least > 256 else ""
-        print(f"error: --vocab-size {args.vocab_size} is below the 256 byte tokens{extra} every vocabulary "
+        print(f"anytok: error: --vocab-size {args.vocab_size} is below the 256 byte tokens{extra} every vocabulary "
               f"holds: give at least {least}", file=sys.stderr)
         return 2
     progress = _Progress(live=not args.quiet and sys.stderr.isatty())

@@ -39,9 +39,7 @@ non-canonical but valid token is accepted, as llguidance does) and pushes the ne
 
 from __future__ import annotations
 
-import contextlib
-import gc
-
+from .._gc import gc_paused
 from .derivatives import NOTHING
 from .errors import UnsupportedFeatureError
 from .slicer import Slicer, _bits
@@ -242,20 +240,8 @@ class _Shared:
         return 0, 0
 
 
-@contextlib.contextmanager
-def pause_gc():
-    """The cyclic garbage collector paused while masks or a compiled schema are built: they
-    allocate many small containers (expressions, derivative rows) and make no garbage cycles,
-    and each full collection would walk every expression of a large grammar again (up to half
-    the time of a first mask on large JSON schemas).  Collection resumes afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+# (json_schema.py's name for it)
+pause_gc = gc_paused
 
 
 def _nesting_guard(method):

@@ -10,11 +10,9 @@ import binascii
 import os
 from typing import Union
 
+from ..errors import VocabSourceError
+
 PathOrBytes = Union[str, "os.PathLike[str]", bytes]
-
-
-class VocabSourceError(ValueError):
-    """A tiktoken or GPT-2 vocabulary file is malformed or fails its expected hash."""
 
 
 def read_source(source: PathOrBytes) -> bytes:

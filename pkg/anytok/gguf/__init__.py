@@ -3,7 +3,7 @@
 Data flows:
 
     file / bytes / seekable file
-      -> anytok.convert.gguf.read_gguf_header   (the key-values only, never the tensors)
+      -> anytok.gguf.header.read_gguf_header   (the key-values only, never the tensors)
       -> gguf.vocab.LlamaVocab                  (what llama.cpp's loader makes of tokenizer.*:
                                                  model type, pre-tokenizer type, token
                                                  attributes, special ids, add-BOS/EOS flags)
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from ..pipeline import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["load_gguf", "GGUFTokenizer", "UnsupportedTokenizerError"]
 
@@ -37,8 +37,8 @@ def load_gguf(source, *, name: str | None = None, what: str | None = None, size:
     the beginning of a file, at least its header) is the whole file's size.  `VocabFormatError` for a damaged header,
     `UnsupportedTokenizerError` (naming what) for a tokenizer anytok cannot run exactly.
     """
-    from ..convert.gguf import read_gguf_header
-    from ..registry import gc_paused
+    from .header import read_gguf_header
+    from .._gc import gc_paused
     from .tokenizer import GGUFTokenizer
     from .vocab import LlamaVocab
 

@@ -29,8 +29,8 @@ import heapq
 import re
 from typing import Iterable, Sequence
 
-from ..incremental_any import IncrementalMixin
-from ..pipeline import UnsupportedTokenizerError
+from ..incremental.generic import IncrementalMixin
+from ..errors import UnsupportedTokenizerError
 from ..pipeline import _unicode as U
 from ..pipeline.pre_tokenizers import _bytes_to_unicode
 from . import vocab as V
@@ -722,7 +722,7 @@ class GGUFTokenizer(IncrementalMixin):
     def from_config(cls, cfg: dict) -> "GGUFTokenizer":
         from array import array
 
-        from ..convert.gguf import GGUFHeader
+        from .header import GGUFHeader
 
         if cfg.get("format") != CONFIG_FORMAT:
             raise ValueError(f"not a GGUF tokenizer config (format {cfg.get('format')!r})")

@@ -8,9 +8,9 @@ corrections llama.cpp applies), the special token ids and the add-BOS/EOS/SEP fl
 
 from __future__ import annotations
 
-from ..convert.gguf import GGUFHeader
+from .header import GGUFHeader
 from ..format import VocabFormatError
-from ..pipeline import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["LlamaVocab", "PRE_NAMES", "PRE_REGEXES"]
 
@@ -199,13 +199,6 @@ _UNSUPPORTED_MODELS = {
     "whitespace": "llama.cpp's whitespace session", "test": "llama.cpp's hashing test tokenizer",
     "no_vocab": "no vocabulary", "none": "no vocabulary",
 }
-
-
-def split_merge(m: str) -> tuple[str, str]:
-    """A `tokenizer.ggml.merges` entry as llama.cpp splits it (at the first space after the
-    first character; ("", "") when there is none)."""
-    cut = m.find(" ", 1)
-    return (m[:cut], m[cut + 1:]) if cut >= 0 else ("", "")
 
 
 class LlamaVocab:

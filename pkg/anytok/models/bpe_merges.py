@@ -475,7 +475,7 @@ class BPEMerges:
 
     @classmethod
     def from_config(cls, cfg: dict) -> "BPEMerges":
-        from ..pipeline import UnsupportedTokenizerError
+        from ..errors import UnsupportedTokenizerError
 
         if cfg.get("dropout") not in (None, 0, 0.0):
             raise UnsupportedTokenizerError("model BPE with dropout (random segmentation) is not supported")

@@ -9,7 +9,7 @@ Text flows through the stages of HF `tokenizers`, one module each:
     post_processors (special tokens, when add_special_tokens=True)
     decoders      (ids -> text)
 
-`tokenizer.Tokenizer` composes them; `anytok.convert.hf_json.load_tokenizer_json` builds one
+`tokenizer.Tokenizer` composes them; `anytok.pipeline.hf_json.load_tokenizer_json` builds one
 from a `tokenizer.json`.  Every component reproduces the Rust crate's ids exactly; a
 configuration anytok cannot reproduce exactly raises `UnsupportedTokenizerError` naming the
 component, never a silent approximation.
@@ -17,11 +17,9 @@ component, never a silent approximation.
 
 from __future__ import annotations
 
+from ..errors import UnsupportedTokenizerError
+
 __all__ = ["UnsupportedTokenizerError", "Tokenizer"]
-
-
-class UnsupportedTokenizerError(ValueError):
-    """A tokenizer configuration (model, normalizer, ...) that anytok cannot reproduce exactly."""
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
 """Pinned Unicode data of Hugging Face tokenizers' components.  GENERATED, do not edit.
 
-Regenerate with:  python build_scripts/gen_hf_unicode_tables.py  (needs unicodedata2==16.0.0,
+Regenerate with:  python build_scripts/gen/gen_hf_unicode_tables.py  (needs unicodedata2==16.0.0,
 npm and node; see that script for which component follows which Unicode version and why).
 Ranges are "<first>-<last>" or "<cp>" in hex, separated by spaces.
 """

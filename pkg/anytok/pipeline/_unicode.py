@@ -2,7 +2,7 @@
 
 Never the interpreter's `unicodedata` or `str.lower` (their Unicode version depends on the
 interpreter).  Each component follows the Unicode version of the Rust crate `tokenizers` takes
-it from (see build_scripts/gen_hf_unicode_tables.py):
+it from (see build_scripts/gen/gen_hf_unicode_tables.py):
 
 * `nfc` / `nfd` / `nfkc` / `nfkd`, `is_mark_9`: Unicode 9.0.
 * `PUNCT_8`, `CONTROL_8`, `NONSPACING_MARK_8` (BERT): Unicode 8.0.

@@ -40,7 +40,7 @@ prefix or suffix.  Text that spells an added token is the one place the pipeline
 Encoding's ordinary encoding differ (HF always splits added tokens out): the Encoding knows the
 added tokens as special tokens (when none strips spaces or wants a single word), so
 `encode(text, allowed_special="all")` is the pipeline's `encode`; the incremental operations
-check for them (`incremental_any.AddedTokenScan`).
+check for them (`incremental.generic.AddedTokenScan`).
 """
 
 from __future__ import annotations

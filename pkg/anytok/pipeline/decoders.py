@@ -7,7 +7,7 @@ output list to the next, and the final list is joined.  Each object here has
 
 from __future__ import annotations
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .patterns import Pattern
 from .pre_tokenizers import CHAR_TO_BYTE
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from . import _unicode as U
 from .patterns import Pattern
 

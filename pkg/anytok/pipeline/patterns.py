@@ -8,10 +8,9 @@ consecutive matches, which is why the behaviours are written out literally).
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from ..pretokenize import Splitter, UnsupportedPatternError
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["Pattern", "split_by", "BEHAVIORS"]
 
@@ -125,12 +124,3 @@ def split_by(text: str, spans: list[tuple[int, int]], behavior: str, invert: boo
     else:
         raise UnsupportedTokenizerError(f"unsupported split behavior {behavior!r}")
     return [text[s:e] for s, e in out if e > s]
-
-
-def char_spans(rx: re.Pattern[str]) -> Callable[[str], list[tuple[int, int]]]:
-    """Spans of single characters matching a one-character class regex."""
-
-    def spans(text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in rx.finditer(text)]
-
-    return spans

@@ -8,7 +8,7 @@ and `to_config()`.
 
 from __future__ import annotations
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["from_config"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from . import _unicode as U
 from .patterns import BEHAVIORS, Pattern, split_by
 

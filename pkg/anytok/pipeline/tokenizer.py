@@ -1,7 +1,7 @@
 """`Tokenizer`: a Hugging Face `tokenizer.json` pipeline, giving exactly the ids of `tokenizers`.
 
 ```
->>> tok = anytok.convert.hf_json.load_tokenizer_json("tokenizer.json")
+>>> tok = anytok.pipeline.hf_json.load_tokenizer_json("tokenizer.json")
 >>> tok.encode("Hello world")
 [9906, 1917]
 >>> tok.encode("Hello world", add_special_tokens=True)     # + what the post-processor adds
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator, Sequence
 
-from ..incremental_any import AddedTokenScan, IncrementalMixin
-from . import UnsupportedTokenizerError
+from ..incremental.generic import AddedTokenScan, IncrementalMixin
+from ..errors import UnsupportedTokenizerError
 from . import decoders as D
 from . import normalizers as N
 from . import post_processors as PP
@@ -110,7 +110,7 @@ class Tokenizer(IncrementalMixin):
     """A tokenizer.json pipeline: normalizer, pre-tokenizer, model, post-processor, decoder.
 
     The incremental operations (`appender`, `prepender`, `intervals`, `chunks`,
-    `chunk_spans`, `split_by_tokens`, `decode_stream`) come from `anytok.incremental_any`: a
+    `chunk_spans`, `split_by_tokens`, `decode_stream`) come from `anytok.incremental.generic`: a
     pipeline that is a tiktoken-style Encoding (`to_encoding()`) runs them as that Encoding
     does.
     """

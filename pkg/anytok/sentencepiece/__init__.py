@@ -8,6 +8,6 @@ Hugging Face pipeline (graphemes.py: the grapheme clusters that normalizer needs
 """
 
 # One error class for every tokenizer format: the Hugging Face pipeline's.
-from ..pipeline import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 
 __all__ = ["UnsupportedTokenizerError"]

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
-from .model_proto import NORMAL, UNUSED, USER_DEFINED
+from .model_proto import USER_DEFINED, piece_tables
 from .unigram import byte_piece
 
 __all__ = ["CharModel", "WordModel"]
@@ -29,15 +28,7 @@ class _Simple:
         self.types = list(types)
         self.unk_id = unk_id
         self.byte_fallback = byte_fallback
-        reserved: dict[str, int] = {}
-        normal: dict[str, int] = {}
-        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
-            if not p:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: piece must not be empty")
-            target = normal if t in (NORMAL, USER_DEFINED, UNUSED) else reserved
-            if p in target:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: {p!r} is already defined")
-            target[p] = i
+        normal, reserved = piece_tables(self.pieces, self.types)
         self._ids = {**normal, **reserved}
         self.user_defined = sorted((p for p, t in zip(self.pieces, self.types) if t == USER_DEFINED),
                                    key=lambda s: (-len(s.encode("utf-8")), s))

@@ -21,8 +21,9 @@ in `inspect`; everything else in the file is skipped.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field, fields as dc_fields
+from dataclasses import dataclass, field
 
+from ..errors import UnsupportedTokenizerError
 from .protobuf import Fields, ProtobufError, read_varint
 
 __all__ = [
@@ -122,9 +123,21 @@ class TrainerSpec:
         )
 
 
-def _as_dict(obj) -> dict:
-    return {f.name: getattr(obj, f.name) for f in dc_fields(obj)}
 
+def piece_tables(pieces, types) -> tuple[dict[str, int], dict[str, int]]:
+    """(normal, reserved): piece -> id for the pieces that can be matched in text (normal,
+    user-defined, unused) and for the others (control, unknown, byte), as sentencepiece's
+    `ModelInterface::InitializePieces` builds them; an empty or repeated piece is refused."""
+    normal: dict[str, int] = {}
+    reserved: dict[str, int] = {}
+    for i, (p, t) in enumerate(zip(pieces, types)):
+        if not p:
+            raise UnsupportedTokenizerError(f"pieces[{i}]: piece must not be empty")
+        target = normal if t in (NORMAL, USER_DEFINED, UNUSED) else reserved
+        if p in target:
+            raise UnsupportedTokenizerError(f"pieces[{i}]: {p!r} is already defined")
+        target[p] = i
+    return normal, reserved
 
 @dataclass
 class ModelProto:

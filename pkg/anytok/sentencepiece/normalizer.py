@@ -36,7 +36,7 @@ import functools
 import re
 from typing import Iterable
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .darts import DoubleArray, _offset
 
 __all__ = ["CharsMap", "Normalizer", "Precompiled", "SPACE_SYMBOL"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from . import UnsupportedTokenizerError
+from ..errors import UnsupportedTokenizerError
 from .graphemes import grapheme_spans
 from .normalizer import Precompiled
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 from typing import Any, Sequence
 
-from ..incremental_any import IncrementalMixin
-from . import UnsupportedTokenizerError
+from ..incremental.generic import IncrementalMixin
+from ..errors import UnsupportedTokenizerError
 from .bpe import BPEModel
 from .charword import CharModel, WordModel
 from .model_proto import (
@@ -79,7 +79,7 @@ class SentencePieceTokenizer(IncrementalMixin):
     """A SentencePiece model (Unigram, BPE, WORD or CHAR) giving the ids of `sentencepiece`.
 
     ```
-    >>> tok = anytok.convert.sentencepiece_model.load_sentencepiece_model("tokenizer.model")
+    >>> tok = anytok.sentencepiece.model_file.load_sentencepiece_model("tokenizer.model")
     >>> tok.encode("Hello world")           # SentencePieceProcessor.EncodeAsIds
     [23325, 2294]
     >>> tok.decode([23325, 2294])           # SentencePieceProcessor.DecodeIds

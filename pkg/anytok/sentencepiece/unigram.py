@@ -38,8 +38,8 @@ from array import array
 from math import frexp, ldexp
 from typing import Sequence
 
-from . import UnsupportedTokenizerError
-from .model_proto import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
+from ..errors import UnsupportedTokenizerError
+from .model_proto import NORMAL, UNUSED, USER_DEFINED, piece_tables
 
 __all__ = ["UnigramModel", "byte_piece", "from_config"]
 
@@ -132,15 +132,7 @@ class UnigramModel:
     # -- sentencepiece ------------------------------------------------------------------------
 
     def _init_sp(self) -> None:
-        reserved: dict[str, int] = {}
-        normal: dict[str, int] = {}
-        for i, (p, t) in enumerate(zip(self.pieces, self.types)):
-            if not p:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: piece must not be empty")
-            target = normal if t in (NORMAL, USER_DEFINED, UNUSED) else reserved
-            if p in target:
-                raise UnsupportedTokenizerError(f"pieces[{i}]: {p!r} is already defined")
-            target[p] = i
+        normal, reserved = piece_tables(self.pieces, self.types)
         self._reserved = reserved
         self._normal = normal
         normal_scores = [s for s, t in zip(self.scores, self.types) if t == NORMAL]

@@ -115,7 +115,7 @@ def train(
         if not isinstance(s, str) or not s:
             raise ValueError(f"a special token must be a non-empty str, not {s!r}")
     from ..pretokenize import Splitter
-    from ..registry import gc_paused
+    from .._gc import gc_paused
 
     hf = style == "hf"
     pat_str = resolve_pattern(pattern)

@@ -60,7 +60,7 @@ option that raises it.
 from __future__ import annotations
 
 from . import derivatives as D
-from .errors import ConstraintError, GrammarLimitError, Limits  # noqa: F401 (re-exported)
+from .errors import GrammarLimitError, Limits  # noqa: F401 (re-exported)
 
 
 COMPLETE = -1

@@ -322,7 +322,16 @@ def test_invalid_regex_rejected_like_llguidance(pattern, error):
 
 
 # Valid for llguidance, not implemented by anytok yet: a named error, never a wrong mask.
-UNSUPPORTED = ["\\p{Greek}", "\\p{Alphabetic}", "(?i)é", "(?-u:a)", "(" * 120 + "a" + ")" * 120]
+UNSUPPORTED = ["\\p{Greek}", "\\p{Alphabetic}", "(?-u:a)"]
+
+
+def test_regex_nesting_past_the_budget_named():
+    """Valid for llguidance (Rust's regex nests up to 250): past `Limits.max_nesting` (100),
+    a named GrammarLimitError, never a RecursionError."""
+    pattern = "(" * 120 + "a" + ")" * 120
+    assert not LLMatcher(_lltokenizer("cl100k_base"), LLMatcher.grammar_from_regex(pattern), log_level=0).is_error()
+    with pytest.raises(constrain.GrammarLimitError, match="Limits.max_nesting"):
+        constrain.regex(pattern)
 
 
 @pytest.mark.parametrize("pattern", UNSUPPORTED)

@@ -44,8 +44,7 @@ from . import derivatives, regex_syntax
 from . import gbnf as _gbnf
 from . import grammar as _grammar
 from . import json_schema as _json_schema
-from .earley import GrammarLimitError, Limits
-from .errors import ConstraintError, RegexSyntaxError, UnsupportedFeatureError
+from .errors import ConstraintError, GrammarLimitError, Limits, RegexSyntaxError, UnsupportedFeatureError
 from .grammar import GrammarSyntaxError
 from .matcher import Matcher, _Shared
 from .tokens import TokenTrie
@@ -98,27 +97,36 @@ class Constraint:
         return Matcher(sh, sh.start)
 
 
-def regex(pattern: str) -> Constraint:
-    """Outputs whose bytes, as a whole, match `pattern` (Rust `regex` syntax, as llguidance)."""
-    tree = regex_syntax.parse(pattern)
+def regex(pattern: str, *, limits: Limits | None = None) -> Constraint:
+    """Outputs whose bytes, as a whole, match `pattern` (Rust `regex` syntax, as llguidance).
+    `limits` (`Limits(...)`) sets the budgets; past one, `GrammarLimitError` (here or from a
+    matcher's methods)."""
+    limits = limits or Limits()
+    tree = regex_syntax.parse(pattern, limits.max_nesting)
     es = derivatives.ExprSet()
+    es.set_limits(limits)
     start = derivatives.compile_tree(es, tree)
     if start == derivatives.NOTHING:
         raise ConstraintError(f"regex {pattern!r} matches nothing")
     return Constraint(es, start, f"regex {pattern!r}")
 
 
-def json_schema(schema) -> Constraint:
+def json_schema(schema, *, limits: Limits | None = None) -> Constraint:
     """JSON texts valid against `schema` (a dict, a bool, or JSON text), with llguidance's
-    default JSON settings (see `json_schema.py`): masks equal to llguidance 1.9.1's."""
+    default JSON settings (see `json_schema.py`): masks equal to llguidance 1.9.1's.
+    `limits` (`Limits(...)`) sets the budgets of its matchers and the nesting of its regexes."""
+    limits = limits or Limits()
     if isinstance(schema, (str, bytes)):
         try:
             schema = _json.loads(schema)
         except ValueError as e:
             raise ConstraintError(f"JSON schema is not valid JSON: {e}") from None
+        except RecursionError:
+            raise GrammarLimitError("JSON schema text nested too deeply to read") from None
     if not isinstance(schema, (dict, bool)):
         raise ConstraintError(f"JSON schema must be an object or a boolean, got {type(schema).__name__}")
     es, start = _json_schema.compile_schema(schema)
+    es.set_limits(limits)
     text = _json.dumps(schema)
     return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))
 
@@ -128,7 +136,7 @@ def gbnf(gbnf_text: str, *, limits: Limits | None = None) -> Constraint:
     grammar its `gbnf_to_lark` makes of the same text (`gbnf.py`); `limits` as in `grammar`."""
     if not isinstance(gbnf_text, str):
         raise TypeError(f"GBNF grammar must be a str, got {type(gbnf_text).__name__}")
-    rules = _gbnf.parse(gbnf_text)
+    rules = _gbnf.parse(gbnf_text, (limits or Limits()).max_nesting)
     es, start = _grammar._compile_rules(rules, [], {}, {}, limits)
     return Constraint(es, start, "gbnf " + repr(gbnf_text[:60]))
 
@@ -142,7 +150,7 @@ def grammar(lark_text: str, *, limits: Limits | None = None) -> Constraint:
     name or an id past the vocabulary raises `GrammarSyntaxError` there."""
     if not isinstance(lark_text, str):
         raise TypeError(f"grammar must be a str, got {type(lark_text).__name__}")
-    read = _grammar.read_grammar(lark_text)
+    read = _grammar.read_grammar(lark_text, (limits or Limits()).max_nesting)
     description = "grammar " + repr(lark_text[:60])
     if read.has_tokens:  # `<|name|>`, `<[ids]>`: resolved against each tokenizer in matcher()
         _grammar.compile_read(read, limits, _grammar.ANY_VOCAB)  # (the rest checked now)

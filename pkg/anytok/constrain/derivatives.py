@@ -87,12 +87,43 @@ class ExprSet:
         self._alt_index: dict = {}  # alternation id -> ([(first bytes, member)], {byte: members})
         self._groups: dict = {}  # expression id -> {derivative (not NOTHING): mask of the bytes to it}
         self._ranges: dict = {}  # code point ranges -> their expression (compile_ranges)
+        # budgets (`errors.Limits`, set by `set_limits`): `fuel` is the work left in this matcher
+        # call (None: unbounded, as while a constraint is built), refilled to `step_fuel` by
+        # `refuel`; each new expression costs 16 plus its number of parts (its memory), each
+        # derivative computed 1 plus the number of parts it looked at; `max_exprs` always holds
+        self.fuel = None
+        self.step_fuel = None
+        self.max_exprs = 1 << 62
+
+    def set_limits(self, limits) -> None:
+        """Bound the work of later matcher calls by `limits` (an `errors.Limits`)."""
+        self.step_fuel = limits.step_lexer_fuel
+        self.max_exprs = limits.max_exprs
+
+    def refuel(self) -> None:
+        """A matcher call starts: its work may use `step_fuel` again."""
+        self.fuel = self.step_fuel
+
+    def _out_of_fuel(self):
+        from .errors import GrammarLimitError
+
+        if len(self.exprs) >= self.max_exprs:
+            raise GrammarLimitError(f"more than {self.max_exprs:,} expressions built for one constraint "
+                                    "(Limits.max_exprs)")
+        raise GrammarLimitError(f"too many expressions built in one step: lexer fuel {self.step_fuel:,} used up "
+                                "(Limits.step_lexer_fuel)")
 
     # -- constructors ----------------------------------------------------------------------
     def _intern(self, key, nullable: bool) -> int:
         i = self.ids.get(key)
         if i is None:
             i = len(self.exprs)
+            if self.fuel is not None or i >= self.max_exprs:
+                if self.fuel is not None:
+                    self.fuel -= 16 + (len(key[1]) if key[0] == "o" or key[0] == "a" else 0)
+                if self.fuel is not None and self.fuel < 0 or i >= self.max_exprs:
+                    self.fuel = 0
+                    self._out_of_fuel()
             self.exprs.append(key)
             self.ids[key] = i
             self.nullable.append(nullable)
@@ -136,6 +167,8 @@ class ExprSet:
             else:
                 seen.add(i)
         exprs = self.exprs
+        if self.fuel is not None:  # (its members are flattened and sorted, even when it exists)
+            self.fuel -= len(seen)
         if all(exprs[i][0] == "f" and exprs[i][2] for i in seen):  # also when empty
             return NOTHING
         if len(seen) == 1:
@@ -612,6 +645,8 @@ class ExprSet:
         r = by_byte.get(byte)
         if r is None:
             r = by_byte[byte] = [i for m, i in firsts if m >> byte & 1]
+            if self.fuel is not None:  # (the fuel is checked by the derivative that asked)
+                self.fuel -= len(firsts)
         return r
 
     # -- derivatives -----------------------------------------------------------------------
@@ -626,17 +661,25 @@ class ExprSet:
             return r
         rows, deps, node = self.rows, self._derive_deps, self._derive_node
         stack = [e]
+        done = 0
         while stack:
             n = stack[-1]
             if rows[n][byte] >= 0:
                 stack.pop()
                 continue
-            missing = [c for c in deps(n, byte) if rows[c][byte] < 0]
+            ds = deps(n, byte)
+            missing = [c for c in ds if rows[c][byte] < 0]
             if missing:
                 stack.extend(missing)
                 continue
             stack.pop()
             rows[n][byte] = node(n, byte)
+            done += 1 + len(ds)
+        if self.fuel is not None:  # each derivative computed costs 1 + its parts (rows stay valid)
+            self.fuel -= done
+            if self.fuel < 0:
+                self.fuel = 0
+                self._out_of_fuel()
         return row[byte]
 
     def _derive_deps(self, e: int, byte: int) -> list:

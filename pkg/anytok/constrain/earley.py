@@ -51,29 +51,16 @@ end-of-sequence token: `eos_end(s)` is the state after it (the matcher allows EO
 
 Each state has a 256-entry transition row filled on first use, like an `ExprSet` expression,
 so the token trie walk and the slicer run unchanged, and masks are cached per state by the
-matcher.  Limits (`Limits`): items in one Earley set, Earley sets, lexer states; past them a
-`GrammarLimitError` names the limit and the option that raises it.
+matcher.  Limits (`errors.Limits`): items in one Earley set, Earley items built in one matcher
+call (`refuel`, called by the matcher at each call, refills that budget and the lexemes' lexer
+fuel), Earley sets, lexer states; past them a `GrammarLimitError` names the limit and the
+option that raises it.
 """
 
 from __future__ import annotations
 
 from . import derivatives as D
-from .errors import ConstraintError
-
-
-class GrammarLimitError(ConstraintError):
-    """The grammar (or the output so far) needs more parser or lexer work than the budget."""
-
-
-class Limits:
-    """Budgets; raise them by passing `limits=` to `grammar()` / `gbnf()`."""
-
-    def __init__(self, max_items_in_set: int = 10_000, max_nodes: int = 2_000_000,
-                 max_lexer_states: int = 200_000, max_symbols: int = 200_000):
-        self.max_items_in_set = max_items_in_set
-        self.max_nodes = max_nodes
-        self.max_lexer_states = max_lexer_states
-        self.max_symbols = max_symbols
+from .errors import GrammarLimitError, Limits  # noqa: F401 (re-exported)
 
 
 COMPLETE = -1
@@ -178,6 +165,10 @@ class States:
         self.null_nt = self._nullable_nonterminals()
         # -- lexer states: tuples (lexeme, expr, lexeme, expr, ...) ---------------------------
         es = self.es
+        self.item_fuel = None  # Earley items left in this matcher call (None: unbounded)
+        self._lexeme_sets = list({id(x): x for x in g.lexeme_es}.values())
+        for x in self._lexeme_sets:
+            x.set_limits(self.limits)
         self.lex_tuples: list = [()]
         self.lex_ids: dict = {(): 0}
         self.lex_rows: list = [[0] * 256]
@@ -204,6 +195,12 @@ class States:
             root.noskip = True
             self.node_ids = {k: v for k, v in self.node_ids.items() if v is not root}
         self.start = self._intern(root, self._node_start_ls(root), True)
+
+    def refuel(self) -> None:
+        """A matcher call starts: its work may use the step budgets again."""
+        self.item_fuel = self.limits.step_max_items
+        for x in self._lexeme_sets:
+            x.refuel()
 
     # -- grammar analysis -------------------------------------------------------------------
     def _nullable_nonterminals(self) -> list:
@@ -261,6 +258,8 @@ class States:
         root = self.root if parent is not None else node
         accepting = False
         limit = self.limits.max_items_in_set
+        fuel = self.item_fuel
+        budget = limit if fuel is None or fuel >= limit else fuel
         i = 0
         while i < len(agenda):
             p, o = agenda[i]
@@ -292,10 +291,18 @@ class States:
                 if key not in seen:
                     seen.add(key)
                     agenda.append((q, oo))
-            if len(agenda) > limit:
+            if len(agenda) > budget:
+                self.nodes.pop()
+                if budget < limit:
+                    self.item_fuel = 0
+                    raise GrammarLimitError(
+                        f"more than {self.limits.step_max_items:,} Earley items built in one step "
+                        "(Limits.step_max_items): the grammar is too ambiguous or too large")
                 raise GrammarLimitError(
                     f"an Earley set with more than {limit} items (Limits.max_items_in_set): "
                     "the grammar is too ambiguous or too large")
+        if fuel is not None:
+            self.item_fuel = fuel - len(agenda)
         # hash-consing: a set with the same items (origins already shared, "this set" as -1)
         # has the same future, so it is the same node (and its states, rows and masks);
         # completed items have done all they will do, so only whether the start rule

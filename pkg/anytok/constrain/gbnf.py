@@ -13,15 +13,18 @@ each literal, class, `.` and reference to a terminal rule is a lexeme of its own
 
 from __future__ import annotations
 
+from .errors import MAX_NESTING_CEILING, GrammarLimitError
 from .grammar import GrammarSyntaxError
 
 _HEX = set("0123456789abcdefABCDEF")
 
 
 class _Reader:
-    def __init__(self, text: str):
+    def __init__(self, text: str, max_nesting: int = MAX_NESTING_CEILING):
         self.t = text
         self.i = 0
+        self.depth = 0  # open parentheses (the reader recurses once per level)
+        self.max_nesting = max_nesting
 
     def err(self, msg: str):
         line = self.t.count("\n", 0, self.i) + 1
@@ -132,8 +135,13 @@ class _Reader:
                 items.append(("re", self.char_class(), ""))
             elif c == "(":
                 self.i += 1
+                self.depth += 1
+                if self.depth > self.max_nesting:
+                    raise GrammarLimitError(f"GBNF grammar nested more than {self.max_nesting} deep "
+                                            "(Limits.max_nesting)")
                 self.space(True)
                 node = self.alternatives(True)
+                self.depth -= 1
                 if self.cur() != ")":
                     self.err("expected ')'")
                 self.i += 1
@@ -215,12 +223,13 @@ def _refs(node, out: list):
             todo.append(n[1])
 
 
-def parse(text: str) -> dict:
+def parse(text: str, max_nesting: int = MAX_NESTING_CEILING) -> dict:
     """GBNF text -> {rule name: tree} for `grammar._Builder` (terminal rules get uppercase
-    names, `root` becomes `start`)."""
+    names, `root` becomes `start`); parentheses nested more than `max_nesting` deep raise
+    `GrammarLimitError`."""
     if not isinstance(text, str):
         raise TypeError(f"GBNF grammar must be a str, got {type(text).__name__}")
-    rules = dict(_Reader(text).rules())
+    rules = dict(_Reader(text, max_nesting).rules())
     if "root" not in rules:
         raise GrammarSyntaxError("GBNF: no 'root' rule")
     refs = {}

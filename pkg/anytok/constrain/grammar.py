@@ -55,7 +55,7 @@ _TOKEN = re.compile(r"""
   | (?P<string>"(?:[^"\\\n]|\\.)*"i?)
   | (?P<regex>/(?:[^/\\\n]|\\.)+/[a-z]*)
   | (?P<directive>%[a-z_]+)
-  | (?P<name>[?!]?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
+  | (?P<name>(?:!\??|\?)?[A-Za-z_](?:[A-Za-z_0-9]|-(?!>))*(?:\.-?[0-9]+)?)
   | (?P<range>\.\.)
   | (?P<number>[0-9]+)
   | (?P<special><[^<>\s]+>)
@@ -135,9 +135,11 @@ class _Reader:
     ("alt", [...]), ("seq", [...]), ("rep", node, lo, hi), ("name", n), ("str", text, flags),
     ("re", pattern, flags)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, max_nesting: int = E.Limits().max_nesting):
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0  # open ( [ ~ (the reader recurses once per level)
+        self.max_nesting = max_nesting
         self.rules: dict = {}
         self.ignore: list = []
         self.attrs: dict = {}
@@ -327,8 +329,14 @@ class _Reader:
 
     def repetition(self):
         node = self.atom()
+        ops = 0
         while True:
             v = self.peek()[1]
+            if v in ("?", "*", "+", "~", "{"):
+                ops += 1
+                if ops > 1:  # as llguidance ("Expected value"): `"a"??`, `x*{2}`
+                    raise GrammarSyntaxError(f"a second repetition operator {v!r} at offset {self.peek()[2]} "
+                                             "in grammar (put the repeated item in parentheses)")
             if v in ("?", "*", "+"):
                 self.take()
                 lo, hi = {"?": (0, 1), "*": (0, None), "+": (1, None)}[v]
@@ -349,6 +357,10 @@ class _Reader:
                     raise GrammarSyntaxError(f"empty repetition range ~{lo}..{hi}")
                 node = ("rep", node, lo, hi)
             elif v == "{":
+                if self.peek(1)[0] != "number" and self.peek(1)[1] != ",":
+                    raise GrammarSyntaxError(f"template usage ({node[1] if node[0] == 'name' else 'an item'}{{...}} at "
+                                             f"offset {self.peek()[2]}) is not supported, as in llguidance "
+                                             "(\"template usage not supported yet\")")
                 self.take()
                 lo, hi = 0, None
                 if self.peek()[0] == "number":
@@ -365,6 +377,18 @@ class _Reader:
                 return node
 
     def atom(self):
+        if self.peek()[1] in ("~", "(", "["):
+            self.depth += 1
+            if self.depth > self.max_nesting:
+                raise E.GrammarLimitError(f"grammar nested more than {self.max_nesting} deep at offset "
+                                          f"{self.peek()[2]} (Limits.max_nesting)")
+            try:
+                return self._atom()
+            finally:
+                self.depth -= 1
+        return self._atom()
+
+    def _atom(self):
         kind, value, pos = self.take()
         if value == "~":  # negation: binds tighter than `*` (terminals only)
             return ("not", self.atom())
@@ -531,6 +555,7 @@ class _Builder:
         self.g = E.Grammar(self.es)
         self.term_trees: dict = {}
         self._busy: set = set()
+        self._depth = 0
         self.lex_sym: dict = {}  # (expression id, lazy) -> symbol
         self.nt: dict = {}
         for k, v in options.items():  # (other keys are ignored, as llguidance does)
@@ -552,23 +577,29 @@ class _Builder:
 
     # -- lexemes: trees of code points -------------------------------------------------------
     def tree(self, node):
+        """A lexeme's rule tree -> a code-point tree (terminals named in it inlined)."""
+        self._depth += 1
+        try:
+            if self._depth > self.limits.max_nesting:
+                raise E.GrammarLimitError(f"a terminal nested more than {self.limits.max_nesting} deep, "
+                                          "counting the terminals it names (Limits.max_nesting)")
+            return self._tree(node)
+        finally:
+            self._depth -= 1
+
+    def _tree(self, node):
         kind = node[0]
         if kind == "str":
             text, flags = node[1], node[2]
-            if flags and any(not c.isascii() for c in text):
-                raise UnsupportedFeatureError("case-insensitive grammar literals with non-ASCII characters")
             items = []
-            for c in text:
+            for c in text:  # "..."i: each character's simple case folding class, as llguidance
                 cp = ord(c)
-                if flags and c.isalpha():
-                    items.append(("set", ((ord(c.upper()), ord(c.upper())), (ord(c.lower()), ord(c.lower())))))
-                else:
-                    items.append(("set", ((cp, cp),)))
+                items.append(("set", R.case_fold(((cp, cp),)) if flags else ((cp, cp),)))
             return ("cat", items) if items else R.EMPTY
         if kind == "rng":
             return ("set", ((node[1], node[2]),))
         if kind == "re":
-            return R.parse(_regex_text(node[1], node[2]))
+            return R.parse(_regex_text(node[1], node[2]), self.limits.max_nesting)
         if kind == "name":
             name = node[1]
             if not _is_terminal(name):
@@ -827,8 +858,8 @@ class _Builder:
         return g
 
 
-def read_grammar(text: str) -> _Reader:
-    r = _Reader(text)
+def read_grammar(text: str, max_nesting: int | None = None) -> _Reader:
+    r = _Reader(text, max_nesting or E.Limits().max_nesting)
     r.read()
     return r
 

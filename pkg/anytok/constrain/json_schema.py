@@ -62,7 +62,7 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from . import derivatives as D
 from . import regex_syntax as R
-from .errors import ConstraintError, UnsupportedFeatureError
+from .errors import ConstraintError, GrammarLimitError, UnsupportedFeatureError
 from .matcher import pause_gc
 
 WS_BYTES = b" \t\n\r"
@@ -718,6 +718,14 @@ class _Compiler:
         applicators = [k for k in keys if k in ("const", "enum", "anyOf", "oneOf", "allOf", "$ref")]
         if applicators:
             others = [k for k in keys if k not in applicators]
+            if "const" in applicators and "enum" in applicators:
+                # both: the enum values equal to the constant, as llguidance intersects them
+                values = s["enum"]
+                if not isinstance(values, list):
+                    raise ConstraintError(f"JSON schema: enum must be an array at {where}")
+                if not any(_json_equal(s["const"], v) for v in values):
+                    raise _Unsat("the const value is not among the enum values")
+                return self.value({**{k: v for k, v in s.items() if k != "const"}, "enum": [s["const"]]}, where)
             a = applicators[0]
             if len(applicators) == 1 and a in ("const", "enum") and set(others) <= _CONST_SIBLINGS:
                 return self.constants(s, a, where)
@@ -744,7 +752,8 @@ class _Compiler:
                 merged = self.merge_all_of(s, where)
                 if merged == s:  # nothing left to merge, and still not compilable: a loop otherwise
                     raise UnsupportedFeatureError(
-                        f"JSON Schema {a} next to {', '.join(repr(k) for k in others if k not in _CONST_SIBLINGS)}",
+                        f"JSON Schema {a} next to "
+                        + ", ".join(repr(k) for k in applicators[1:] + [k for k in others if k not in _CONST_SIBLINGS]),
                         f"at {where}")
                 return self.value(merged, where)
             v = s[a]
@@ -796,12 +805,20 @@ class _Compiler:
                     if not isinstance(opts, list):
                         raise ConstraintError(f"JSON schema: {a} must be an array at {where}")
                     rest = {k: v for k, v in part.items() if k != a}
+                    # llguidance: the properties of the keywords beside the anyOf/oneOf come
+                    # before an option's where `properties` stands before the anyOf/oneOf, after
+                    # them otherwise (inline option or $ref alike); with no properties beside,
+                    # a $ref option's first
+                    keys = list(part)
+                    at = next((j for j, k in enumerate(keys) if k in ("properties", "additionalProperties")), None)
                     merged = []
                     for o in opts:
                         try:
-                            # llguidance: a $ref option's properties before those of the keywords
-                            # beside the anyOf/oneOf, an inline option's after them
-                            order = parts[:i] + ([o, rest] if isinstance(o, dict) and "$ref" in o else [rest, o])
+                            if at is None:
+                                rest_first = not (isinstance(o, dict) and "$ref" in o)
+                            else:
+                                rest_first = at < keys.index(a)
+                            order = parts[:i] + ([rest, o] if rest_first else [o, rest])
                             merged.append(self.merge_all_of({"allOf": order + parts[i + 1:]}, where, depth + 1))
                         except _Unsat:
                             continue
@@ -2029,6 +2046,7 @@ class JsonOptions:
 
 def compile_schema(schema) -> tuple:
     """(ExprSet, start expression) of the JSON texts `schema` allows."""
+    check_depth(schema)
     options = None
     if isinstance(schema, dict) and "x-guidance" in schema:
         options = schema["x-guidance"]
@@ -2048,11 +2066,41 @@ def compile_schema(schema) -> tuple:
                 raise UnsupportedFeatureError("JSON Schema oneOf whose options are not verifiably disjoint",
                                               "llguidance rejects it too unless coerce_one_of")
             c.coerce_one_of = one_of is True  # (None: not modelled, checked oneOf by oneOf)
+    # one construct past the budget (a constant of a million characters) stops where it is
+    c.es.max_exprs = EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
     try:
         with pause_gc():
             top = c.value(schema, "#")
             return c.es, c.finish(top)
+    except GrammarLimitError:
+        if len(c.es.exprs) >= c.es.max_exprs:
+            c.over_budget()
+        raise
     except _Unsat as e:
         raise ConstraintError(f"JSON schema is unsatisfiable: {e}") from None
     except RecursionError:
         raise UnsupportedFeatureError("JSON schemas nested this deeply") from None
+
+
+# containers (objects and arrays) nested in a schema: json.dumps and the compiler recurse
+# over them, so deeper schemas are refused up front
+MAX_SCHEMA_DEPTH = 200
+
+
+def check_depth(schema) -> None:
+    """Raise GrammarLimitError if `schema` nests objects and arrays more than
+    MAX_SCHEMA_DEPTH deep (checked without recursion)."""
+    from .errors import GrammarLimitError
+
+    stack = [(schema, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            items = v.values()
+        elif isinstance(v, list):
+            items = v
+        else:
+            continue
+        if d > MAX_SCHEMA_DEPTH:
+            raise GrammarLimitError(f"JSON schema nested more than {MAX_SCHEMA_DEPTH} deep (objects and arrays)")
+        stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))

@@ -251,6 +251,7 @@ def _nesting_guard(method):
     recurse into them: past Python's recursion limit (hundreds of levels of JSON nesting),
     raise a clear error rather than fail halfway (the matcher is left unchanged)."""
     def guarded(self, *args):
+        self._sh.es.refuel()  # each call has its own work budget (`Limits`, step_*)
         with pause_gc():
             try:
                 return method(self, *args)

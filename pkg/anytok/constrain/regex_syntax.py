@@ -17,22 +17,27 @@ language as greedy ones.  `derivatives.compile_tree` turns the tree into byte-le
 
 Unicode classes come from anytok's own pinned tables (`anytok.unicode`, Unicode 16.0 as
 llguidance 1.9.1): general categories (`\\p{L}`, `\\p{Lu}`, `\\pN`, long names, `gc=`),
-`\\d` (= `\\p{Nd}`), `\\s` (White_Space), `\\w` (see `_word`).  Scripts, binary properties,
-`(?i)` on non-ASCII characters, `(?-u)` and nesting deeper than `MAX_NESTING` are rejected with
-`UnsupportedFeatureError`; malformed patterns with `RegexSyntaxError`.
+`\\d` (= `\\p{Nd}`), `\\s` (White_Space), `\\w` (see `_word`).  `(?i)` and the `i` flag
+close each class under Unicode 16.0 simple case folding (`case_fold`, the table
+`_casefold_table.py` generated from CaseFolding.txt), as Rust's regex crate does.  Scripts,
+binary properties and `(?-u)` are rejected with `UnsupportedFeatureError`, look-arounds too
+(naming them); nesting deeper than `Limits.max_nesting` raises `GrammarLimitError`; malformed
+patterns raise `RegexSyntaxError`.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from .. import unicode as U
-from .errors import RegexSyntaxError, UnsupportedFeatureError
+from .errors import MAX_NESTING_CEILING, GrammarLimitError, RegexSyntaxError, UnsupportedFeatureError
 
 MAX_CP = 0x10FFFF
 SURROGATES = ((0xD800, 0xDFFF),)
 ANY = U.difference(((0, MAX_CP),), SURROGATES)
 ANY_BUT_NL = U.difference(ANY, ((10, 10),))
 EMPTY = ("empty",)
-MAX_NESTING = 100  # groups and classes (keeps every recursion far below Python's limit)
+MAX_NESTING = MAX_NESTING_CEILING  # groups, classes, stacked repetitions (`Limits.max_nesting`)
 _START, _END = ("look", "start"), ("look", "end")
 
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "f": 12, "v": 11, "a": 7}
@@ -57,15 +62,44 @@ def _word() -> tuple:
     return _norm(U.union(*parts))
 
 
+_FOLD_CPS: list = []  # the code points with a simple case folding class, sorted
+_FOLD_OF: dict = {}  # code point -> its class (a tuple of code points)
+
+
+def case_fold(ranges) -> tuple:
+    """`ranges` closed under Unicode 16.0 simple case folding, as Rust's regex crate applies
+    `(?i)`: each code point brings every member of its class (`_casefold_table`)."""
+    if not _FOLD_CPS:
+        from ._casefold_table import CLASSES
+
+        for item in CLASSES.split():
+            members = tuple(int(x, 16) for x in item.split(","))
+            for cp in members:
+                _FOLD_OF[cp] = members
+        _FOLD_CPS.extend(sorted(_FOLD_OF))
+    out = list(ranges)
+    for lo, hi in ranges:
+        i = bisect_left(_FOLD_CPS, lo)
+        while i < len(_FOLD_CPS) and _FOLD_CPS[i] <= hi:
+            out.extend((m, m) for m in _FOLD_OF[_FOLD_CPS[i]])
+            i += 1
+    return _norm(out)
+
+
 def _norm(ranges) -> tuple:
     return U.difference(U.normalize(ranges), SURROGATES)
 
 
 class _Parser:
-    def __init__(self, pattern: str):
+    def __init__(self, pattern: str, max_nesting: int = MAX_NESTING):
         self.p = pattern
         self.i = 0
         self.depth = 0
+        self.max_nesting = max_nesting
+
+    def too_deep(self, what: str):
+        raise GrammarLimitError(f"{what} nested more than {self.max_nesting} deep at offset {self.i} in regex "
+                                f"{self.p[:60]!r} (Limits.max_nesting)")
 
     # -- helpers ---------------------------------------------------------------------------
     def err(self, msg: str, pos: int | None = None):
@@ -125,6 +159,7 @@ class _Parser:
         return items[0] if len(items) == 1 else ("cat", items)
 
     def repetitions(self, atom, flags, start):
+        stacked = 0
         while True:
             self.skip_ws(flags)
             c = self.peek()
@@ -141,6 +176,9 @@ class _Parser:
             else:
                 return atom
             self.eat("?")  # lazy: same language (a repeated anchor stays an anchor, rejected later)
+            stacked += 1
+            if self.depth + stacked > self.max_nesting:  # each level is one more for the compilers
+                self.too_deep("repetitions")
             atom = ("rep", atom, lo, hi)
 
     def counted(self):
@@ -198,24 +236,13 @@ class _Parser:
         return ("set", self.case(((cp, cp),), flags))
 
     def case(self, ranges, flags):
-        if "i" not in flags:
-            return ranges
-        out = list(ranges)
-        for lo, hi in ranges:
-            if hi >= 0x80:
-                # Outside ASCII, case folding needs tables anytok does not carry.
-                raise UnsupportedFeatureError("case-insensitive matching of non-ASCII characters", "(?i)")
-            for cp in range(lo, min(hi, 0x7F) + 1):
-                ch = chr(cp)
-                if ch.isascii() and ch.isalpha():
-                    out.extend(U.ascii_case_class(ch))
-        return _norm(out)
+        return case_fold(ranges) if "i" in flags else ranges
 
     def group(self, flags):
         start = self.i
         self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise UnsupportedFeatureError(f"groups nested deeper than {MAX_NESTING}")
+        if self.depth > self.max_nesting:
+            self.too_deep("groups")
         try:
             return self._group(flags, start)
         finally:
@@ -225,6 +252,9 @@ class _Parser:
         self.i += 1
         inner_flags = set(flags)
         if self.eat("?"):
+            for look in ("=", "!", "<=", "<!"):
+                if self.p.startswith(look, self.i):  # (Rust's regex has none: llguidance rejects them)
+                    raise UnsupportedFeatureError("look-around assertions", f"(?{look}...) at offset {start}")
             if self.eat("P<") or self.eat("<"):
                 j = self.p.find(">", self.i)
                 if j < 0 or j == self.i:
@@ -355,8 +385,8 @@ class _Parser:
     def bracket(self, flags):
         start = self.i
         self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise UnsupportedFeatureError(f"classes nested deeper than {MAX_NESTING}")
+        if self.depth > self.max_nesting:
+            self.too_deep("classes")
         try:
             return self._bracket(flags, start)
         finally:
@@ -463,8 +493,23 @@ def _resolve(node, at_start: bool, at_end: bool):
     return node
 
 
-def parse(pattern: str):
-    """The tree of `pattern` (see the module docstring)."""
+def parse(pattern: str, max_nesting: int = MAX_NESTING):
+    """The tree of `pattern` (see the module docstring); nesting past `max_nesting` raises
+    `GrammarLimitError`."""
     if not isinstance(pattern, str):
         raise TypeError(f"regex pattern must be a str, got {type(pattern).__name__}")
-    return _resolve(_Parser(pattern).parse(), True, True)
+    parser = _Parser(pattern, max_nesting)
+    tree = parser.parse()
+    # groups and stacked repetitions are bounded level by level; their product is bounded
+    # here, before anything recurses over the tree (three tree levels per group at most)
+    stack = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        if d > 3 * max_nesting:
+            parser.too_deep("groups and repetitions")
+        k = node[0]
+        if k in ("alt", "cat"):
+            stack.extend((n, d + 1) for n in node[1])
+        elif k in ("rep", "group"):
+            stack.append((node[1], d + 1))
+    return _resolve(tree, True, True)

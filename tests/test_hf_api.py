@@ -9,6 +9,7 @@ ANYTOK_FULL=1 takes more lines.
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
@@ -25,9 +26,20 @@ FIELDS = ("ids", "tokens", "offsets", "type_ids", "word_ids", "sequence_ids", "s
           "attention_mask", "n_sequences")
 
 
-def _pair(name):
+@functools.lru_cache(maxsize=None)
+def _loaded(name):
     path = str(model_path(name))
     return tokenizers.Tokenizer.from_file(path), ahf.Tokenizer.from_file(path)
+
+
+def _pair(name):
+    """Both tokenizers of a fixture, loaded once per run (a big vocabulary takes seconds);
+    tests change both the same way (added tokens stay: every test compares like with like)."""
+    ref, got = _loaded(name)
+    for tok in (ref, got):
+        tok.no_truncation()
+        tok.no_padding()
+    return ref, got
 
 
 def _same(ref, got, what):
@@ -50,7 +62,7 @@ def _lines(corpora, n):
 
 @pytest.fixture(scope="module")
 def samples(corpora):
-    lines = _lines(corpora, 200 if FULL else 12)
+    lines = _lines(corpora, 200 if FULL else 4)
     extra = ["", " ", "  leading and trailing  ", "Hello world", "tabs\tand\nnewlines\r\n",
              "é e\u0301 ﬁ Ⅻ 𝔘 日本語 한국어 🤗👍🏽", "a" * 300, "x  y   z"]
     return lines + extra
@@ -75,7 +87,7 @@ def test_added_tokens_and_decode(name, samples):
         tok.add_tokens(["hello", ahf.AddedToken("world", single_word=True) if tok is got
                         else tokenizers.AddedToken("world", single_word=True)])
         tok.add_special_tokens(["<my_special>"])
-    for text in samples[:20]:
+    for text in samples[:12]:
         words = text.split(" ")
         mixed = " ".join(w + (" hello" if k % 3 == 0 else "<my_special>" if k % 3 == 1 else "world")
                          for k, w in enumerate(words[:30]))
@@ -90,7 +102,7 @@ def test_added_tokens_and_decode(name, samples):
 @pytest.mark.parametrize("name", FIXTURES)
 def test_pretokenized(name, samples):
     ref, got = _pair(name)
-    for text in samples[:15]:
+    for text in samples[:8]:
         words = text.split()[:40]
         if not words:
             continue
@@ -123,12 +135,14 @@ def test_padding_truncation_overflowing(name, samples):
         tok.enable_padding(length=64)
     for r, g in zip(ref.encode_batch(batch), got.encode_batch(batch)):
         _same(r, g, (name, "fixed"))
+    for r, g in zip(ref.encode_batch_fast(pairs), got.encode_batch_fast(pairs)):
+        _same(r, g, (name, "fast"))
 
 
 @pytest.mark.parametrize("name", ["llama3", "minilm"])
 def test_encoding_mappings(name, samples):
     ref, got = _pair(name)
-    for text in samples[:10]:
+    for text in samples[:6]:
         r, g = ref.encode(text, "a pair, here"), got.encode(text, "a pair, here")
         for seq in (0, 1):
             for c in range(0, len(text) + 2, 3):
@@ -141,3 +155,51 @@ def test_encoding_mappings(name, samples):
             assert r.token_to_chars(t) == g.token_to_chars(t)
             assert r.token_to_word(t) == g.token_to_word(t)
             assert r.token_to_sequence(t) == g.token_to_sequence(t)
+
+
+@pytest.mark.parametrize("name", ["llama3", "minilm", "llama2"])
+def test_added_token_options(name):
+    """lstrip / rstrip / single_word / normalized=False tokens: their spans and what is around."""
+    ref, got = _pair(name)
+    options = [dict(lstrip=True), dict(rstrip=True), dict(lstrip=True, rstrip=True), dict(single_word=True),
+               dict(normalized=False), dict(normalized=True, special=True)]
+    for k, opts in enumerate(options):
+        content = f"<opt{k}>"
+        ref.add_tokens([tokenizers.AddedToken(content, **opts)])
+        got.add_tokens([ahf.AddedToken(content, **opts)])
+        for text in (f"a {content} b", f"x{content}y", f"  {content}  ", f"{content}", f"Hé {content}\n{content}.",
+                     f"word{content} {content}word"):
+            for pair in (None, f"p {content} q"):
+                _same(ref.encode(text, pair), got.encode(text, pair), (name, opts, text, pair))
+    assert {i: repr(t) for i, t in ref.get_added_tokens_decoder().items()} == \
+        {i: repr(t) for i, t in got.get_added_tokens_decoder().items()}
+    assert ref.get_vocab_size() == got.get_vocab_size()
+
+
+def test_encoding_truncate_pad_merge():
+    ref, got = _pair("minilm")
+    texts = ["The quick brown fox jumps over the lazy dog.", "Hello, world!", "un deux trois quatre cinq six"]
+    for direction in ("right", "left"):
+        for max_length, stride in ((4, 0), (5, 2), (0, 0), (100, 3)):
+            r, g = ref.encode(texts[0], texts[1]), got.encode(texts[0], texts[1])
+            r.truncate(max_length, stride, direction)
+            g.truncate(max_length, stride, direction)
+            _same(r, g, ("truncate", direction, max_length, stride))
+            r.pad(12, direction=direction, pad_id=7, pad_type_id=3, pad_token="<p>")
+            g.pad(12, direction=direction, pad_id=7, pad_type_id=3, pad_token="<p>")
+            _same(r, g, ("pad", direction, max_length, stride))
+    rs = [ref.encode(t) for t in texts]
+    gs = [got.encode(t) for t in texts]
+    for growing in (True, False):
+        _same(tokenizers.Encoding.merge(rs, growing), ahf.Encoding.merge(gs, growing), ("merge", growing))
+
+
+@pytest.mark.parametrize("name", ["llama3", "llama2", "gemma3", "minilm"])
+def test_decode_stream(name, samples):
+    ref, got = _pair(name)
+    for text in samples[:6]:
+        ids = ref.encode(text).ids
+        for skip in (False, True):
+            rs, gs = tokenizers.decoders.DecodeStream(skip_special_tokens=skip), ahf.DecodeStream(skip_special_tokens=skip)
+            for i in ids:
+                assert rs.step(ref, i) == gs.step(got, i), (name, text[:40], skip, i)

@@ -42,6 +42,9 @@ TextInputSequence = str
 PreTokenizedInputSequence = list
 InputSequence = str
 EncodeInput = str
+TextEncodeInput = str
+PreTokenizedEncodeInput = list
+Offsets = tuple
 
 __all__ = ["Tokenizer", "Encoding", "AddedToken", "NormalizedString", "PreTokenizedString", "Regex", "Token",
            "DecodeStream", "__version__", "normalizers", "pre_tokenizers", "models", "processors", "decoders",

@@ -168,8 +168,10 @@ class Strip(Decoder):
         self._cfg = {"content": content, "start": int(left), "stop": int(right)}
 
     content = _attr("content")
-    left = _attr("start", int)
-    right = _attr("stop", int)
+    start = _attr("start", int)
+    stop = _attr("stop", int)
+    left = start
+    right = stop
 
 
 class Metaspace(Decoder):

@@ -149,7 +149,10 @@ def pattern_spans(pattern, text: str) -> list[tuple[int, int]] | None:
 
 def find_matches(pattern, text: str, invert: bool = False) -> list[tuple[int, int, bool]]:
     """tokenizers' `Pattern::find_matches`: the text cut into (start, end, is_match) pieces."""
-    spans = pattern_spans(pattern, text)
+    return _matches(pattern_spans(pattern, text), text, invert)
+
+
+def _matches(spans, text: str, invert: bool) -> list[tuple[int, int, bool]]:
     if spans is None:
         return [(0, len(text), invert)]
     if not text:
@@ -501,6 +504,29 @@ class NormalizedString:
         self._normalized = out
         self._align = align
 
+    def _expand_runs(self, rx: re.Pattern[str], mapping: Callable[[str], str]) -> None:
+        # _expand restricted to the characters of the runs `rx` matches.
+        text = self._normalized
+        matches = [m.span() for m in rx.finditer(text)]
+        if not matches:
+            return
+        old = self._al()
+        out_text: list[str] = []
+        out_align: list[tuple[int, int]] = []
+        prev = 0
+        for s, e in matches:
+            out_text.append(text[prev:s])
+            out_align.extend(old[prev:s])
+            for i in range(s, e):
+                r = mapping(text[i])
+                out_text.append(r)
+                out_align.extend((old[i],) * len(r))
+            prev = e
+        out_text.append(text[prev:])
+        out_align.extend(old[prev:])
+        self._normalized = "".join(out_text)
+        self._align = out_align
+
     def _windows(self, rx: re.Pattern[str], changes: Callable[[str], list[tuple[str, int]]]) -> None:
         text = self._normalized
         matches = list(rx.finditer(text))
@@ -564,6 +590,11 @@ class NormalizedString:
             self._normalized = text.lower()
             return
         table = U._lower_table()
+        lowered = text.translate(table)
+        if len(lowered) == len(text):
+            # Every character lowercases to at least one: the same length means one for one.
+            self._normalized = lowered
+            return
         self._expand(lambda c: table.get(ord(c), c))
 
     def uppercase(self) -> None:
@@ -682,6 +713,13 @@ class NormalizedString:
         """Replace every match of pattern (str or Regex) by content; the content takes the
         alignment of the last character it replaces."""
         text = self._normalized
+        if not text:
+            return  # tokenizers: nothing matches in an empty string
+        literal = pattern if isinstance(pattern, str) else getattr(pattern, "literal", None)
+        if literal is not None and len(literal) == 1 and len(content) == 1:
+            # One character for one, each taking the alignment of the one it replaces.
+            self._normalized = text.replace(literal, content)
+            return
         spans = pattern_spans(pattern, text)
         if not spans:
             return
@@ -702,6 +740,25 @@ class NormalizedString:
         a.extend(old[prev:])
         self._normalized = "".join(t)
         self._align = a
+
+    def _pieces(self, bounds) -> list["NormalizedString"]:
+        """_slice_normalized of each (start, end) of `bounds` (non-empty, in range)."""
+        if self._align is not None:
+            cut = self._slice_normalized
+            return [cut(s, e) for s, e in bounds]
+        # Identity alignment: the slices are plain string slices.
+        new = object.__new__
+        cls = NormalizedString
+        orig, text, sh = self._original, self._normalized, self._shift
+        out = []
+        for s, e in bounds:
+            ns = new(cls)
+            ns._original = orig[s:e]
+            ns._normalized = text[s:e]
+            ns._align = None
+            ns._shift = sh + s
+            out.append(ns)
+        return out
 
     def _n_bytes(self) -> int:
         t = self._normalized
@@ -771,10 +828,34 @@ class NormalizedString:
         'merged_with_previous', 'merged_with_next', 'contiguous')."""
         return self._split(pattern, behavior_from_py(behavior))
 
+    def _covers_original(self) -> bool:
+        # Whether slicing the whole normalized string gives this string back.
+        al = self._align
+        if al is None:
+            return True
+        return bool(al) and al[0][0] == self._shift and al[-1][1] == self._shift + len(self._original)
+
     def _split(self, pattern, behavior: str, invert: bool = False) -> list["NormalizedString"]:
-        matches = find_matches(pattern, self._normalized, invert)
+        text = self._normalized
+        spans = pattern_spans(pattern, text)
+        if not invert and text and spans is not None:
+            whole = not spans or (spans == [(0, len(text))] and behavior != "Removed")
+            if whole and self._covers_original():
+                return [NormalizedString._make(self._original, text, self._align, self._shift)]
+            if behavior == "Isolated":
+                # The matches and the gaps between them, each its own piece.
+                bounds = []
+                prev = 0
+                for s, e in spans:
+                    if prev != s:
+                        bounds.append((prev, s))
+                    bounds.append((s, e))
+                    prev = e
+                if prev != len(text):
+                    bounds.append((prev, len(text)))
+                return self._pieces(bounds)
         out = []
-        for s, e in split_offsets(matches, behavior):
+        for s, e in split_offsets(_matches(spans, text, invert), behavior):
             piece = self._slice_normalized(s, e)
             if piece is None:
                 raise Exception("NormalizedString bad split")
@@ -1009,7 +1090,7 @@ class PreTokenizedString:
 
     def to_encoding(self, type_id: int = 0, word_idx: int | None = None):
         """An Encoding of the tokens (needs `anytok.hf.Encoding`)."""
-        from .encoding import Encoding
+        from .encoding import Encoding  # anytok.hf.Encoding (importing the package would be a circle)
 
         return Encoding._from_pretokenized(self, type_id=type_id, word_idx=word_idx)
 

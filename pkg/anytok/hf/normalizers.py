@@ -127,7 +127,7 @@ class BertNormalizer(Normalizer):
             ns._remove_class(r["drop"])
             ns._normalized = r["space"].sub(" ", ns._normalized)
         if self.handle_chinese_chars and not ns._normalized.isascii():
-            ns._windows(r["chinese"], _space_out)
+            ns._expand_runs(r["chinese"], _spaced)
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not ns._normalized.isascii():
             ns.nfd()
@@ -136,11 +136,9 @@ class BertNormalizer(Normalizer):
             ns.lowercase()
 
 
-def _space_out(run: str) -> list[tuple[str, int]]:
-    out = []
-    for c in run:
-        out += [(" ", 0), (c, 1), (" ", 1)]
-    return out
+def _spaced(c: str) -> str:
+    # tokenizers: (" ", 0), (c, 1), (" ", 1): all three take c's alignment.
+    return f" {c} "
 
 
 _CACHE: dict[str, object] = {}
@@ -236,10 +234,29 @@ class ByteLevel(_Simple):
 def byte_level_expand(ns: NormalizedString) -> None:
     """Each character becomes its bytes' byte-level characters, all aligned to it."""
     text = ns._normalized
-    if text.isascii():
-        ns._normalized = bytes_to_unicode_text(text)
+    out = bytes_to_unicode_text(text)
+    if len(out) == len(text):
+        ns._normalized = out  # ASCII: one character for one
         return
-    ns._expand(bytes_to_unicode_text)
+    align: list = []
+    app, ext = align.append, align.extend
+    if ns._align is None:
+        # Identity alignment: character i comes from input character shift + i.
+        i = ns._shift
+        for c in text:
+            if c < "\x80":
+                app((i, i + 1))
+            else:
+                ext(((i, i + 1),) * (2 if c < "\u0800" else 3 if c < "\U00010000" else 4))
+            i += 1
+    else:
+        for a, c in zip(ns._align, text):
+            if c < "\x80":
+                app(a)
+            else:
+                ext((a,) * (2 if c < "\u0800" else 3 if c < "\U00010000" else 4))
+    ns._normalized = out
+    ns._align = align
 
 
 _NMT_DROP = re.compile("[\x01-\x08\x0b\x0e-\x1f\x7f\x8f\x9f]+")
@@ -351,10 +368,11 @@ def _matcher(spec: dict):
 class _Literal:
     """A literal pattern that always matches as a literal (even one character)."""
 
-    __slots__ = ("rx",)
+    __slots__ = ("rx", "literal")
 
     def __init__(self, s: str):
         self.rx = re.compile(re.escape(s))
+        self.literal = s
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [m.span() for m in self.rx.finditer(text)]

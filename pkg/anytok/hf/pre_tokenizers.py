@@ -115,6 +115,10 @@ def _rx(name: str) -> re.Pattern[str]:
             rx = re.compile(U.char_class("NUMERIC_17"))
         elif name == "word":
             rx = _pp.Whitespace()._rx
+        elif name == "bert":
+            rx = _pp.BertPreTokenizer()._rx  # runs of neither space nor punctuation | one punctuation
+        elif name == "non-ws":
+            rx = re.compile(U.re_class(U.ranges("WHITE_SPACE_17"), negate=True) + "+")
         else:  # pragma: no cover
             raise KeyError(name)
         _RX[name] = rx
@@ -123,6 +127,16 @@ def _rx(name: str) -> re.Pattern[str]:
 
 def _split_all(pts: PreTokenizedString, pattern, behavior: str, invert: bool = False) -> None:
     pts._split_pieces(lambda _i, ns: ns._split(pattern, behavior, invert))
+
+
+def _keep_matches(pts: PreTokenizedString, rx: re.Pattern[str]) -> None:
+    # The pieces are exactly the (non-empty) matches of rx: what a "Removed" split on the
+    # complement gives (slicing a slice is slicing the whole, so several such splits in a row
+    # can be one).
+    def split(_i, ns: NormalizedString):
+        return ns._pieces([m.span() for m in rx.finditer(ns._normalized)])
+
+    pts._split_pieces(split)
 
 
 class ByteLevel(PreTokenizer):
@@ -147,6 +161,11 @@ class ByteLevel(PreTokenizer):
     def _pre_tokenize(self, pts):
         regex = _gpt2_regex() if self.use_regex else None
         add = self.add_prefix_space
+        if regex is None and not add:
+            # The split step would only drop empty splits.
+            pts.splits = [sp for sp in pts.splits if sp.tokens is not None or sp.normalized._normalized]
+            _byte_level_all(pts)
+            return
 
         def split(_i, ns: NormalizedString):
             if add and not ns._normalized.startswith(" "):
@@ -156,7 +175,25 @@ class ByteLevel(PreTokenizer):
             return ns._split(regex, "Isolated")
 
         pts._split_pieces(split)
-        pts._normalize_each(byte_level_expand)
+        _byte_level_all(pts)
+
+
+def _byte_level_all(pts: PreTokenizedString) -> None:
+    """byte_level_expand on every untokenized split; ASCII ones converted in one call."""
+    todo = [sp.normalized for sp in pts.splits if sp.tokens is None]
+    texts = [ns._normalized for ns in todo]
+    whole = "".join(texts)
+    if whole.isascii():
+        # One character for one: alignments stay, each split takes its slice of the result.
+        out = _pp.bytes_to_unicode_text(whole)
+        pos = 0
+        for ns, t in zip(todo, texts):
+            end = pos + len(t)
+            ns._normalized = out[pos:end]
+            pos = end
+        return
+    for ns in todo:
+        byte_level_expand(ns)
 
 
 def _gpt2_regex() -> Regex:
@@ -225,7 +262,7 @@ class Whitespace(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("word"), "Removed", True)
+        _keep_matches(pts, _rx("word"))
 
 
 class WhitespaceSplit(PreTokenizer):
@@ -237,7 +274,7 @@ class WhitespaceSplit(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("ws"), "Removed")
+        _keep_matches(pts, _rx("non-ws"))
 
 
 class BertPreTokenizer(PreTokenizer):
@@ -249,8 +286,8 @@ class BertPreTokenizer(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        _split_all(pts, _rx("ws"), "Removed")
-        _split_all(pts, _rx("punct"), "Isolated")
+        # A "Removed" split on whitespace, then an "Isolated" one on punctuation, in one pass.
+        _keep_matches(pts, _rx("bert"))
 
 
 class _BehaviorMixin:
@@ -410,7 +447,7 @@ class UnicodeScripts(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        from ..pipeline import UnsupportedTokenizerError
+        from ..errors import UnsupportedTokenizerError
 
         raise UnsupportedTokenizerError("pre-tokenizer UnicodeScripts is not supported yet (no script table)")
 

@@ -232,14 +232,19 @@ class Tokenizer:
 
     @staticmethod
     def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
-        """A Tokenizer from a Hugging Face hub repository's tokenizer.json, through the local hub
-        cache only (huggingface_hub, offline unless it may go online; nothing is downloaded
-        by anytok itself)."""
+        """A Tokenizer from a Hugging Face hub repository's tokenizer.json, from the local hub
+        cache only (`$HF_HOME/hub`, through huggingface_hub when installed): nothing is
+        downloaded."""
         path = None
         try:
             from huggingface_hub import hf_hub_download
 
-            path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token)
+            try:
+                path = hf_hub_download(identifier, "tokenizer.json", revision=revision, token=token,
+                                       local_files_only=True)
+            except Exception as e:
+                raise Exception(f"{identifier}: no tokenizer.json in the local Hugging Face hub cache "
+                                f"(anytok.hf never downloads): {e}") from None
         except ImportError:
             home = os.environ.get("HF_HOME", os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
             repo = os.path.join(os.environ.get("HF_HUB_CACHE", os.path.join(home, "hub")),
@@ -578,6 +583,9 @@ class Tokenizer:
 
     def encode_batch(self, input, is_pretokenized: bool = False, add_special_tokens: bool = True) -> list[Encoding]:
         """Encode a batch of sequences (or pairs); padding, if enabled, to the batch's longest."""
+        return self._encode_batch(input, is_pretokenized, add_special_tokens, False)
+
+    def _encode_batch(self, input, is_pretokenized, add_special_tokens, fast):
         if type(input).__module__ == "numpy" and hasattr(input, "tolist"):
             input = input.tolist()
         if not isinstance(input, (list, tuple)):
@@ -588,13 +596,18 @@ class Tokenizer:
         for a, b in items:
             key = None
             if state is not None and isinstance(a, str) and (b is None or isinstance(b, str)):
-                key = (a, b, bool(add_special_tokens))
+                key = (a, b, bool(add_special_tokens), fast)
                 hit = self._memo.get(key)
                 if hit is not None and hit[0] == state:
                     out.append(hit[1]._copy())
                     continue
             enc = self._encode_sequence(a, is_pretokenized, 0)
             pe = self._encode_sequence(b, is_pretokenized, 1) if b is not None else None
+            if fast:
+                for e in (enc, pe):
+                    if e is not None:
+                        n = len(e._ids)
+                        e._tokens, e._words, e._offsets = [""] * n, [None] * n, [(0, 0)] * n
             enc = self._post_process(enc, pe, add_special_tokens, pad=False)
             if key is not None:
                 if len(self._memo) >= 64:
@@ -629,8 +642,9 @@ class Tokenizer:
                            sort_keys=True, default=str)
 
     def encode_batch_fast(self, input, is_pretokenized: bool = False, add_special_tokens: bool = True):
-        """`encode_batch` (tokenizers skips offsets here; anytok.hf gives them anyway)."""
-        return self.encode_batch(input, is_pretokenized, add_special_tokens)
+        """`encode_batch` as tokenizers' fast path gives it: ids, type ids and masks; the model's
+        tokens as '' with no word and (0, 0) offsets (the post-processor's tokens keep theirs)."""
+        return self._encode_batch(input, is_pretokenized, add_special_tokens, True)
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         return self.encode(sequence, pair, is_pretokenized, add_special_tokens)

@@ -211,5 +211,7 @@ def test_fast_word_cutting_equals_the_tokenizer_pipeline(setup):
         lines = (CORPORA_DIR / name).read_text(encoding="utf-8").splitlines(True)[1000:1300]
         for line in lines + ["", " ", "\n"]:
             assert fast(line) == exact(line), line
+        if getattr(fast, "joinable", False):
+            assert fast("\n".join(lines)) == [p for line in lines for p in exact(line)]
     tok.add_special_tokens(["[X]"])
     assert _fast_splitter(tok) is None  # added tokens: the tokenizer's own pipeline cuts them out

@@ -240,10 +240,24 @@ class Trainer:
         split = _splitter(tokenizer)
         words: Counter = Counter()
         update = words.update
-        for seq in sequences:
-            if not isinstance(seq, str):
-                raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
-            update(split(seq))
+        if getattr(split, "joinable", False):
+            # Sequences joined by "\n" split into the same pieces as one by one (the split drops
+            # whitespace and no piece spans it): one regex pass per batch instead of per line.
+            batch: list[str] = []
+            for seq in sequences:
+                if not isinstance(seq, str):
+                    raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
+                batch.append(seq)
+                if len(batch) >= 2048:
+                    update(split("\n".join(batch)))
+                    batch.clear()
+            if batch:
+                update(split("\n".join(batch)))
+        else:
+            for seq in sequences:
+                if not isinstance(seq, str):
+                    raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
+                update(split(seq))
         self._words = words
         return words
 
@@ -326,6 +340,11 @@ def _fast_splitter(tokenizer):
     # An empty (normalized) sequence has no split at all: nothing for a Metaspace or ByteLevel
     # to prefix.
     if norm is None:
+        if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer):
+            def whitespace_split(seq: str) -> list[str]:
+                return [p for p in split(seq, True) if p] if seq else []
+            whitespace_split.joinable = True  # type: ignore[attr-defined]
+            return whitespace_split
         return lambda seq: [p for p in split(seq, True) if p] if seq else []
     normalize = norm.normalize
     return lambda seq: [p for p in split(t, True) if p] if (t := normalize(seq)) else []

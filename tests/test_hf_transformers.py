@@ -1,0 +1,184 @@
+"""transformers 5.23.0 on anytok.hf: the same outputs as on the real `tokenizers` 0.23.3.
+
+One script (SCRIPT below) loads each model with `AutoTokenizer.from_pretrained(folder)` and
+prints, as JSON, what transformers returns for seeded samples of the four corpora: ids, attention
+masks, offsets, word ids, tokens and decoded text of single sentences; token type ids of pairs;
+`padding="max_length"`; truncation with `stride` and `return_overflowing_tokens`. It runs twice:
+in the main .venv (real `tokenizers`) and in `.cache/venv-tfm` (build_scripts/
+build_tokenizers_shim.py: a `tokenizers` wheel that is anytok.hf, with this checkout's `pkg/`
+first on PYTHONPATH). The two JSON outputs must be identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FULL, ROOT
+
+from build_tokenizers_shim import main as build_venv  # noqa: E402
+from fetch_chat import fetch as fetch_chat  # noqa: E402
+from fetch_hf_suite import fetch as fetch_hf_suite  # noqa: E402
+from fetch_models import path as model_path  # noqa: E402
+
+# The script both environments run: stdin {"models": {name: folder}, "singles": [...],
+# "pairs": [[a, b], ...]} -> stdout {name: {case: output}}. An exception is an output too (its
+# type name), so that both sides must fail alike.
+SCRIPT = r'''
+import json, sys
+from transformers import AutoTokenizer
+
+job = json.load(sys.stdin)
+singles, pairs = job["singles"], job["pairs"]
+firsts, seconds = [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def run(f):
+    try:
+        return f()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # tokenizers' Rust panics are BaseExceptions
+        return {"error": type(e).__name__}
+
+
+def plain(enc, words=False):
+    out = {k: [list(map(list, x)) if k == "offset_mapping" else x for x in v] for k, v in enc.items()}
+    if words:
+        out["word_ids"] = [enc.word_ids(i) for i in range(len(enc["input_ids"]))]
+    return out
+
+
+result = {}
+for name, folder in job["models"].items():
+    tok = AutoTokenizer.from_pretrained(folder)
+    if tok.pad_token is None:
+        # Llama 3.1, gpt-oss, Llama 2 have none; padding needs one, the same on both sides.
+        tok.pad_token = tok.eos_token or tok.unk_token or tok.convert_ids_to_tokens(0)
+    r = result[name] = {"class": type(tok).__name__}
+    single = run(lambda: plain(tok(singles, return_offsets_mapping=True), words=True))
+    r["single"] = single
+    if "input_ids" in single:
+        r["tokens"] = [tok.convert_ids_to_tokens(ids) for ids in single["input_ids"]]
+        r["decode"] = tok.batch_decode(single["input_ids"])
+        r["decode_skip"] = tok.batch_decode(single["input_ids"], skip_special_tokens=True)
+    r["no_specials"] = run(lambda: plain(tok(singles, add_special_tokens=False, return_offsets_mapping=True)))
+    r["pair"] = run(lambda: plain(tok(firsts, seconds, return_token_type_ids=True,
+                                      return_offsets_mapping=True)))
+    r["padding"] = run(lambda: plain(tok(singles, padding="max_length", max_length=64, truncation=True,
+                                         return_offsets_mapping=True)))
+    r["padding_longest_left"] = run(lambda: (setattr(tok, "padding_side", "left"), plain(
+        tok(singles[:16], padding=True, return_offsets_mapping=True)))[1])
+    tok.padding_side = "right"
+    r["overflow"] = run(lambda: plain(tok(singles, max_length=24, truncation=True, stride=6,
+                                          return_overflowing_tokens=True, return_offsets_mapping=True)))
+    # A first sequence short enough (8 characters: at most 32 byte-level tokens) that the second
+    # keeps more than `stride` tokens, or tokenizers panics.
+    r["pair_overflow"] = run(lambda: plain(tok([a[:8] for a in firsts], seconds, max_length=48,
+                                               truncation="only_second",
+                                               stride=4, return_overflowing_tokens=True,
+                                               return_token_type_ids=True, return_offsets_mapping=True)))
+    r["pair_longest_first"] = run(lambda: plain(tok(firsts, seconds, max_length=32, truncation=True,
+                                                    padding="max_length", return_token_type_ids=True)))
+json.dump(result, sys.stdout)
+'''
+
+
+def _folder(tmp: Path, name: str, tokenizer_json: Path, config: Path | None) -> str:
+    """A model folder: the fixture's tokenizer.json (and tokenizer_config.json when it has one)."""
+    d = tmp / name
+    d.mkdir()
+    (d / "tokenizer.json").symlink_to(tokenizer_json)
+    if config is not None:
+        (d / "tokenizer_config.json").symlink_to(config)
+    return str(d)
+
+
+def _models(tmp: Path) -> dict[str, str]:
+    chat = fetch_chat()
+    gpt_oss = fetch_hf_suite() / "hub" / "models--hf-internal-testing--gpt-oss-20b" / "snapshots"
+    gpt_oss = next(gpt_oss.iterdir()) / "tokenizer.json"
+    return {
+        "llama3_1": _folder(tmp, "llama3_1", chat / "llama3_1" / "tokenizer.json",
+                            chat / "llama3_1" / "tokenizer_config.json"),
+        "qwen3": _folder(tmp, "qwen3", chat / "qwen3" / "tokenizer.json", chat / "qwen3" / "tokenizer_config.json"),
+        "gpt-oss": _folder(tmp, "gpt-oss", gpt_oss, None),
+        "minilm": _folder(tmp, "minilm", model_path("minilm.tokenizer.json"), None),
+        "llama2": _folder(tmp, "llama2", model_path("llama2.tokenizer.json"), None),
+    }
+
+
+def _sentences(corpora: dict[str, str], n: int) -> tuple[list[str], list[list[str]]]:
+    """n lines sampled (seeded) from the four corpora, a quarter each, and n // 4 pairs of them."""
+    rng = random.Random("hf-transformers")
+    singles = []
+    for key in sorted(corpora):
+        lines = [s for s in corpora[key].splitlines() if s.strip()]
+        for s in rng.sample(lines, n // len(corpora)):
+            # Long lines cut at a random point, so truncation sees lengths on both sides of its limit.
+            singles.append(s[:rng.randrange(20, 400)])
+    pairs = [[rng.choice(singles), rng.choice(singles)] for _ in range(n // 4)]
+    return singles, pairs
+
+
+def _run(python: str, job: dict, env: dict) -> dict:
+    proc = subprocess.run([python, "-c", SCRIPT], input=json.dumps(job), capture_output=True, text=True,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, f"{python}:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout)
+
+
+def _first_difference(case: str, want, got) -> str:
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in want.keys() | got.keys():
+            if want.get(k) != got.get(k):
+                return f"{case}.{k}: " + _first_difference(case, want.get(k), got.get(k))
+    if isinstance(want, list) and isinstance(got, list):
+        for i, (w, g) in enumerate(zip(want, got)):
+            if w != g:
+                return f"[{i}] tokenizers {str(w)[:600]}\nanytok.hf {str(g)[:600]}"
+        return f"lengths {len(want)} vs {len(got)}"
+    return f"tokenizers {str(want)[:600]} / anytok.hf {str(got)[:600]}"
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory, corpora):
+    shim_python = build_venv(quiet=True)
+    singles, pairs = _sentences(corpora, 400 if FULL else 100)
+    job = {"models": _models(tmp_path_factory.mktemp("models")), "singles": singles, "pairs": pairs}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               TRANSFORMERS_VERBOSITY="error")
+    want = _run(sys.executable, job, env)
+    got = _run(str(shim_python), job, dict(env, PYTHONPATH=str(ROOT / "pkg")))
+    return job, want, got
+
+
+def test_shim_is_anytok(outputs):
+    shim_python = build_venv(quiet=True)
+    proc = subprocess.run([str(shim_python), "-c", "import tokenizers, anytok.hf, tokenizers.models as m; "
+                           "print(tokenizers.__version__, m is anytok.hf.models, anytok.__file__)"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "pkg")),
+                          check=True)
+    version, same, path = proc.stdout.split()
+    assert (version, same) == ("0.23.3", "True")
+    assert Path(path).is_relative_to(ROOT / "pkg")
+
+
+@pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2"])
+@pytest.mark.parametrize("case", ["class", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
+                                  "padding", "padding_longest_left", "overflow", "pair_overflow",
+                                  "pair_longest_first"])
+def test_like_transformers_on_tokenizers(outputs, model, case):
+    job, want, got = outputs
+    w, g = want[model].get(case), got[model].get(case)
+    # The reference itself must give an output, so that no case compares two failures.
+    assert w is not None and not (isinstance(w, dict) and "error" in w), w
+    if w != g:
+        pytest.fail(f"{model} {case}: {_first_difference(case, w, g)}")

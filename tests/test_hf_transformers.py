@@ -111,6 +111,7 @@ def _models(tmp: Path) -> dict[str, str]:
         "gpt-oss": _folder(tmp, "gpt-oss", gpt_oss, None),
         "minilm": _folder(tmp, "minilm", model_path("minilm.tokenizer.json"), None),
         "llama2": _folder(tmp, "llama2", model_path("llama2.tokenizer.json"), None),
+        "gemma3": _folder(tmp, "gemma3", chat / "gemma3" / "tokenizer.json", chat / "gemma3" / "tokenizer_config.json"),
     }
 
 
@@ -171,7 +172,7 @@ def test_shim_is_anytok(outputs):
     assert Path(path).is_relative_to(ROOT / "pkg")
 
 
-@pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2"])
+@pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2", "gemma3"])
 @pytest.mark.parametrize("case", ["class", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
                                   "padding", "padding_longest_left", "overflow", "pair_overflow",
                                   "pair_longest_first"])

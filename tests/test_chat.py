@@ -197,7 +197,9 @@ def test_openai_bad_input():
     with pytest.raises(ValueError, match="content"):
         chat.encode([{"role": "user"}])
     with pytest.raises(TypeError, match="content must be a string"):
-        chat.encode([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        chat.encode([{"role": "user", "content": 7}])
+    with pytest.raises(ValueError, match="an image, which has no ids"):
+        chat.encode([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])
     with pytest.raises(ValueError, match="unknown chat model"):
         chat.encode([], model="no-such-model")
     with pytest.raises(ValueError, match="harmony"):

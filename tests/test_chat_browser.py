@@ -84,15 +84,27 @@ def _shown(page) -> dict:
     })""")
 
 
+def billed_shares(report: dict, n: int) -> list[int]:
+    """Each message's tokens in a request_report (its own part and its images'), then the reply priming."""
+    return [sum(p["tokens"] for p in report["parts"] if p["part"].startswith(f"message {i + 1} ("))
+            for i in range(n)] + [next(p["tokens"] for p in report["parts"] if p["part"] == "reply priming")]
+
+
 def _check(shown: dict, messages: list, model: str) -> None:
     assert shown["messages"] == messages
-    total = chat.count(messages, model)
-    assert shown["total"] == f"{total:,}"
     parts = chat.message_counts(messages, model)
-    assert shown["shares"] + [shown["prime"]] == parts == shown["blocks"] and sum(parts) == total
     if model.startswith("gpt-oss"):
+        total = chat.count(messages, model)
+        assert shown["total"] == f"{total:,}"
+        assert shown["shares"] + [shown["prime"]] == parts == shown["blocks"] and sum(parts) == total
         assert shown["ids"] == chat.harmony_render({"messages": messages})
     else:
+        # the headline is the request as billed (chat.request_report), its text as ChatML tokens
+        report = chat.request_report({"messages": messages}, model)
+        assert shown["total"] == f"{report['tokens']:,}"
+        assert shown["shares"] + [shown["prime"]] == billed_shares(report, len(messages))
+        assert sum(shown["shares"]) + shown["prime"] == report["tokens"]
+        assert shown["blocks"] == parts
         assert shown["ids"] == chat.encode(messages, model)
 
 
@@ -114,7 +126,7 @@ def test_demo_chat_view_counts_a_pasted_conversation_as_native(browser_context):
     page.fill("#chat-json", json.dumps({"messages": messages}))
     page.click("#chat-json-apply")
     options = page.eval_on_selector_all("#chat-model option", "os => os.map((o) => o.value)")
-    assert options == ["gpt-4o", "gpt-4.1", "gpt-4", "gpt-3.5-turbo", "gpt-oss-120b"]
+    assert options == ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4", "gpt-3.5-turbo", "gpt-oss-120b"]
     for model in options:
         page.select_option("#chat-model", model)
         _check(_shown(page), messages, model)
@@ -324,7 +336,10 @@ def test_demo_chat_view_renders_an_opened_chat_template(browser_context):
     named[1]["name"] = "alice"
     shown = _shown(page)
     assert shown["ids"] == chat.encode(named, "gpt-4o")
-    assert shown["shares"] + [shown["prime"]] == chat.message_counts(named, "gpt-4o")
+    assert shown["blocks"] == chat.message_counts(named, "gpt-4o")
+    report = chat.request_report({"messages": named, "tools": TOOLS}, "gpt-4o")
+    assert shown["shares"] + [shown["prime"]] == billed_shares(report, len(named))
+    assert shown["total"] == f"{report['tokens']:,}"  # the headline includes the tools
     assert int(page.get_attribute("#chat-request", "data-tokens")) == chat.count_request({"messages": named, "tools": TOOLS}, "gpt-4o")
     page.fill("#chat-tools", "[{")
     assert page.get_attribute("#chat-view", "data-state") == "error" and "Tools:" in page.inner_text("#chat-message")

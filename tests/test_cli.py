@@ -50,7 +50,9 @@ def test_count_stdin_and_specials():
     code, out, _ = cli("encode", "--json", input="hi <|endoftext|>")
     assert (code, json.loads(out)) == (0, t.encode_ordinary("hi <|endoftext|>"))
     code, out, err = cli("encode", "--special", "raise", input="hi <|endoftext|>")
-    assert code == 1 and "disallowed special token" in err
+    # (the CLI's words: flags, not tiktoken's Python arguments)
+    assert code == 1 and "special token '<|endoftext|>'" in err and "--special text" in err, err
+    assert "allowed_special" not in err and "disallowed_special" not in err, err
     import anytok
     with pytest.raises(ValueError, match="disallowed special token"):
         anytok.get_encoding("o200k_base").count("hi <|endoftext|>")

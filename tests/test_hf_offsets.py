@@ -471,3 +471,24 @@ def test_bad_input_errors():
         A.normalizers.from_config({"type": "Nope"})
     with pytest.raises(Exception, match="cannot be serialized"):
         pickle.dumps(A.normalizers.Normalizer.custom(object()))
+
+
+def test_python_tokenize_to_encoding():
+    """Tokens from a Python `tokenize` callback carry byte offsets into the normalized split."""
+    out = []
+    for m in (T, A):
+        rows = []
+        for text in ["Héllo wörld 你好", "abc ﬁ x²", "😀a b", "e\u0301\u0323 ᄀ가"]:
+            for tokenize in (lambda s: [m.Token(i, c, (i, i + 1)) for i, c in enumerate(s)],
+                             lambda s: [m.Token(0, s, (0, len(s.encode())))],
+                             lambda s: [m.Token(i, "", (i, i + 1)) for i in range(len(s.encode()))]):
+                for form in ("nfkd", "nfc", "lowercase"):
+                    pts = m.PreTokenizedString(text)
+                    m.pre_tokenizers.Whitespace().pre_tokenize(pts)
+                    pts.normalize(lambda n: getattr(n, form)())
+                    pts.tokenize(tokenize)
+                    enc = pts.to_encoding()
+                    rows.append((enc.tokens, enc.offsets, enc.word_ids,
+                                 [(s, o, [t.as_tuple() for t in toks]) for s, o, toks in pts.get_splits()]))
+        out.append(rows)
+    assert out[1] == out[0]

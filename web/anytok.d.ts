@@ -249,13 +249,22 @@ export declare class AnyTokError extends Error {
  * in the order called, and return promises; errors (including Python's) reject them with an
  * AnyTokError.
  */
-/** An OpenAI chat message (content as a string). */
+/** An OpenAI chat message (content a string or an array of content parts). */
 export interface ChatMessage {
   role?: string;
   name?: string;
-  content: string | null;
+  content: string | null | readonly ChatContentPart[];
   function_call?: { name?: string; arguments?: string };
+  tool_calls?: readonly { id?: string; type?: "function"; function: { name?: string; arguments?: string } }[];
+  tool_call_id?: string;
 }
+
+/** A content part: text, an image (by URL or data URL, with its detail), or any other (reported, not counted). */
+export type ChatContentPart =
+  | { type: "text" | "input_text" | "output_text"; text: string }
+  | { type: "image_url"; image_url: string | { url: string; detail?: "low" | "high" | "auto" } }
+  | { type: "input_image"; image_url?: string; file_id?: string; detail?: "low" | "high" | "auto" }
+  | { type: string; [field: string]: unknown };
 
 /** A Chat Completions request body (what countChat counts of it). */
 export interface ChatRequest {
@@ -265,6 +274,31 @@ export interface ChatRequest {
   function_call?: "auto" | "none" | { name: string };
   tools?: readonly { type: "function"; function: { name: string; description?: string; parameters?: object } }[];
   tool_choice?: "auto" | "none" | { type: "function"; function: { name: string } };
+}
+
+/** A Responses API request body: counted as the Chat Completions request it stands for. */
+export interface ResponsesRequest {
+  model?: string;
+  input: string | readonly object[];
+  instructions?: string;
+  tools?: readonly object[];
+  tool_choice?: unknown;
+  [field: string]: unknown;
+}
+
+export interface RequestCountOptions {
+  /** Sizes of images given by URL or file id: {url: [width, height]} (data URLs are read). */
+  imageSizes?: Record<string, readonly [number, number]>;
+  /** How detail "auto" is priced: "high" (default) or "low". */
+  autoDetail?: "high" | "low";
+}
+
+/** anytok.chat.request_report: the tokens, the parts that sum to them, and what is not counted. */
+export interface ChatRequestReport {
+  model: string;
+  tokens: number;
+  parts: { part: string; tokens: number }[];
+  not_counted: { where: string; why: string }[];
 }
 
 /** A harmony conversation in openai-harmony's JSON form. */
@@ -374,6 +408,8 @@ export declare class AnyTok {
   countChat(input: readonly ChatMessage[] | ChatRequest, options?: ChatOptions & { perMessage?: false }): Promise<number>;
   /** What each message adds, then the reply priming. */
   countChat(input: readonly ChatMessage[], options: ChatOptions & { perMessage: true }): Promise<number[]>;
+  /** A request's count with its parts and what is not counted (anytok.chat.request_report). */
+  countChat(input: ChatRequest | ResponsesRequest, options: ChatOptions & RequestCountOptions & { report: true }): Promise<ChatRequestReport>;
   /**
    * A chat rendered by the tokenizer_config.json's Jinja chat template (jinja2's sandbox, as
    * transformers' `apply_chat_template`): its ids.  A template that raises rejects with its own

@@ -837,19 +837,21 @@ export class AnyTok {
 
   /**
    * The tokens of a chat: a messages array (as `encodeChat(...).length`), or a whole Chat
-   * Completions request with functions / tools (gpt-tokenizer's countChatCompletionTokens).
-   * With `options.perMessage`, what each message adds, then the reply priming (messages only).
+   * Completions (or Responses API) request with functions / tools, tool calls, content parts
+   * and images (anytok.chat.count_request).  With `options.perMessage`, what each message adds,
+   * then the reply priming (messages only); with `options.report` (a request), chat.request_report's
+   * { tokens, parts, not_counted } (`imageSizes`: {url: [width, height]}; `autoDetail`).
    */
   async countChat(input, options = {}) {
-    const { perMessage = false, ...rest } = options;
+    const { perMessage = false, report = false, ...rest } = options;
     if (Array.isArray(input)) {
       return this.#call("chat", { op: perMessage ? "messageCounts" : "count", payload: { ...rest, messages: input } });
     }
-    if (input && typeof input === "object" && Array.isArray(input.messages)) {
+    if (input && typeof input === "object" && (Array.isArray(input.messages) || "input" in input)) {
       if (perMessage) throw new TypeError("anytok: countChat's perMessage takes a messages array");
-      return this.#call("chat", { op: "countRequest", payload: { ...rest, request: input } });
+      return this.#call("chat", { op: report ? "requestReport" : "countRequest", payload: { ...rest, request: input } });
     }
-    throw new TypeError("anytok: countChat takes a messages array or a request with 'messages'");
+    throw new TypeError("anytok: countChat takes a messages array or a request with 'messages' or 'input'");
   }
 
   /**

@@ -667,7 +667,7 @@ function wireDrop() {
     overlay.hidden = true;
     $("open-tokenizer").classList.remove("drop-target");
     const file = e.dataTransfer?.files?.[0];
-    if (!file) return;
+    if (!file || e.defaultPrevented) return; // (taken by a view's own drop: the Chat view's images)
     e.preventDefault();
     // (a GGUF model file is a tokenizer wherever it is dropped: never read as text)
     if (onTokenizerButton(e) || /\.gguf$/i.test(file.name)) openTokenizer(file);

@@ -1,6 +1,6 @@
 // Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
 // README shows must type-check against anytok.d.ts, and misuse must not.
-import AnyTokDefault, { AnyTok, AnyTokError, type Piece, type TrainProgress } from "./anytok.js";
+import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type Piece, type TrainProgress } from "./anytok.js";
 
 export async function usage(): Promise<void> {
   const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });
@@ -104,7 +104,11 @@ export async function misuse(tok: AnyTok): Promise<void> {
   const chatIds: number[] = await tok.encodeChat([{ role: "user", content: "hi" }], { model: "gpt-4o" });
   const chatCount: number = await tok.countChat({ messages: [{ role: "user", content: "hi" }], tool_choice: "auto" });
   const chatParts: number[] = await tok.countChat([{ role: "user", content: "hi" }], { perMessage: true });
-  // @ts-expect-error: content is a string
+  const report: ChatRequestReport = await tok.countChat({ messages: [{ role: "user", content: [
+    { type: "text", text: "hi" }, { type: "image_url", image_url: { url: "https://example.com/a.png", detail: "low" } }] }] },
+    { report: true, imageSizes: { "https://example.com/a.png": [64, 64] } });
+  const left: string[] = report.not_counted.map((x) => x.where);
+  // @ts-expect-error: content is a string or content parts
   await tok.encodeChat([{ role: "user", content: 5 }]);
-  void [chatIds, chatCount, chatParts];
+  void [chatIds, chatCount, chatParts, left];
 }

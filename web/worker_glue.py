@@ -588,8 +588,12 @@ def chat(key: str, op: str, payload: str) -> str:
         result = chat_mod.count(messages, model, prime=prime)
     elif op == "messageCounts":
         result = chat_mod.message_counts(messages, model, prime=prime)
-    elif op == "countRequest":
-        result = chat_mod.count_request(args.get("request"), model)
+    elif op in ("countRequest", "requestReport"):
+        # images of unknown size: `imageSizes` {url or file id: [width, height]}
+        kwargs = {"image_sizes": args.get("imageSizes"), "auto_detail": args.get("autoDetail", "high")}
+        request = args.get("request")
+        result = chat_mod.count_request(request, model, **kwargs) if op == "countRequest" \
+            else chat_mod.request_report(request, model, **kwargs)
     else:
         raise ValueError(f"unknown chat operation {op!r}")
     return json.dumps(result)

@@ -12,7 +12,8 @@ Two implementations of the same rule:
   wins for the short pieces that make up almost all real text.
 * `heap_merge`: a doubly linked list of parts and a binary heap of candidate pairs keyed by
   (rank, start), with lazy deletion: an entry popped from the heap is used only if the pair it
-  names still exists with that rank.  O(n log n); used for long pieces so that no input makes
+  names still exists with that rank (`merge_bounds`, the loop SentencePiece's BPE shares with
+  scores for ranks).  O(n log n); used for long pieces so that no input makes
   encoding quadratic.
 
 `encode_piece` picks one by length, and hands long pieces to the linear-time encoders of
@@ -102,8 +103,23 @@ def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]
 def heap_merge(piece: bytes | str, ranks: dict) -> list[int]:
     """Same result as `rank_merge`, in O(n log n) time.  `piece` may also be a str of ASCII
     text with the text table as `ranks` (one character per byte, the same keys)."""
-    get = ranks.get
-    n = len(piece)
+    bounds = merge_bounds(piece, ranks.get)
+    return [ranks[piece[a:b]] for a, b in zip(bounds, bounds[1:])]
+
+
+def merge_bounds(seq, priority) -> list[int]:
+    """The BPE merge loop that tiktoken's byte-level BPE and SentencePiece's BPE share: while
+    two adjacent parts of `seq` (bytes or str) concatenate to something `priority` knows, merge
+    the pair whose concatenation has the lowest priority, the leftmost on ties.  Returns the
+    final parts' bounds [0, b1, ..., len(seq)].  O(n log n): a doubly linked list of parts and a
+    binary heap of candidate pairs keyed by (priority, start).
+
+    tiktoken passes its ranks; SentencePiece the negated scores of its pieces (highest score
+    first).  An entry is stale when the pair starting at its offset no longer concatenates to a
+    string of that priority; a stale entry with an equal priority at the same offset stands for
+    the pair there now, so taking it merges what the fresh entry would."""
+    get = priority
+    n = len(seq)
     # Parts are identified by their start offset; nxt[s] is the start of the following part
     # (n for the last one), prv[s] the start of the preceding part (-1 for the first).
     nxt = list(range(1, n + 1))
@@ -111,7 +127,7 @@ def heap_merge(piece: bytes | str, ranks: dict) -> list[int]:
     alive = bytearray(b"\x01") * n
     heap = []
     for i in range(n - 1):
-        r = get(piece[i : i + 2])
+        r = get(seq[i : i + 2])
         if r is not None:
             heap.append((r, i))
     heapq.heapify(heap)
@@ -124,28 +140,27 @@ def heap_merge(piece: bytes | str, ranks: dict) -> list[int]:
         if j >= n:
             continue
         k = nxt[j]
-        if get(piece[i:k]) != r:
+        if get(seq[i:k]) != r:
             continue  # stale: the pair starting at i changed since this entry was pushed
         # Merge the parts starting at i and j.
         alive[j] = 0
         nxt[i] = k
         if k < n:
             prv[k] = i
-            r2 = get(piece[i : nxt[k]])
+            r2 = get(seq[i : nxt[k]])
             if r2 is not None:
                 push(heap, (r2, i))
         h = prv[i]
         if h >= 0:
-            r2 = get(piece[h:k])
+            r2 = get(seq[h:k])
             if r2 is not None:
                 push(heap, (r2, h))
-    out = []
+    bounds = [0]
     i = 0
     while i < n:
-        j = nxt[i]
-        out.append(ranks[piece[i:j]])
-        i = j
-    return out
+        i = nxt[i]
+        bounds.append(i)
+    return bounds
 
 
 def merge(

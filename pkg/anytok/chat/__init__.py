@@ -8,7 +8,10 @@ code runs natively and under Pyodide:
   gpt-tokenizer 4.0.0's `encodeChat`.  A Chat Completions request (messages, functions / tools,
   function_call / tool_choice) -> per-field ordinary token counts + OpenAI's fixed overheads + the
   function definitions rendered as a TypeScript-like namespace -> one count, as its
-  `countChatCompletionTokens`.
+  `countChatCompletionTokens`.  Content-part arrays -> their text parts as one string; their
+  images -> size from the file header (`images.py`) -> tokens by OpenAI's rule for the model;
+  what has no known count -> `request_report`'s `not_counted`, never dropped silently.  A
+  Responses API request (`input`, `instructions`) -> the Chat Completions request it stands for.
 * Harmony (`harmony.py`, gpt-oss on o200k_harmony): a conversation in openai-harmony's JSON form ->
   per message a header (role, recipient, channel, content type) and its content (the system and
   developer contents rendered into text with their sections) -> ids, as openai-harmony 0.0.8's
@@ -34,7 +37,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import openai as _openai
-from .openai import count_request, format_functions, request_parts
+from .images import image_cost, image_size, image_tokens
+from .openai import NotCountedError, count_request, format_functions, request_parts, request_report
 
 
 def encode(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
@@ -48,14 +52,20 @@ def encode(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
 
 
 def message_counts(messages: Any, model: Any = "gpt-4o", *, prime: str = "assistant",
-                   allowed_special: Any = (), **template_kwargs: Any) -> list[int]:
+                   allowed_special: Any = (), image_sizes: Any = None, auto_detail: str = "high",
+                   **template_kwargs: Any) -> list[int]:
     """What each message adds, then the reply prime's tokens as the last item; they sum to `count`.
 
     `model` is an OpenAI model name (a gpt-oss one counts a harmony conversation, rendered for
     completion as `harmony_render`), or a tokenizer with a chat template (`anytok.load(folder)`):
     then message i adds the tokens by which the template's rendering of messages[:i+1] outgrows
     that of messages[:i], and the last item is the generation prompt's share
-    (`template_kwargs` go to `apply_chat_template`)."""
+    (`template_kwargs` go to `apply_chat_template`).
+
+    An OpenAI message's content may be a content-part array: its text parts are joined (one
+    string content), its images add their tokens by OpenAI's rule for the model (sizes from
+    data URLs or `image_sizes`, detail "auto" as `auto_detail`: see `request_report`); any
+    other part raises `ValueError`."""
     if not isinstance(model, str):
         return _template_counts(model, messages, **template_kwargs)
     if _is_harmony(model):
@@ -63,8 +73,8 @@ def message_counts(messages: Any, model: Any = "gpt-4o", *, prime: str = "assist
 
         return [len(p) for p in render_parts(messages if isinstance(messages, dict) else
                                              {"messages": list(messages)}, True, prime or "assistant")]
-    return [len(part) for part in _openai.message_ids(messages, model, prime=prime,
-                                                      allowed_special=allowed_special)]
+    return _openai.message_counts(messages, model, prime=prime, allowed_special=allowed_special,
+                                  image_sizes=image_sizes, auto_detail=auto_detail)
 
 
 def _is_harmony(model: str) -> bool:
@@ -93,7 +103,8 @@ def _template_counts(tok: Any, messages: Any, add_generation_prompt: bool = True
 
 
 def count(messages: Any, model: Any = "gpt-4o", **kwargs: Any) -> int:
-    """The number of ids `encode(messages, model)` gives (or, for a tokenizer with a chat
+    """The number of ids `encode(messages, model)` gives, plus the tokens of images in
+    content-part arrays (see `message_counts`) (or, for a tokenizer with a chat
     template, `len(tok.apply_chat_template(messages, add_generation_prompt=True, **kwargs))`)."""
     if not isinstance(model, str):
         kwargs.setdefault("add_generation_prompt", True)
@@ -112,7 +123,8 @@ def count_till_limit(messages: Any, limit: int, model: Any = "gpt-4o", **kwargs:
     allowed = kwargs.get("allowed_special", ())
     total = 0
     for m in _openai._messages(messages):
-        total += len(fmt.message_ids(m, allowed))
+        images = _openai.Images(model, kwargs.get("image_sizes"), kwargs.get("auto_detail", "high"), strict=True)
+        total += len(fmt.message_ids(m, allowed, images)) + images.tokens
         if total > limit:
             return None
     total += len(fmt.prime_ids(kwargs.get("prime", "assistant"), allowed))
@@ -143,4 +155,5 @@ def harmony_parse(ids: Any, role: str | None = None) -> list[dict]:
 
 
 __all__ = ["harmony_render", "harmony_parse", "encode", "count", "count_request", "count_till_limit", "fits", "message_counts",
-           "format_functions", "request_parts"]
+           "format_functions", "request_parts", "request_report", "NotCountedError", "image_cost",
+           "image_size", "image_tokens"]

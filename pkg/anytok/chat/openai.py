@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..core import Encoding
 from ..model import encoding_name_for_model
 from ..registry import get_encoding
+from .images import DETAILS, data_url_bytes, image_cost, image_rule, image_size
 
 # The special tokens gpt-tokenizer gives each chat encoding (tiktoken's o200k_base lacks the ChatML
 # ones; OpenAI's server-side format has them).
@@ -93,7 +94,10 @@ class ChatFormat:
         ids += self.encoding.encode_ordinary(text[pos:])
         return ids
 
-    def message_ids(self, message: Mapping[str, Any], allowed_special: Any = ()) -> list[int]:
+    def message_ids(self, message: Mapping[str, Any], allowed_special: Any = (),
+                    images: Images | None = None) -> list[int]:
+        """The message's ids.  A content-part array's text parts are joined; its images have no
+        ids: they raise `ValueError` unless `images` (an `Images`) is given, which counts them."""
         if not isinstance(message, Mapping):
             raise TypeError(f"a message must be a dict with 'role' and 'content', got {message!r:.80}")
         if "content" not in message:
@@ -103,8 +107,11 @@ class ChatFormat:
         name_ids = self._names.get(name) if isinstance(name, str) else None
         if name_ids is None:
             name_ids = self._names[name] = self.text_ids(name, (), "name")
+        content = message["content"]
+        if isinstance(content, list):
+            content = content_text(content, images, "content", strict=True)
         return [self.start, *name_ids, *self.role_sep,
-                *self.text_ids(message["content"], allowed_special), self.end, *self.message_sep]
+                *self.text_ids(content, allowed_special), self.end, *self.message_sep]
 
     def prime_ids(self, prime: str = "assistant", allowed_special: Any = ()) -> list[int]:
         ids = [self.start, *self.text_ids(prime, allowed_special, "prime")] if prime else []
@@ -136,6 +143,119 @@ def message_ids(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant
     parts = [fmt.message_ids(m, allowed_special) for m in _messages(messages)]
     parts.append(fmt.prime_ids(prime, allowed_special))
     return parts
+
+
+def message_counts(messages: Any, model: str = "gpt-4o", *, prime: str = "assistant",
+                   allowed_special: Any = (), image_sizes: Any = None,
+                   auto_detail: str = "high") -> list[int]:
+    """What each message adds (its ids, and the tokens of its images), then the reply prime's."""
+    fmt = chat_format(model)
+    counts = []
+    for m in _messages(messages):
+        images = Images(model, image_sizes, auto_detail, strict=True)
+        counts.append(len(fmt.message_ids(m, allowed_special, images)) + images.tokens)
+    counts.append(len(fmt.prime_ids(prime, allowed_special)))
+    return counts
+
+
+# ---- content-part arrays and images -------------------------------------------------------------
+
+TEXT_PARTS = ("text", "input_text", "output_text")  # Chat Completions; the Responses API's
+IMAGE_PARTS = ("image_url", "input_image")
+
+
+class Images:
+    """The images of one request (or message) for `model`: each image part's size (from a data
+    URL's header, or `sizes[url or file_id]`, a mapping or a function giving (width, height)),
+    its tokens by `images.image_cost`; what cannot be counted is kept in `uncounted` as
+    (where, why), or raises `ValueError` when `strict`."""
+
+    def __init__(self, model: str, sizes: Any = None, auto_detail: str = "high", strict: bool = False):
+        if auto_detail not in ("low", "high"):
+            raise ValueError(f"auto_detail must be 'low' or 'high', got {auto_detail!r}")
+        self.model, self.sizes, self.auto_detail, self.strict = model, sizes, auto_detail, strict
+        self.counted: list[tuple[str, int]] = []  # (description, tokens)
+        self.uncounted: list[tuple[str, str]] = []
+
+    @property
+    def tokens(self) -> int:
+        return sum(n for _, n in self.counted)
+
+    def skip(self, where: str, why: str) -> None:
+        if self.strict:
+            raise ValueError(f"{where}: {why}; not counted (chat.request_report counts the rest "
+                             "and lists what it leaves out)")
+        self.uncounted.append((where, why))
+
+    def _size(self, key: str) -> tuple[int, int] | None:
+        if self.sizes is not None:
+            got = self.sizes(key) if callable(self.sizes) else self.sizes.get(key)
+            if got is not None:
+                w, h = got
+                return int(w), int(h)
+        if key.startswith("data:"):
+            _, w, h = image_size(data_url_bytes(key))
+            return w, h
+        return None
+
+    def add(self, part: Mapping[str, Any], where: str) -> None:
+        kind = part.get("type")
+        if kind == "image_url":
+            ref = part.get("image_url")
+            detail = part.get("detail", "auto")
+            if isinstance(ref, Mapping):
+                ref, detail = ref.get("url"), ref.get("detail", "auto")
+        else:  # input_image (Responses API): image_url or file_id, detail beside them
+            ref = part.get("image_url") or part.get("file_id")
+            detail = part.get("detail", "auto")
+        if detail is None:
+            detail = "auto"
+        if not isinstance(ref, str) or not ref:
+            raise ValueError(f"{where}: an {kind} part without its image (url or file_id): {dict(part)!r:.120}")
+        if detail not in DETAILS:
+            raise ValueError(f"{where}: detail must be one of {', '.join(DETAILS)}, got {detail!r}")
+        shown = ref if len(ref) <= 60 else ref[:40] + "…" + ref[-12:]
+        try:
+            image_rule(self.model)
+        except ValueError as e:
+            self.skip(where, f"an image, and {e}")
+            return
+        size = self._size(ref)
+        if size is None:
+            self.skip(where, f"the image {shown!r}: its size is unknown (anytok reads it from a data "
+                             "URL; for a URL or file id give image_sizes={url: (width, height)})")
+            return
+        cost = image_cost(size[0], size[1], self.model, detail, auto_detail=self.auto_detail)
+        how = f", auto as {cost['detail']}" if detail == "auto" and cost["kind"] == "tiles" else ""
+        self.counted.append((f"image {size[0]}x{size[1]}, detail {detail}{how}", cost["tokens"]))
+
+
+def content_text(parts: Any, images: Images | None, where: str = "content", strict: bool = True) -> str:
+    """The text of a content-part array (its text parts joined, as one string content); its
+    image parts go to `images` (without `images` they raise: an image has no ids); any other
+    part raises `ValueError` when `strict`, else is noted in `images.uncounted`."""
+    texts = []
+    for k, part in enumerate(parts):
+        at = f"{where}[{k}]"
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind in TEXT_PARTS:
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise TypeError(f"{at}: a {kind} part's text must be a string, got {text!r:.60}")
+            texts.append(text)
+        elif kind in IMAGE_PARTS:
+            if images is None:
+                raise ValueError(f"{at} is an image, which has no ids: chat.count, "
+                                 "chat.message_counts and chat.count_request count its tokens")
+            images.add(part, at)
+        else:
+            why = f"a {kind!r} part" if isinstance(part, Mapping) else \
+                f"a {type(part).__name__} where a content part (an object with 'type') belongs"
+            if images is None or strict or images.strict:
+                raise ValueError(f"{at}: {why} is not counted (countable parts: "
+                                 f"{', '.join(TEXT_PARTS + IMAGE_PARTS)})")
+            images.skip(at, why + " (countable parts: " + ", ".join(TEXT_PARTS + IMAGE_PARTS) + ")")
+    return "".join(texts)
 
 
 # ---- countChatCompletionTokens ---------------------------------------------------------------
@@ -282,20 +402,44 @@ def format_functions(functions: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _from_tools(request: Mapping[str, Any]) -> tuple[list | None, Any]:
-    """`functions` / `function_call` of a request, also from its `tools` / `tool_choice`."""
+# Request fields that do not change the prompt's tokens (sampling, limits, output options, ids).
+_NOT_PROMPT = frozenset((
+    "model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "max_tokens",
+    "max_completion_tokens", "max_output_tokens", "presence_penalty", "frequency_penalty",
+    "logit_bias", "logprobs", "top_logprobs", "user", "seed", "service_tier", "store", "metadata",
+    "parallel_tool_calls", "reasoning_effort", "reasoning", "modalities", "prediction", "truncation",
+    "include", "background", "prompt_cache_key", "safety_identifier", "verbosity", "audio",
+))
+# Message fields counted (or ids that are not sent to the model).
+_MESSAGE_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "function_call",
+                           "type", "id", "status"))
+
+
+def _tool_functions(request: Mapping[str, Any], skip) -> tuple[list | None, Any]:
+    """`functions` / `function_call` of a request, also from its `tools` / `tool_choice`
+    (what has no functions-form twin goes to `skip(where, why)`)."""
     functions = request.get("functions")
     call = request.get("function_call")
     tools = request.get("tools")
     if tools:
         if functions:
             raise ValueError("a request with both 'functions' and 'tools' is not a valid request")
+        if not isinstance(tools, list):
+            raise TypeError(f"tools must be a list, got {tools!r:.80}")
         functions = []
-        for tool in tools:
-            if not isinstance(tool, Mapping) or tool.get("type", "function") != "function" \
-                    or not isinstance(tool.get("function"), Mapping):
-                raise ValueError(f"only tools of type 'function' can be counted, got {tool!r:.120}")
-            functions.append(tool["function"])
+        for k, tool in enumerate(tools):
+            if not isinstance(tool, Mapping):
+                raise TypeError(f"tools[{k}] must be an object, got {tool!r:.80}")
+            if tool.get("type", "function") != "function":
+                skip(f"tools[{k}]", f"a tool of type {tool.get('type')!r} (only function tools "
+                     "have a known count)")
+                continue
+            fn = tool.get("function")
+            if fn is None and isinstance(tool.get("name"), str):  # the Responses API's flat form
+                fn = {key: tool[key] for key in ("name", "description", "parameters") if key in tool}
+            if not isinstance(fn, Mapping):
+                raise ValueError(f"tools[{k}]: a function tool needs its 'function': {tool!r:.120}")
+            functions.append(fn)
     choice = request.get("tool_choice")
     if choice is not None:
         if call is not None:
@@ -304,35 +448,41 @@ def _from_tools(request: Mapping[str, Any]) -> tuple[list | None, Any]:
             call = choice
         elif isinstance(choice, Mapping) and isinstance(choice.get("function"), Mapping):
             call = {"name": choice["function"].get("name")}
+        elif isinstance(choice, Mapping) and choice.get("type") == "function" \
+                and isinstance(choice.get("name"), str):  # Responses API
+            call = {"name": choice["name"]}
         else:
-            raise ValueError(f"tool_choice {choice!r:.80} has no known token count "
-                             "(countable: 'auto', 'none', {'type': 'function', 'function': {'name': ...}})")
+            skip("tool_choice", f"tool_choice {choice!r:.80} has no known token count (countable: "
+                 "'auto', 'none', {'type': 'function', 'function': {'name': ...}})")
     return functions, call
 
 
-def _as_function_message(m: Mapping[str, Any], called: dict[str, Any]) -> Mapping[str, Any]:
+def _as_function_message(m: Mapping[str, Any], called: dict[str, Any], where: str, skip) -> Mapping[str, Any]:
     """A message of the tools form as its functions-form twin, which gpt-tokenizer counts: an
     assistant message with one tool call as one with that `function_call`; a "tool" message with
     a `tool_call_id` as a "function" message named for the call it answers (`called` collects
-    the ids of the calls seen so far; one without is counted as any role, as gpt-tokenizer does).  Several tool calls in one message (parallel calls) have
-    no functions-form twin and are refused."""
+    the ids of the calls seen so far; one without is counted as any role, as gpt-tokenizer
+    does).  Several tool calls in one message (parallel calls) have no functions-form twin:
+    they go to `skip` (the rest of the message is counted)."""
     calls = m.get("tool_calls")
     if calls:
         if m.get("function_call"):
             raise ValueError("a message with both 'tool_calls' and 'function_call' is not valid")
         if not isinstance(calls, list) or not all(isinstance(c, Mapping) for c in calls):
             raise TypeError(f"tool_calls must be a list of objects, got {calls!r:.80}")
-        if len(calls) > 1:
-            raise ValueError(f"a message with {len(calls)} tool_calls (parallel calls) has no known "
-                             "token count (gpt-tokenizer counts functions-form requests, which "
-                             "have one function_call a message)")
-        call = calls[0]
-        fn = call.get("function")
-        if call.get("type", "function") != "function" or not isinstance(fn, Mapping):
-            raise ValueError(f"only tool calls of type 'function' can be counted, got {call!r:.120}")
-        if call.get("id") is not None:
-            called[call["id"]] = fn.get("name")
+        for k, call in enumerate(calls):
+            fn = call.get("function")
+            if call.get("type", "function") != "function" or not isinstance(fn, Mapping):
+                raise ValueError(f"only tool calls of type 'function' can be counted, got {call!r:.120}")
+            if call.get("id") is not None:
+                called[call["id"]] = fn.get("name")
         m = {k: v for k, v in m.items() if k != "tool_calls"}
+        if len(calls) > 1:
+            skip(f"{where}.tool_calls", f"{len(calls)} tool_calls (parallel calls) have no known "
+                 "token count (gpt-tokenizer counts functions-form requests, which have one "
+                 "function_call a message)")
+            return m
+        fn = calls[0]["function"]
         m["function_call"] = {"name": fn.get("name"), "arguments": fn.get("arguments")}
         return m
     if m.get("role") == "tool" and m.get("tool_call_id") is not None:
@@ -346,16 +496,83 @@ def _as_function_message(m: Mapping[str, Any], called: dict[str, Any]) -> Mappin
     return m
 
 
-def count_request(request: Any, model: str = "gpt-4o") -> int:
-    """Tokens of a Chat Completions request's prompt, as gpt-tokenizer's countChatCompletionTokens."""
-    return sum(n for _, n in request_parts(request, model))
+def _from_responses(request: Mapping[str, Any], skip) -> dict:
+    """A Responses API request (`input`, `instructions`) as the Chat Completions request it
+    stands for: instructions as a system message first, a string input as a user message,
+    message items as messages, a run of function_call items as one assistant message's
+    tool_calls, function_call_output items as tool messages; other items go to `skip`."""
+    out = {k: v for k, v in request.items() if k not in ("input", "instructions", "text")}
+    messages: list[dict] = []
+    origins: list[str] = []  # where each message comes from, for what is reported
+    if request.get("instructions"):
+        messages.append({"role": "system", "content": request["instructions"]})
+        origins.append("instructions")
+    items = request.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise TypeError(f"a Responses request's input must be a string or a list, got {items!r:.80}")
+    for k, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise TypeError(f"input[{k}] must be an object, got {item!r:.80}")
+        kind = item.get("type", "message")
+        if kind == "message":
+            messages.append({key: v for key, v in item.items() if key not in ("type", "id", "status")})
+            origins.append(f"input[{k}]")
+        elif kind == "function_call":
+            call = {"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments")}}
+            last = messages[-1] if messages else None
+            if last is not None and last.get("_calls"):
+                last["tool_calls"].append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call], "_calls": True})
+                origins.append(f"input[{k}]")
+        elif kind == "function_call_output":
+            output = item.get("output")
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": output})
+            origins.append(f"input[{k}]")
+        else:
+            skip(f"input[{k}]", f"an input item of type {kind!r} has no known token count")
+    for m in messages:
+        m.pop("_calls", None)
+    fmt = (request.get("text") or {}).get("format") if isinstance(request.get("text"), Mapping) else None
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        skip("text.format", "a json_schema output format's schema is given to the model in a form "
+             "whose token count is not published")
+    out["messages"] = messages
+    out["_origins"] = origins
+    return out
 
 
-def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
-    """`count_request` as (label, tokens) parts: one per message, then the request's overheads
-    (the functions' part includes their deduction when a system message is present)."""
+def request_report(request: Any, model: str = "gpt-4o", *, image_sizes: Any = None,
+                   auto_detail: str = "high") -> dict:
+    """The tokens of a request's prompt, with what makes them and what is not counted:
+    {"model", "tokens", "parts": [{"part": label, "tokens": n}, ...] (summing to tokens),
+    "not_counted": [{"where": "messages[2].content[1]", "why": ...}, ...]}.
+
+    `request` is a Chat Completions request (or a messages list), or a Responses API one
+    (`input`, `instructions`), counted as the Chat Completions request it stands for.  Text is
+    counted as gpt-tokenizer's countChatCompletionTokens counts it (a content-part array's
+    text parts as one string); each image by OpenAI's rule for `model` (`images.image_cost`;
+    its size read from a data URL, or `image_sizes[url or file_id]` — a mapping or a function
+    giving (width, height)), as a part of its own after its message; detail "auto" as
+    `auto_detail`.  What has no known count (parallel tool calls, non-function tools,
+    tool_choice "required", audio or file parts, an image of unknown size, a json_schema
+    output format, unknown fields...) is left out of `tokens` and listed in `not_counted`."""
+    uncounted: list[tuple[str, str]] = []
+
+    def skip(where: str, why: str) -> None:
+        uncounted.append((where, why))
+
+    origins: list[str] = []
     if not isinstance(request, Mapping):
         request = {"messages": _messages(request)}
+    elif "input" in request and "messages" not in request:
+        request = _from_responses(request, skip)
+        origins = request.pop("_origins")
+    elif "messages" not in request:
+        raise ValueError("a request needs 'messages' (Chat Completions) or 'input' (Responses API)")
     enc = chat_format(model).encoding
     counts: dict[str, int] = {}
 
@@ -370,8 +587,17 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
             c = counts[text] = enc.count_ordinary(text)
         return c
 
+    for key in request:
+        if key in ("messages", "functions", "function_call", "tools", "tool_choice") or key in _NOT_PROMPT:
+            continue
+        if key == "response_format":
+            if isinstance(request[key], Mapping) and request[key].get("type") == "json_schema":
+                skip(key, "a json_schema response format's schema is given to the model in a form "
+                     "whose token count is not published")
+            continue
+        skip(key, f"the request field {key!r} is not known to anytok's count")
     messages = _messages(request.get("messages", ()))
-    functions, call = _from_tools(request)
+    functions, call = _tool_functions(request, skip)
     has_functions = bool(functions)
     padded = False
     parts: list[tuple[str, int]] = []
@@ -379,9 +605,19 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             raise TypeError(f"a message must be a dict, got {m!r:.80}")
+        where = origins[i] if i < len(origins) else f"messages[{i}]"
         label = f"message {i + 1} ({m.get('role')})"
-        m = _as_function_message(m, called)
+        for key in m:
+            if key not in _MESSAGE_KEYS:
+                if key == "refusal" and not m[key]:
+                    continue
+                skip(f"{where}.{key}", f"the message field {key!r} is not known to anytok's count")
+        m = _as_function_message(m, called, where, skip)
         content = m.get("content")
+        images = Images(model, image_sizes, auto_detail)
+        if isinstance(content, list):
+            content = content_text(content, images, f"{where}.content", strict=False)
+        uncounted += images.uncounted
         role = m.get("role")
         if role == "system" and has_functions and not padded:
             padded = True
@@ -400,6 +636,7 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
         if role == "function":
             total -= FUNCTION_ROLE_DISCOUNT
         parts.append((label, total))
+        parts += [(f"{label}: {what}", tokens) for what, tokens in images.counted]
     parts.append(("reply priming", REQUEST_OVERHEAD))
     if has_functions:
         total = n(format_functions(functions), "functions") + FUNCTIONS_OVERHEAD
@@ -412,4 +649,37 @@ def request_parts(request: Any, model: str = "gpt-4o") -> list[tuple[str, int]]:
         elif isinstance(call, Mapping) and call.get("name"):
             parts.append(("function_call name", n(call["name"], "function_call.name")
                           + FORCED_FUNCTION_OVERHEAD))
-    return parts
+    return {"model": model, "tokens": sum(t for _, t in parts),
+            "parts": [{"part": p, "tokens": t} for p, t in parts],
+            "not_counted": [{"where": w, "why": y} for w, y in uncounted]}
+
+
+class NotCountedError(ValueError):
+    """Raised by `count_request` / `request_parts` when part of a request has no known count;
+    `report` is `request_report`'s answer (the rest counted, and what was left out)."""
+
+    def __init__(self, report: dict):
+        self.report = report
+        left = report["not_counted"]
+        listed = "; ".join(f"{x['where']}: {x['why']}" for x in left[:3])
+        more = f"; and {len(left) - 3} more" if len(left) > 3 else ""
+        super().__init__(f"{len(left)} part{'s' if len(left) > 1 else ''} of the request "
+                         f"cannot be counted ({listed}{more}); chat.request_report counts the "
+                         f"rest ({report['tokens']} tokens) and lists them")
+
+
+def count_request(request: Any, model: str = "gpt-4o", **kwargs: Any) -> int:
+    """Tokens of a request's prompt, as gpt-tokenizer's countChatCompletionTokens counts its
+    text, with images by OpenAI's rules (see `request_report`, which takes the same keywords).
+    Raises `NotCountedError` (a `ValueError`) when part of it has no known count."""
+    return sum(n for _, n in request_parts(request, model, **kwargs))
+
+
+def request_parts(request: Any, model: str = "gpt-4o", **kwargs: Any) -> list[tuple[str, int]]:
+    """`count_request` as (label, tokens) parts: one per message (then one per image of it),
+    then the request's overheads (the functions' part includes their deduction when a system
+    message is present).  Raises `NotCountedError` as `count_request` does."""
+    report = request_report(request, model, **kwargs)
+    if report["not_counted"]:
+        raise NotCountedError(report)
+    return [(p["part"], p["tokens"]) for p in report["parts"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -360,8 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line and no note of skipped binary files")
     p.add_argument("--field", metavar="NAME", help="count the field NAME of each record of .jsonl / .parquet files "
                    "(gzip, zstd too) as `tokenize` reads them, instead of their whole text")
-    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array or a Chat "
-                   "Completions request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
+    p.add_argument("--chat", metavar="FILE.json", help="count a conversation (a messages array, a Chat "
+                   "Completions or Responses request; '-' for stdin) as -m MODEL sees it, or with --vocab FOLDER's chat template")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("encode", help="print the token ids of a file, stdin or --text")
@@ -429,9 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except (ValueError, KeyError, OSError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        special = re.match(r"Encountered text corresponding to disallowed special token ('.*?'|\".*?\")\.", str(msg))
+        if isinstance(e, ValueError) and special:
+            # tiktoken's words name its Python arguments; here the choice is a flag.
+            msg = (f"the text spells the special token {special.group(1)}: pass --special text to count it as "
+                   "plain text, or --special allow to count it as that special token")
         print(f"anytok: error: {msg}", file=sys.stderr)
-        if isinstance(e, ValueError) and "disallowed special token" in str(e):
-            print("anytok: hint: pass --special text (count it as plain text) or --special allow", file=sys.stderr)
         return 1
 
 

@@ -15,13 +15,6 @@ __all__ = ["Encoding"]
 _DIRECTIONS = ("left", "right")
 
 
-def _check_direction(direction: str) -> str:
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"Invalid truncation direction value : {direction}" if False else
-                         f"{direction} is not a valid direction (use 'left' or 'right')")
-    return direction
-
-
 class Encoding:
     """The output of `Tokenizer.encode`: ids, tokens, offsets and the rest, one entry per token."""
 
@@ -262,8 +255,7 @@ class Encoding:
             pad_token: str = "[PAD]") -> None:
         """Pad (and pad the overflowing Encodings) to `length` tokens."""
         if direction not in _DIRECTIONS:
-            raise Exception(f"Invalid padding direction value : {direction}" if False else
-                            f"`direction` must be 'left' or 'right', got {direction!r}")
+            raise ValueError(f"Unknown `direction`: `{direction}`. Use one of `left` or `right`")
         for o in self._overflowing:
             o.pad(length, direction, pad_id, pad_type_id, pad_token)
         n = length - len(self._ids)

@@ -715,6 +715,11 @@ class NormalizedString:
         text = self._normalized
         if not text:
             return  # tokenizers: nothing matches in an empty string
+        literal = pattern if isinstance(pattern, str) else getattr(pattern, "literal", None)
+        if literal is not None and len(literal) == 1 and len(content) == 1:
+            # One character for one, each taking the alignment of the one it replaces.
+            self._normalized = text.replace(literal, content)
+            return
         spans = pattern_spans(pattern, text)
         if not spans:
             return
@@ -735,6 +740,25 @@ class NormalizedString:
         a.extend(old[prev:])
         self._normalized = "".join(t)
         self._align = a
+
+    def _pieces(self, bounds) -> list["NormalizedString"]:
+        """_slice_normalized of each (start, end) of `bounds` (non-empty, in range)."""
+        if self._align is not None:
+            cut = self._slice_normalized
+            return [cut(s, e) for s, e in bounds]
+        # Identity alignment: the slices are plain string slices.
+        new = object.__new__
+        cls = NormalizedString
+        orig, text, sh = self._original, self._normalized, self._shift
+        out = []
+        for s, e in bounds:
+            ns = new(cls)
+            ns._original = orig[s:e]
+            ns._normalized = text[s:e]
+            ns._align = None
+            ns._shift = sh + s
+            out.append(ns)
+        return out
 
     def _n_bytes(self) -> int:
         t = self._normalized
@@ -820,17 +844,16 @@ class NormalizedString:
                 return [NormalizedString._make(self._original, text, self._align, self._shift)]
             if behavior == "Isolated":
                 # The matches and the gaps between them, each its own piece.
-                out = []
-                cut = self._slice_normalized
+                bounds = []
                 prev = 0
                 for s, e in spans:
                     if prev != s:
-                        out.append(cut(prev, s))
-                    out.append(cut(s, e))
+                        bounds.append((prev, s))
+                    bounds.append((s, e))
                     prev = e
                 if prev != len(text):
-                    out.append(cut(prev, len(text)))
-                return out
+                    bounds.append((prev, len(text)))
+                return self._pieces(bounds)
         out = []
         for s, e in split_offsets(_matches(spans, text, invert), behavior):
             piece = self._slice_normalized(s, e)
@@ -897,11 +920,14 @@ def _as_normalized(obj) -> NormalizedString:
 
 
 class _Split:
-    __slots__ = ("normalized", "tokens")
+    # byte_offsets: the tokens came from a Python `tokenize` callback, whose Token offsets are
+    # UTF-8 byte offsets into the split's normalized string (anytok's models give characters).
+    __slots__ = ("normalized", "tokens", "byte_offsets")
 
-    def __init__(self, normalized: NormalizedString, tokens=None):
+    def __init__(self, normalized: NormalizedString, tokens=None, byte_offsets: bool = False):
         self.normalized = normalized
         self.tokens = tokens
+        self.byte_offsets = byte_offsets
 
 
 def _check_referential(value) -> str:
@@ -996,6 +1022,7 @@ class PreTokenizedString:
                 if not isinstance(tokens, list):
                     raise TypeError("`tokenize` must return a list of Token")
                 sp.tokens = list(tokens)
+                sp.byte_offsets = True
 
     def _starts(self) -> list[int] | None:
         """Byte offset of each character of the original (and its length); None if ASCII."""
@@ -1069,10 +1096,32 @@ class PreTokenizedString:
         """An Encoding of the tokens (needs `anytok.hf.Encoding`)."""
         from .encoding import Encoding  # anytok.hf.Encoding (importing the package would be a circle)
 
+        if any(sp.byte_offsets for sp in self.splits):
+            # Token offsets in bytes of the normalized split -> characters, as tokenizers reads
+            # them (a byte inside a character stands for that character).
+            clone = PreTokenizedString.__new__(PreTokenizedString)
+            clone._original = self._original
+            clone._byte_starts = self._byte_starts
+            clone.splits = [_Split(sp.normalized, [Token(t.id, t.value, _byte_range_to_chars(sp.normalized._normalized, *t.offsets))
+                                                   for t in sp.tokens]) if sp.byte_offsets else sp
+                            for sp in self.splits]
+            return Encoding._from_pretokenized(clone, type_id=type_id, word_idx=word_idx)
+
         return Encoding._from_pretokenized(self, type_id=type_id, word_idx=word_idx)
 
     def __repr__(self):
         return f"PreTokenizedString(original={self._original!r}, splits={len(self.splits)})"
+
+
+def _byte_range_to_chars(text: str, start: int, end: int) -> tuple[int, int]:
+    if text.isascii() or start >= end:
+        return (start, end)
+    starts = [0]
+    for c in text:
+        starts.append(starts[-1] + len(c.encode("utf-8", "surrogatepass")))
+    if end > starts[-1]:
+        return (start, end)
+    return (bisect_right(starts, start) - 1, bisect_right(starts, end - 1))
 
 
 class PreTokenizedStringRefMut:

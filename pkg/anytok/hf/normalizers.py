@@ -368,10 +368,11 @@ def _matcher(spec: dict):
 class _Literal:
     """A literal pattern that always matches as a literal (even one character)."""
 
-    __slots__ = ("rx",)
+    __slots__ = ("rx", "literal")
 
     def __init__(self, s: str):
         self.rx = re.compile(re.escape(s))
+        self.literal = s
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [m.span() for m in self.rx.finditer(text)]

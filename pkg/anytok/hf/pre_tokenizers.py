@@ -134,8 +134,7 @@ def _keep_matches(pts: PreTokenizedString, rx: re.Pattern[str]) -> None:
     # complement gives (slicing a slice is slicing the whole, so several such splits in a row
     # can be one).
     def split(_i, ns: NormalizedString):
-        cut = ns._slice_normalized
-        return [cut(*m.span()) for m in rx.finditer(ns._normalized)]
+        return ns._pieces([m.span() for m in rx.finditer(ns._normalized)])
 
     pts._split_pieces(split)
 

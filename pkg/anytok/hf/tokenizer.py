@@ -592,7 +592,7 @@ class Tokenizer:
             raise TypeError("encode_batch expects a list (of str, or pairs)")
         items = [self._batch_item(x, is_pretokenized) for x in input]
         out = []
-        state = self._state_key() if len(items) > 1 or self._memo else None
+        state = self._state_key() if fast or len(items) > 1 or self._memo else None
         for a, b in items:
             key = None
             if state is not None and isinstance(a, str) and (b is None or isinstance(b, str)):
@@ -601,13 +601,18 @@ class Tokenizer:
                 if hit is not None and hit[0] == state:
                     out.append(hit[1]._copy())
                     continue
-            enc = self._encode_sequence(a, is_pretokenized, 0)
-            pe = self._encode_sequence(b, is_pretokenized, 1) if b is not None else None
-            if fast:
-                for e in (enc, pe):
-                    if e is not None:
-                        n = len(e._ids)
-                        e._tokens, e._words, e._offsets = [""] * n, [None] * n, [(0, 0)] * n
+            ids_path = self._ids_path(state) if fast else None
+            if ids_path is not None:
+                enc = self._encode_ids_only(ids_path, a, is_pretokenized, 0)
+                pe = self._encode_ids_only(ids_path, b, is_pretokenized, 1) if b is not None else None
+            else:
+                enc = self._encode_sequence(a, is_pretokenized, 0)
+                pe = self._encode_sequence(b, is_pretokenized, 1) if b is not None else None
+                if fast:
+                    for e in (enc, pe):
+                        if e is not None:
+                            n = len(e._ids)
+                            e._tokens, e._words, e._offsets = [""] * n, [None] * n, [(0, 0)] * n
             enc = self._post_process(enc, pe, add_special_tokens, pad=False)
             if key is not None:
                 if len(self._memo) >= 64:
@@ -640,6 +645,53 @@ class Tokenizer:
         return _json.dumps([parts, added, self._truncation, self.encode_special_tokens, m._type, m._cfg,
                             id(getattr(m, "_vocab", None)), id(getattr(m, "_pieces", None))],
                            sort_keys=True, default=str)
+
+    def _ids_path(self, state):
+        """anytok's ids-only pipeline (`anytok.pipeline.Tokenizer`) with this tokenizer's
+        components, for the fast path (no offsets, no token strings); None when a component has
+        no ids-path twin (custom Python components, ...).  Rebuilt when the state changes."""
+        if state is None:
+            return None
+        cached = self.__dict__.get("_ids_path_cache")
+        if cached is not None and cached[0] == state:
+            return cached[1]
+        built = None
+        try:
+            from ..pipeline.added_tokens import AddedToken as _PAT
+            from ..pipeline.tokenizer import Tokenizer as _PipelineTokenizer
+
+            norm = self._normalizer._pipeline if self._normalizer is not None else None
+            pre = self._pre_tokenizer._pipeline if self._pre_tokenizer is not None else None
+            model = self._model
+            impl = model._impl if model._type in ("BPE", "WordPiece", "Unigram") else None
+            ok = impl is not None and (self._normalizer is None or norm is not None) and \
+                (self._pre_tokenizer is None or pre is not None)
+            if ok and model._type == "BPE" and model._cfg.get("dropout"):
+                ok = False
+            if ok:
+                v = self._added
+                ordered = v.special_list + v.added_list
+                if self.encode_special_tokens:
+                    ordered = [t for t in ordered if t.content not in v.special_set]
+                added = [_PAT(v.map[t.content], t.content, t.single_word, t.lstrip, t.rstrip, t.normalized, t.special)
+                         for t in ordered if t.content in v.map]
+                built = _PipelineTokenizer(model=impl, normalizer=norm, pre_tokenizer=pre, added_tokens=added)
+        except Exception:
+            built = None
+        self.__dict__["_ids_path_cache"] = (state, built)
+        return built
+
+    def _encode_ids_only(self, pipeline, seq, is_pretokenized, type_id):
+        if is_pretokenized:
+            texts = _pretok_input(seq)
+        else:
+            texts = [_text_input(seq)]
+        ids: list[int] = []
+        for t in texts:
+            for part in pipeline._parts(t):
+                ids += part
+        n = len(ids)
+        return Encoding._new(ids, [type_id] * n, [""] * n, [None] * n, [(0, 0)] * n, [0] * n, [1] * n)
 
     def encode_batch_fast(self, input, is_pretokenized: bool = False, add_special_tokens: bool = True):
         """`encode_batch` as tokenizers' fast path gives it: ids, type ids and masks; the model's

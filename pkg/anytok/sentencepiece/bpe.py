@@ -33,6 +33,7 @@ import heapq
 import re
 from typing import Sequence
 
+from ..bpe import merge_bounds
 from ..errors import UnsupportedTokenizerError
 from .model_proto import UNUSED, USER_DEFINED, piece_tables
 from .unigram import byte_piece
@@ -69,6 +70,7 @@ class BPEModel:
         # PieceToId for every string that can be a final symbol: reserved pieces win.
         self._ids = {**normal, **reserved}
         self._merge_score = {p: self.scores[i] for p, i in normal.items()}
+        self._merge_priority = {p: -score for p, score in self._merge_score.items()}
         self.has_unused = any(t == UNUSED for t in self.types)
         self.user_defined = sorted((p for p, t in zip(self.pieces, self.types) if t == USER_DEFINED),
                                    key=lambda s: (-len(s.encode("utf-8")), s))
@@ -221,48 +223,10 @@ class BPEModel:
         return parts
 
     def _merge_heap(self, word: str) -> list[str]:
-        get = self._merge_score.get
-        n = len(word)
-        nxt = list(range(1, n + 1))
-        prv = list(range(-1, n - 1))
-        alive = bytearray(b"\x01") * n
-        heap = []
-        for i in range(n - 1):
-            s = get(word[i : i + 2])
-            if s is not None:
-                heap.append((-s, i, 2))
-        heapq.heapify(heap)
-        pop, push = heapq.heappop, heapq.heappush
-        while heap:
-            _, i, size = pop(heap)
-            if not alive[i]:
-                continue
-            j = nxt[i]
-            if j >= n:
-                continue
-            k = nxt[j]
-            if k - i != size:
-                continue  # stale: one of the two symbols changed since this entry was pushed
-            alive[j] = 0
-            nxt[i] = k
-            if k < n:
-                prv[k] = i
-                m = nxt[k]
-                s = get(word[i:m])
-                if s is not None:
-                    push(heap, (-s, i, m - i))
-            h = prv[i]
-            if h >= 0:
-                s = get(word[h:k])
-                if s is not None:
-                    push(heap, (-s, h, k - h))
-        out = []
-        i = 0
-        while i < n:
-            j = nxt[i]
-            out.append(word[i:j])
-            i = j
-        return out
+        # tiktoken's heap loop (anytok.bpe.merge_bounds) with the negated scores as priorities:
+        # the highest score first, the leftmost on ties, as sentencepiece's BPE model merges.
+        bounds = merge_bounds(word, self._merge_priority.get)
+        return [word[a:b] for a, b in zip(bounds, bounds[1:])]
 
     def _word_ids(self, word: str) -> list[int]:
         """Ids of one independent word (before the unknown-run merge)."""

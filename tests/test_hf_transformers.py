@@ -86,6 +86,22 @@ for name, folder in job["models"].items():
                                                return_token_type_ids=True, return_offsets_mapping=True)))
     r["pair_longest_first"] = run(lambda: plain(tok(firsts, seconds, max_length=32, truncation=True,
                                                     padding="max_length", return_token_type_ids=True)))
+    # Special tokens written in the text, split by added-token matching, with their mask.
+    specials = tok.all_special_tokens
+    mixed = [s[:len(s) // 2] + specials[i % len(specials)] + s[len(s) // 2:] for i, s in enumerate(singles)]
+    r["specials_in_text"] = run(lambda: plain(tok(mixed, return_offsets_mapping=True,
+                                                  return_special_tokens_mask=True), words=True))
+    r["pretokenized"] = run(lambda: plain(tok([s.split() or ["x"] for s in singles], is_split_into_words=True,
+                                              return_offsets_mapping=True), words=True))
+    r["truncate_left"] = run(lambda: (setattr(tok, "truncation_side", "left"), plain(
+        tok(singles, max_length=16, truncation=True, return_offsets_mapping=True)))[1])
+    tok.truncation_side = "right"
+    # Last: it changes the tokenizer. Tokens added at run time, one of them special.
+    r["added_count"] = run(lambda: [tok.add_tokens(["anytokword", " the", "日本"]),
+                                    tok.add_special_tokens({"additional_special_tokens": ["<|tfm|>"]})])
+    added = [s[:10] + " anytokword<|tfm|>" + s[10:] for s in singles]
+    r["added"] = run(lambda: plain(tok(added, return_offsets_mapping=True), words=True))
+    r["added_decode"] = run(lambda: tok.batch_decode(tok(added)["input_ids"], skip_special_tokens=True))
 json.dump(result, sys.stdout)
 '''
 
@@ -175,7 +191,8 @@ def test_shim_is_anytok(outputs):
 @pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2", "gemma3"])
 @pytest.mark.parametrize("case", ["class", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
                                   "padding", "padding_longest_left", "overflow", "pair_overflow",
-                                  "pair_longest_first"])
+                                  "pair_longest_first", "specials_in_text", "pretokenized", "truncate_left",
+                                  "added_count", "added", "added_decode"])
 def test_like_transformers_on_tokenizers(outputs, model, case):
     job, want, got = outputs
     w, g = want[model].get(case), got[model].get(case)

@@ -177,14 +177,16 @@ def outputs(tmp_path_factory, corpora):
     return job, want, got
 
 
-def test_shim_is_anytok(outputs):
+def test_shim_is_anytok():
+    """The venv's `tokenizers` is anytok.hf (this checkout's), under the real one's version."""
     shim_python = build_venv(quiet=True)
-    proc = subprocess.run([str(shim_python), "-c", "import tokenizers, anytok.hf, tokenizers.models as m; "
-                           "print(tokenizers.__version__, m is anytok.hf.models, anytok.__file__)"],
+    proc = subprocess.run([str(shim_python), "-c", "import importlib.metadata as md, tokenizers, anytok.hf, "
+                           "tokenizers.models as m; print(md.version('tokenizers'), tokenizers.__version__, "
+                           "m is anytok.hf.models, tokenizers.Tokenizer is anytok.hf.Tokenizer, anytok.__file__)"],
                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "pkg")),
                           check=True)
-    version, same, path = proc.stdout.split()
-    assert (version, same) == ("0.23.3", "True")
+    *same, path = proc.stdout.split()
+    assert same == ["0.23.3", "0.23.3", "True", "True"]
     assert Path(path).is_relative_to(ROOT / "pkg")
 
 

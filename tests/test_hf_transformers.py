@@ -131,8 +131,18 @@ def _models(tmp: Path) -> dict[str, str]:
     }
 
 
+# Texts the corpora lack or rarely have: empty and blank inputs, combining marks, ligatures,
+# emoji sequences, special tokens' spellings, one long word, zero-width and no-break spaces, CRLF,
+# full-width forms.
+EDGE = ["", " ", "\n\n", "  leading and trailing  ", "a\u0301e\u0301 café CAFÉ ﬁ ①", "😀🎉 emoji 👩‍👩‍👧",
+        "\t tab\tx", "Hello   world", "ÅNGSTRÖM İstanbul ß", "<s> </s> <unk> [CLS] [SEP] <|endoftext|>",
+        "x" * 300, "日本語 テキスト　全角スペース", "don't you'll I'M", "12345678901234567890", "\u00a0nbsp\u00a0",
+        "\u200bzero\u200dwidth", "a\r\nb", "ｆｕｌｌｗｉｄｔｈ"]
+
+
 def _sentences(corpora: dict[str, str], n: int) -> tuple[list[str], list[list[str]]]:
-    """n lines sampled (seeded) from the four corpora, a quarter each, and n // 4 pairs of them."""
+    """EDGE and n lines sampled (seeded) from the four corpora, a quarter each; n // 4 pairs of
+    them and 18 of EDGE's."""
     rng = random.Random("hf-transformers")
     singles = []
     for key in sorted(corpora):
@@ -141,7 +151,8 @@ def _sentences(corpora: dict[str, str], n: int) -> tuple[list[str], list[list[st
             # Long lines cut at a random point, so truncation sees lengths on both sides of its limit.
             singles.append(s[:rng.randrange(20, 400)])
     pairs = [[rng.choice(singles), rng.choice(singles)] for _ in range(n // 4)]
-    return singles, pairs
+    pairs += [[a, b] for a in EDGE[:6] for b in EDGE[6:9]]
+    return EDGE + singles, pairs
 
 
 def _run(python: str, job: dict, env: dict) -> dict:

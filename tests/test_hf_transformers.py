@@ -1,12 +1,14 @@
 """transformers 5.23.0 on anytok.hf: the same outputs as on the real `tokenizers` 0.23.3.
 
 One script (SCRIPT below) loads each model with `AutoTokenizer.from_pretrained(folder)` and
-prints, as JSON, what transformers returns for seeded samples of the four corpora: ids, attention
-masks, offsets, word ids, tokens and decoded text of single sentences; token type ids of pairs;
-`padding="max_length"`; truncation with `stride` and `return_overflowing_tokens`. It runs twice:
-in the main .venv (real `tokenizers`) and in `.cache/venv-tfm` (build_scripts/
-build_tokenizers_shim.py: a `tokenizers` wheel that is anytok.hf, with this checkout's `pkg/`
-first on PYTHONPATH). The two JSON outputs must be identical.
+prints, as JSON, digests of what `save_pretrained` writes and what transformers returns for edge
+texts and seeded samples of the four corpora: ids, attention masks, offsets, word ids, tokens and
+decoded text of single sentences; token type ids of pairs; `padding="max_length"`; truncation
+with `stride` and `return_overflowing_tokens`; special tokens in the text, pre-tokenized input,
+tokens added at run time. It runs twice: in the main .venv (real `tokenizers`) and in
+`.cache/venv-tfm` (build_scripts/build_tokenizers_shim.py: a `tokenizers` wheel that is
+anytok.hf, with this checkout's `pkg/` first on PYTHONPATH). The two JSON outputs must be
+identical.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from fetch_models import path as model_path  # noqa: E402
 # "pairs": [[a, b], ...]} -> stdout {name: {case: output}}. An exception is an output too (its
 # type name), so that both sides must fail alike.
 SCRIPT = r'''
-import json, sys
+import hashlib, json, os, sys, tempfile
 from transformers import AutoTokenizer
 
 job = json.load(sys.stdin)
@@ -55,6 +57,20 @@ def plain(enc, words=False):
     return out
 
 
+def saved(tok):
+    """What save_pretrained writes (tokenizer.json through Tokenizer.to_str), file by file: a
+    digest of the JSON content, key order aside, so that gemma3's 33 MB are not sent back."""
+    with tempfile.TemporaryDirectory() as d:
+        tok.save_pretrained(d)
+        out = {}
+        for f in sorted(os.listdir(d)):
+            data = open(os.path.join(d, f), encoding="utf-8").read()
+            if f.endswith(".json"):
+                data = json.dumps(json.loads(data), sort_keys=True)
+            out[f] = hashlib.sha256(data.encode()).hexdigest()
+        return out
+
+
 result = {}
 for name, folder in job["models"].items():
     tok = AutoTokenizer.from_pretrained(folder)
@@ -71,6 +87,7 @@ for name, folder in job["models"].items():
     r["no_specials"] = run(lambda: plain(tok(singles, add_special_tokens=False, return_offsets_mapping=True)))
     r["pair"] = run(lambda: plain(tok(firsts, seconds, return_token_type_ids=True,
                                       return_offsets_mapping=True)))
+    r["saved"] = run(lambda: saved(tok))
     r["padding"] = run(lambda: plain(tok(singles, padding="max_length", max_length=64, truncation=True,
                                          return_offsets_mapping=True)))
     r["padding_longest_left"] = run(lambda: (setattr(tok, "padding_side", "left"), plain(
@@ -202,7 +219,7 @@ def test_shim_is_anytok():
 
 
 @pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2", "gemma3"])
-@pytest.mark.parametrize("case", ["class", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
+@pytest.mark.parametrize("case", ["class", "saved", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
                                   "padding", "padding_longest_left", "overflow", "pair_overflow",
                                   "pair_longest_first", "specials_in_text", "pretokenized", "truncate_left",
                                   "added_count", "added", "added_decode"])

@@ -71,6 +71,20 @@ def saved(tok):
         return out
 
 
+def backend(tok):
+    """What transformers and its users read from the `tokenizers` object itself."""
+    b, text = tok.backend_tokenizer, "Hello  wörld ÅB 日本 café\u0301 <|endoftext|> [SEP] x"
+    return {"sizes": [tok.vocab_size, len(tok), len(tok.get_vocab())],
+            "normalize_str": b.normalizer.normalize_str(text) if b.normalizer else None,
+            "pre_tokenize_str": b.pre_tokenizer.pre_tokenize_str(text) if b.pre_tokenizer else None,
+            "added_tokens_decoder": {k: str(v) for k, v in tok.added_tokens_decoder.items()},
+            "special_ids": tok.all_special_ids,
+            "components": [type(x).__name__ for x in (b.normalizer, b.pre_tokenizer, b.model, b.post_processor,
+                                                      b.decoder)],
+            "truncation_padding": [b.truncation, b.padding],
+            "num_special_tokens_to_add": [b.num_special_tokens_to_add(False), b.num_special_tokens_to_add(True)]}
+
+
 result = {}
 for name, folder in job["models"].items():
     tok = AutoTokenizer.from_pretrained(folder)
@@ -88,6 +102,7 @@ for name, folder in job["models"].items():
     r["pair"] = run(lambda: plain(tok(firsts, seconds, return_token_type_ids=True,
                                       return_offsets_mapping=True)))
     r["saved"] = run(lambda: saved(tok))
+    r["backend"] = run(lambda: backend(tok))
     r["padding"] = run(lambda: plain(tok(singles, padding="max_length", max_length=64, truncation=True,
                                          return_offsets_mapping=True)))
     r["padding_longest_left"] = run(lambda: (setattr(tok, "padding_side", "left"), plain(
@@ -219,7 +234,7 @@ def test_shim_is_anytok():
 
 
 @pytest.mark.parametrize("model", ["llama3_1", "qwen3", "gpt-oss", "minilm", "llama2", "gemma3"])
-@pytest.mark.parametrize("case", ["class", "saved", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
+@pytest.mark.parametrize("case", ["class", "saved", "backend", "single", "tokens", "decode", "decode_skip", "no_specials", "pair",
                                   "padding", "padding_longest_left", "overflow", "pair_overflow",
                                   "pair_longest_first", "specials_in_text", "pretokenized", "truncate_left",
                                   "added_count", "added", "added_decode"])

@@ -29,6 +29,9 @@ fi
 .venv/bin/python build_scripts/fetch/fetch_chat.py >/dev/null
 # jinja2 3.1.6 and MarkupSafe 3.0.4 from PyPI for the browser build's chat templates, sha256-verified.
 .venv/bin/python build_scripts/fetch/fetch_jinja.py >/dev/null
+# transformers 5.23.0 on anytok.hf: .cache/venv-tfm, with a `tokenizers` 0.23.3 wheel built from
+# anytok.hf in place of the real one (tests/test_hf_transformers.py); rebuilt only when stale.
+.venv/bin/python build_scripts/build_tokenizers_shim.py --quiet >/dev/null
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

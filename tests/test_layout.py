@@ -106,3 +106,12 @@ def test_no_import_circle():
     circles = _cycles(graph)
     assert not circles, "import circles: " + "; ".join(
         " ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c) for c in circles)
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists every package of pkg/anytok: a wheel without one fails on import."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(PKG).parts) for p in (PKG / "anytok").rglob("__init__.py")}
+    assert found <= listed, f"not in pyproject.toml's packages: {sorted(found - listed)}"

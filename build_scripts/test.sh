@@ -32,6 +32,11 @@ fi
 # transformers 5.23.0 on anytok.hf: .cache/venv-tfm, with a `tokenizers` 0.23.3 wheel built from
 # anytok.hf in place of the real one (tests/test_hf_transformers.py); rebuilt only when stale.
 .venv/bin/python build_scripts/build_tokenizers_shim.py --quiet >/dev/null
+# setuptools and wheel, for tests/test_docs.py's run of the README's main command in a fresh venv
+# (pip builds the checkout in an isolated environment; the test runs it with no index).
+if ! ls .cache/wheelhouse/setuptools-*.whl >/dev/null 2>&1 || ! ls .cache/wheelhouse/wheel-*.whl >/dev/null 2>&1; then
+    .venv/bin/python -m pip download --quiet --only-binary=:all: -d .cache/wheelhouse 'setuptools>=77' wheel
+fi
 # Browser tests: Debian's Chromium, the web assets (npm ci in web/ when its lock file changed),
 # and micropip's wheels for Pyodide's Python 3.14 (from PyPI) for the bare-Pyodide install test.
 if [ ! -x /usr/bin/chromium ]; then

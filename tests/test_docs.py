@@ -292,3 +292,28 @@ def test_readme_constrained_generation_is_llguidances():
         if ref.is_accepting():
             break
     assert repr(enc.decode(out)) == shown.want.strip()
+
+
+def test_readme_main_command_runs_in_a_fresh_checkout(tmp_path):
+    """The README's main job, as a new user types it in a fresh checkout (the venv line
+    included): its count is tiktoken's.  pip builds the checkout offline, from the setuptools and
+    wheel that build_scripts/test.sh puts in .cache/wheelhouse."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("**Main job")
+    block = text[text.index("```sh\n", start) + 6:]
+    command = block[: block.index("```")].strip()
+    assert "python3 -m venv" in command and "pip install ." in command and "anytok count" in command
+    checkout = tmp_path / "anytok"
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in files.decode().split("\0"):
+        if name and (ROOT / name).is_file():
+            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
+            (checkout / name).write_bytes((ROOT / name).read_bytes())
+    wheelhouse = ROOT / ".cache" / "wheelhouse"
+    assert any(wheelhouse.glob("setuptools-*.whl")), "run build_scripts/test.sh (it fills .cache/wheelhouse)"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheelhouse),
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    r = subprocess.run(["bash", "-c", command], cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    want = len(tiktoken_encoding("o200k_base").encode_ordinary(text))
+    assert r.stdout.strip().splitlines()[-1] == str(want)

@@ -37,7 +37,8 @@ import build_web  # noqa: E402
 ROOT = build_web.ROOT
 OUT = build_web.WEB / "dist-npm"
 # web/dist/ files that belong to the demo page, not to the library.
-DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "train_demo.js", "constrain_demo.js", "chat_demo.js", "bench"}
+DEMO_ONLY = {"index.html", "demo.js", "demo.css", "segments.js", "visible.js", "train_demo.js", "constrain_demo.js", "chat_demo.js",
+             "compare_demo.js", "bench"}
 # Not packed, to keep the tarball small: the .br streams serve_demo.py sends (a server compresses
 # on its own, or runs build_web.py: docs/browser-serving.md), Pyodide's stock standard
 # library (python_stdlib.zip, only for `stdlibURL: null`; the package has the compiled one), and

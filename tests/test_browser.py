@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -212,9 +213,14 @@ def test_special_tokens_and_python_errors_reach_js(shim, name):
     assert got["all"] == enc.encode(text, allowed_special="all")
     assert got["plain"] == enc.encode(text, disallowed_special=())
     assert got["specialTokens"] == sorted(enc.special_tokens_set)
-    with pytest.raises(ValueError) as native:
+    with pytest.raises(ValueError, match="allowed_special") as native:
         enc.encode(text)
-    assert got["refused"] == ["AnyTokError", "ValueError", str(native.value).rstrip("\n")]
+    # The same refusal, in the JS API's words (allowedSpecial, not Python's allowed_special).
+    token = re.search(r"disallowed special token '(.*?)'", str(native.value)).group(1)
+    assert got["refused"] == ["AnyTokError", "ValueError",
+                              f"Encountered text corresponding to disallowed special token {json.dumps(token)}. Pass "
+                              f"{{ allowedSpecial: [{json.dumps(token)}] }} (or \"all\") to encode it as that special "
+                              "token, or { disallowedSpecial: [] } to encode it as plain text."]
     assert got["badId"][0] == "KeyError" and str(enc.max_token_value + 1) in got["badId"][1]
 
 

@@ -162,7 +162,9 @@ def test_demo_opens_a_gguf(page):
     assert int(page.get_attribute("#count", "data-count")) == native.count(sample)
     shown = page.evaluate("Array.from(document.querySelectorAll('#tokens .t'), (t) => t.dataset.ids).join(' ')")
     assert [int(i) for i in shown.split()] == native.encode(sample)
-    assert f"Loaded {name}: GGUF (llama.cpp) tokenizer" in page.text_content("#notice")
+    # (good news, shown as such: in the info box, not among the warnings)
+    assert f"Loaded {name}: GGUF (llama.cpp) tokenizer" in page.text_content("#info")
+    assert name not in (page.text_content("#notice") or "")
 
 
 def test_constrain_in_the_page(page):

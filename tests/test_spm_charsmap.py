@@ -127,3 +127,24 @@ def test_cli_needs_no_charsmap_from(tmp_path, monkeypatch):
                         "-q", "-o", "m.model"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "m.model").read_bytes() == ref
+
+
+def test_trained_with_a_rule_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(5)
+    rules = _random_rules(rng, 200)
+    rules.update({"Ｈ": "h", "ｶ": "カ", "ﬁ": "fi", "\u200b": ""})
+    lines = [" ".join(f"{ord(c):X}" for c in s) + ("\t" + " ".join(f"U+{ord(c):04X}" for c in t) if t else "")
+             for s, t in rules.items()]
+    (tmp_path / "r.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "in.txt").write_text("\n".join(SAMPLE) + "\n", encoding="utf-8")
+    options = dict(input="in.txt", model_prefix="m", model_type="unigram", vocab_size=70,
+                   hard_vocab_limit=False, normalization_rule_tsv="r.tsv")
+    spm.SentencePieceTrainer.train(minloglevel=2, **options)
+    ref = (tmp_path / "m.model").read_bytes()
+    assert parse_model_proto(ref).normalizer_spec.name == "user_defined"
+    kind, files = options.pop("model_type"), options.pop("input")
+    assert anytok.train(files, kind=kind, style="sentencepiece", model_type=kind, **options).data == ref
+    (tmp_path / "bad.tsv").write_text("41\t62\nzz\t61\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2: 'zz' is not a code point"):
+        anytok.train(files, kind=kind, style="sentencepiece", **{**options, "normalization_rule_tsv": "bad.tsv"})

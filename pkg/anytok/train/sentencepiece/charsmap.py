@@ -37,7 +37,7 @@ from ...sentencepiece.darts import DoubleArray
 from ...sentencepiece.darts_build import build_double_array
 
 __all__ = ["BUILTIN_RULES", "rules_of", "precompiled_charsmap", "compile_charsmap",
-           "decompile_charsmap", "decode_rules"]
+           "decompile_charsmap", "load_rule_tsv", "decode_rules"]
 
 BUILTIN_RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf")
 
@@ -168,6 +168,48 @@ def decompile_charsmap(blob: bytes) -> dict[str, str]:
         if value >= len(normalized) or end < 0:
             raise ValueError(f"precompiled_charsmap: target offset {value} out of range")
         rules[key.decode("utf-8")] = normalized[value:end].decode("utf-8")
+    return rules
+
+
+def load_rule_tsv(path) -> dict[str, str]:
+    """The rules of a sentencepiece rule file (`normalization_rule_tsv`, as its
+    `Builder::LoadCharsMap` reads it): a line a rule, tab-separated fields: the source's code
+    points in hex (space-separated, each maybe prefixed "U+"), the target's (none, or no second
+    field: the source is deleted), anything after (a comment).  A later line for the same source
+    wins.  Fields sentencepiece would read partly (a token not wholly hex) are refused."""
+    with open(path, "rb") as f:
+        data = f.read()
+    rules: dict[str, str] = {}
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # std::getline yields no line after the final newline
+    for number, raw in enumerate(lines, 1):
+        fields = raw.split(b"\t")
+        if len(fields) == 1:
+            fields.append(b"")
+        cps = []
+        for field in fields[:2]:
+            chars = []
+            for tok in field.split(b" "):
+                tok = tok.strip()
+                if not tok:
+                    continue
+                if tok.startswith(b"U+"):
+                    tok = tok[2:]
+                try:
+                    cp = int(tok, 16) if tok and tok.isalnum() else -1
+                except ValueError:
+                    cp = -1
+                if not 0 < cp <= 0x10FFFF or 0xD800 <= cp < 0xE000:
+                    raise ValueError(f"{path}, line {number}: {tok.decode('utf-8', 'replace')!r} "
+                                     "is not a code point in hex")
+                chars.append(chr(cp))
+            cps.append("".join(chars))
+        if not cps[0]:
+            raise ValueError(f"{path}, line {number}: no source code points")
+        rules[cps[0]] = cps[1]
+    if not rules:
+        raise ValueError(f"{path}: no rules")
     return rules
 
 

@@ -45,7 +45,7 @@ def build_double_array(keys: list[bytes], values: list[int]) -> bytes:
             raise ValueError(f"keys are not sorted and unique: {prev!r} then {key!r}")
         if not 0 <= value < 1 << 31:
             raise ValueError(f"value {value} out of range for key {key!r}")
-        dawg.insert(key, value)
+        dawg.insert(key, value, prev)
         prev = key
     dawg.finish()
     units = _Arranger(dawg).build()
@@ -84,38 +84,34 @@ class _Dawg:
             return ((self.n_child[i] << 1) | self.n_has_sibling[i]) & _MASK32
         return ((self.n_child[i] << 2) | (self.n_state[i] << 1) | self.n_has_sibling[i]) & _MASK32
 
-    def insert(self, key: bytes, value: int) -> None:
-        n_child, n_label = self.n_child, self.n_label
-        length = len(key)
-        node = 0
-        pos = 0
-        while pos <= length:
-            child = n_child[node]
-            if child == 0:
-                break
-            label = key[pos] if pos < length else 0
-            if label < n_label[child]:
-                raise ValueError("keys out of order")
-            if label > n_label[child]:
-                self.n_has_sibling[child] = True
-                self._flush(child)
-                break
-            node = child
-            pos += 1
-        if pos > length:
-            return
-        while pos <= length:
-            label = key[pos] if pos < length else 0
+    def insert(self, key: bytes, value: int, prev: bytes | None) -> None:
+        """Add `key`, which sorts after `prev` (the key added before, or None)."""
+        n_child, stack = self.n_child, self.stack
+        # darts-clone walks down from the root along the last key's path (the stack holds it:
+        # stack[d] is the node reached after d bytes, stack[len(prev) + 1] its end marker) and
+        # leaves it where `key` differs: after their common prefix.
+        if prev is None:
+            depth = 0
+        else:
+            depth = 0
+            limit = min(len(prev), len(key))
+            while depth < limit and prev[depth] == key[depth]:
+                depth += 1
+            branch = stack[depth + 1]
+            self.n_has_sibling[branch] = True
+            self._flush(branch)
+        node = stack[depth]
+        n_sibling, n_label, n_state, n_has_sibling = self.n_sibling, self.n_label, self.n_state, self.n_has_sibling
+        for label in (*key[depth:], 0):
             child = len(n_child)
             n_child.append(0)
-            self.n_sibling.append(n_child[node])
+            n_sibling.append(n_child[node])
             n_label.append(label)
-            self.n_state.append(n_child[node] == 0)
-            self.n_has_sibling.append(False)
+            n_state.append(n_child[node] == 0)
+            n_has_sibling.append(False)
             n_child[node] = child
-            self.stack.append(child)
+            stack.append(child)
             node = child
-            pos += 1
         n_child[node] = value
 
     def _flush(self, until: int) -> None:

@@ -145,9 +145,14 @@ def compile_charsmap(rules: dict[str, str]) -> bytes:
     kv.sort()
     keys = [k for k, _ in kv]
     trie = build_double_array(keys, [v for _, v in kv])
-    da = DoubleArray(trie)
+    # How many sources are prefixes of a source (itself included): in sorted order they are
+    # the chain of earlier keys that are prefixes of one another and of it.
+    chain: list[bytes] = []
     for k in keys:
-        if len(da.common_prefix_search(k)) >= _MAX_TRIE_RESULTS:
+        while chain and not k.startswith(chain[-1]):
+            chain.pop()
+        chain.append(k)
+        if len(chain) >= _MAX_TRIE_RESULTS:
             raise ValueError(f"normalization sources share too many prefixes (at {k!r}); "
                              f"at most {_MAX_TRIE_RESULTS - 1} may be prefixes of one another")
     return struct.pack("<I", len(trie)) + trie + bytes(normalized)

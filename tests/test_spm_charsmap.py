@@ -148,3 +148,32 @@ def test_trained_with_a_rule_file(tmp_path, monkeypatch):
     (tmp_path / "bad.tsv").write_text("41\t62\nzz\t61\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 2: 'zz' is not a code point"):
         anytok.train(files, kind=kind, style="sentencepiece", **{**options, "normalization_rule_tsv": "bad.tsv"})
+
+
+PYODIDE_RUNNER = """
+import sys
+sys.path.insert(0, "/host")
+from anytok.train.sentencepiece.charsmap import precompiled_charsmap
+open("/host/nmt_nfkc.bin", "wb").write(precompiled_charsmap("nmt_nfkc"))
+"""
+
+
+def test_same_table_in_pyodide(tmp_path):
+    # Pyodide's CPython (npm pyodide, run by Node) builds the same table: nothing may depend on
+    # the interpreter (its Unicode version, its integer sizes).
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    pyodide = root / "web" / "node_modules" / "pyodide"
+    if not (pyodide / "pyodide.mjs").exists():
+        pytest.fail(f"{pyodide} is missing: run build_scripts/build_web.py (npm ci in web/)")
+    node = shutil.which("node")
+    assert node, "node is needed (the test setup installs npm, which brings it)"
+    host = tmp_path / "host"
+    shutil.copytree(root / "pkg" / "anytok", host / "anytok", ignore=shutil.ignore_patterns("__pycache__"))
+    (host / "run.py").write_text(PYODIDE_RUNNER, encoding="utf-8")
+    r = subprocess.run([node, str(root / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(host),
+                        str(host / "run.py")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (host / "nmt_nfkc.bin").read_bytes() == _charsmap(_spm_model(normalization_rule_name="nmt_nfkc"))

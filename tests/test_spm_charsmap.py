@@ -29,14 +29,14 @@ from anytok.train.sentencepiece.charsmap import (BUILTIN_RULES, compile_charsmap
 RULES = list(BUILTIN_RULES)
 # Text whose normalization differs between the rules: full-width and half-width forms, ligatures,
 # case, circled digits, control characters, Hangul jamo, combining marks, odd spaces.
-SAMPLE = ["Ｈｅｌｌｏ ＷＯＲＬＤ ｶﾀｶﾅ ﬁne ① Straße ÀÉÎ A\u0300 \u1100\u1161\u11a8 x\u200by ～ %d" % i
-          for i in range(300)]
+SAMPLE = ["Ｈｅｌｌｏ ＷＯＲＬＤ ｶﾀｶﾅ ﬁne ① Straße ÀÉÎ A\u0300 \u1100\u1161\u11a8 x\u200by ～ %d"
+          % i for i in range(300)]
 
 
 def _spm_model(**options) -> bytes:
     f = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(SAMPLE), model_writer=f, vocab_size=80, hard_vocab_limit=False,
-                                   minloglevel=2, **options)
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(SAMPLE), model_writer=f, vocab_size=80,
+                                   hard_vocab_limit=False, minloglevel=2, **options)
     return f.getvalue()
 
 

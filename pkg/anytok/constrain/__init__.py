@@ -17,7 +17,7 @@ Data flow, one module per step:
 
     regex text --regex_syntax--> code-point tree --derivatives--> byte-level expressions
     (hash-consed; each is a state of a lazy DFA whose transitions are derivatives)
-    JSON Schema --json_schema--> one grammar expression of the JSON texts it allows: lexemes
+    JSON Schema --json/--> one grammar expression of the JSON texts it allows: lexemes
     (strings, numbers, keys, punctuation; regexes through regex_syntax, JSON-quoted) joined with
     optional whitespace, `$ref` and "any value" as rules expanded lazily by the derivatives
     Lark text --grammar--> (GBNF text --gbnf--> the same rule trees) --> lexemes + BNF --earley--> an automaton over bytes with the same
@@ -43,7 +43,7 @@ import json as _json
 from . import derivatives, regex_syntax
 from . import gbnf as _gbnf
 from . import grammar as _grammar
-from . import json_schema as _json_schema
+from .json import compile_schema as _compile_schema
 from .errors import ConstraintError, GrammarLimitError, Limits, RegexSyntaxError, UnsupportedFeatureError
 from .grammar import GrammarSyntaxError
 from .matcher import Matcher, _Shared
@@ -113,7 +113,7 @@ def regex(pattern: str, *, limits: Limits | None = None) -> Constraint:
 
 def json_schema(schema, *, limits: Limits | None = None) -> Constraint:
     """JSON texts valid against `schema` (a dict, a bool, or JSON text), with llguidance's
-    default JSON settings (see `json_schema.py`): masks equal to llguidance 1.9.1's.
+    default JSON settings (see the `json` subpackage): masks equal to llguidance 1.9.1's.
     `limits` (`Limits(...)`) sets the budgets of its matchers and the nesting of its regexes."""
     limits = limits or Limits()
     if isinstance(schema, (str, bytes)):
@@ -125,7 +125,7 @@ def json_schema(schema, *, limits: Limits | None = None) -> Constraint:
             raise GrammarLimitError("JSON schema text nested too deeply to read") from None
     if not isinstance(schema, (dict, bool)):
         raise ConstraintError(f"JSON schema must be an object or a boolean, got {type(schema).__name__}")
-    es, start = _json_schema.compile_schema(schema)
+    es, start = _compile_schema(schema)
     es.set_limits(limits)
     text = _json.dumps(schema)
     return Constraint(es, start, "json_schema " + (text if len(text) <= 80 else text[:77] + "..."))

@@ -12,7 +12,7 @@ comments; `start` is the start rule.  `_Builder` turns the trees into an `earley
 each distinct string, regex and terminal used in a rule is a lexeme (compiled with
 `regex_syntax` and `derivatives`), the `%ignore` terminals are one skip lexeme, a rule with
 `lazy` or `suffix` is one lazy lexeme (its body, then the suffix), and `%json` is one lexeme
-made by `json_schema.py`.  `earley.States` serves the grammar to the matcher.
+made by the `json` subpackage.  `earley.States` serves the grammar to the matcher.
 
 Special tokens (`<|name|>`, `<[1,5-9]>`, `<[^...]>`, `<[*]>`) are token-range lexemes:
 `\xff` + byte j for the j-th of them, with the ids in `Grammar.token_ranges[j]`; a grammar
@@ -735,7 +735,7 @@ class _Builder:
     def json_symbol(self, schema) -> int:
         """`%json { schema }`: the JSON texts of the schema (anytok's JSON Schema compiler, with
         llguidance's defaults) as one lexeme over the schema's own expressions."""
-        from .json_schema import compile_schema
+        from .json import compile_schema
 
         key = ("json", _json.dumps(schema, sort_keys=True))
         sym = self.lex_sym.get(key)

@@ -242,9 +242,6 @@ class _Shared:
         return 0, 0
 
 
-# (json_schema.py's name for it)
-pause_gc = gc_paused
-
 
 def _nesting_guard(method):
     """Grammar states grow with nesting (one continuation per open bracket), and derivatives
@@ -252,7 +249,7 @@ def _nesting_guard(method):
     raise a clear error rather than fail halfway (the matcher is left unchanged)."""
     def guarded(self, *args):
         self._sh.es.refuel()  # each call has its own work budget (`Limits`, step_*)
-        with pause_gc():
+        with gc_paused():
             try:
                 return method(self, *args)
             except RecursionError:

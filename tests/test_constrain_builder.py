@@ -14,6 +14,7 @@ from llguidance import LLMatcher
 from anytok import constrain
 from anytok.constrain import GrammarSyntaxError
 from anytok.constrain import builder as B
+from anytok.constrain.grammar import read_grammar
 from test_constrain import _lltokenizer, anytok_encoding
 from test_constrain import _walk as walk
 
@@ -72,7 +73,7 @@ def test_lark_text_and_built_grammar_are_one_form():
     """`constrain.grammar` reads Lark text into the builder's form: the two arithmetic grammars
     hold the same rules, so the same constraint."""
     g, lark_text = _arith()
-    read = constrain.grammar.__globals__["_grammar"].read_grammar(lark_text)
+    read = read_grammar(lark_text)
     assert read.rules == g.rules and read.ignored == g.ignored and read.attrs == g.attrs
 
 

@@ -136,7 +136,7 @@ class _Shared:
                 r = self.masks[key] = (self._pack(ff[:1]), ff)
                 return r
         if not fb:
-            slicer = trie.slicer
+            slicer = trie._slicer
             if slicer is None and Slicer.stored_for(trie):  # read, not built: use it at once
                 slicer = Slicer.of(trie)
             if slicer is not None:

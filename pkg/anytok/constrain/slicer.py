@@ -296,7 +296,7 @@ class Slicer:
     def of(cls, trie: TokenTrie) -> "Slicer":
         """The slicer of `trie` (cached on it): read from its trie file if that has it, else
         built and the file rewritten with it (trie_cache.py)."""
-        s = trie.slicer
+        s = trie._slicer
         if s is None:
             stored = trie.stored
             if stored is not None and stored.slices(SLICES):
@@ -308,7 +308,7 @@ class Slicer:
                         trie_cache.save(*trie.cache_file, trie, s)
                     except OSError:
                         pass
-            trie.slicer = s
+            trie._slicer = s
         return s
 
     @staticmethod

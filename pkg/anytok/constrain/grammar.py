@@ -140,7 +140,6 @@ class _Reader:
         self.ignore: list = []
         self.attrs: dict = {}
         self.options: dict = {}
-        self.has_tokens = False  # special tokens: compiled per tokenizer
 
     def peek(self, k: int = 0):
         return self.toks[min(self.i + k, len(self.toks) - 1)]
@@ -426,7 +425,6 @@ class _Reader:
                 return ("sre", self.take()[1])
             raise UnsupportedFeatureError(f"grammar directive {value} inside a rule")
         if kind == "special":
-            self.has_tokens = True
             return ("tok", _token_spec(value))
         if value == "@":  # a reference to another grammar: a Lark text alone has none
             t = self.take()

@@ -126,7 +126,7 @@ def test_trie_file_round_trip(tmp_path, monkeypatch):
     for pattern in (r'[^"]{0,40}', r"[a-z]{0,5}( [a-z]{1,3}){0,3}"):
         ref = LLMatcher(ll, LLMatcher.grammar_from_regex(pattern), log_level=0)
         _walk(constrain.regex(pattern).matcher(own), ref, read.n_vocab, random.Random(pattern), steps=8)
-    assert hasattr(read, "_slicer")  # (used from the first mask)
+    assert read._slicer is not None  # (used from the first mask)
 
 
 def test_trie_file_damaged_or_unwritable(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from anytok import constrain
 from test_constrain import _lltokenizer, anytok_encoding
 from test_constrain_json import _ref_mask_o200k
 
-J = importlib.import_module("anytok.constrain.json_schema")
+J = importlib.import_module("anytok.constrain.json.compile")
 
 BLOW_UP = {"allOf": [{"anyOf": [{"type": "object", "properties": {f"a{i}": {"type": "integer"}}},
                                 {"type": "object", "properties": {f"b{i}": {"type": "string"}}}]}

@@ -57,7 +57,46 @@ FULL_MASK = (1 << 256) - 1
 ALT_INDEX_MIN = 8
 
 
-class ExprSet:
+class StateSet:
+    """What the matcher (`matcher.py`), the token trie walk and the slicer ask of a set of
+    states: an `ExprSet` (regexes, JSON Schemas, one-lexeme grammars) or an `earley.States`
+    (grammars).  States are ints (0: dead); every state set has `nullable[s]` (accepting),
+    `rows` (per state, 256 derivative ids, -1 not yet known), `derive(s, byte)`,
+    `viable_bytes(s)`, `truncated(s, depth)` (the key of a state's mask cache) and `refuel()`
+    (a new work budget per matcher call).
+
+    The optional features below are declared here with the values of a state set without them;
+    a state set that has one sets it (and overrides the methods it needs)."""
+
+    #: special-token lexemes: lexeme j (`\xff` + byte j) allows the token ids in the inclusive
+    #: ranges `token_ranges[j]`; with any, `special_next` / `special_consume` serve them
+    token_ranges: list = ()
+    #: `stop=` lexemes: barrier state -> the state the matcher continues from after the token
+    barrier: dict | None = None
+    #: `max_tokens=` lexemes: the matcher counts tokens (`is_boundary`, `is_fresh`, `limit_max_tokens`)
+    has_max_tokens = False
+    #: `%llguidance {"no_forcing": true}`: nothing forced
+    no_forcing = False
+    #: `stop=""` lexemes: end-of-sequence may end a lexeme (`eos_end`)
+    has_eos_ending = False
+    #: expression -> an infinite expression it equals but for finitely many strings (the slicer
+    #: keeps such states live without exploring them); None: no such facts
+    minus_base: dict | None = None
+
+    def special_next(self, s: int) -> list:
+        """The token-range lexemes that may come next in state `s`."""
+        return []
+
+    def special_consume(self, s: int, token: int) -> int:
+        """The state after special token `token` in state `s` (0: not allowed)."""
+        return 0
+
+    def eos_end(self, s: int) -> int:
+        """The state after end-of-sequence ends the pending lexeme in `s` (0: it may not)."""
+        return 0
+
+
+class ExprSet(StateSet):
     """Hash-consed expressions with cached nullability and derivatives (one per regex)."""
 
     def __init__(self):

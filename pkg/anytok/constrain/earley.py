@@ -2,13 +2,13 @@
 
 Data flow, from grammar text to a mask:
 
-    Lark text --grammar._Reader--> rule trees --grammar._Builder--> `Grammar`:
+    Lark text --grammar._Reader--> rule trees (`builder.GrammarBuilder`) --builder._Builder--> `Grammar`:
         lexemes (one byte-level expression each, in one `derivatives.ExprSet`; the `%ignore`
         lexemes joined into one "skip" lexeme) and BNF productions over nonterminals and
         lexemes (repetitions, groups and alternatives become helper nonterminals)
     GBNF text --gbnf--> the same rule trees (llguidance's `gbnf_to_lark` lexeme choices)
     `Grammar` --States--> a lazily built automaton over bytes that `matcher.py` serves exactly
-        like a regex's (`derive`, `rows`, `nullable`, `viable_bytes`, `truncated`)
+        like a regex's (`derivatives.StateSet`: `derive`, `rows`, `nullable`, `viable_bytes`, `truncated`)
 
 A state of that automaton is an int naming (Earley set, lexer state, fresh):
 
@@ -129,7 +129,7 @@ class _Nullable:
         return bool(r)
 
 
-class States:
+class States(D.StateSet):
     """The automaton over bytes for a `Grammar` (see the module docstring); the `ExprSet`
     interface that the matcher, the token trie walk and the slicer use."""
 

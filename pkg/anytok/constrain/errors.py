@@ -30,6 +30,10 @@ class UnsupportedFeatureError(ConstraintError, NotImplementedError):
         self.feature = feature
 
 
+class GrammarSyntaxError(ConstraintError):
+    """The grammar text is malformed."""
+
+
 class GrammarLimitError(ConstraintError):
     """The constraint (or the output so far) needs more work than a budget of `Limits` allows;
     the message names the budget (`Limits.<name>`), which `limits=` raises."""

@@ -14,7 +14,7 @@ each literal, class, `.` and reference to a terminal rule is a lexeme of its own
 from __future__ import annotations
 
 from .errors import MAX_NESTING_CEILING, GrammarLimitError
-from .grammar import GrammarSyntaxError
+from .errors import GrammarSyntaxError
 
 _HEX = set("0123456789abcdefABCDEF")
 
@@ -224,7 +224,7 @@ def _refs(node, out: list):
 
 
 def parse(text: str, max_nesting: int = MAX_NESTING_CEILING) -> dict:
-    """GBNF text -> {rule name: tree} for `grammar._Builder` (terminal rules get uppercase
+    """GBNF text -> {rule name: tree} in the builder's form (`builder.py`; terminal rules get uppercase
     names, `root` becomes `start`); parentheses nested more than `max_nesting` deep raise
     `GrammarLimitError`."""
     if not isinstance(text, str):

@@ -68,14 +68,14 @@ class _Shared:
         # special tokens (grammars with `<|name|>` / `<[ids]>`): `es.token_ranges[j]` lists the
         # ids that the lexeme `\xff` + byte j allows; ordinary tokens containing byte 0xFF are
         # never allowed nor consumed (llguidance never pushes 0xFF)
-        self.special = bool(getattr(es, "token_ranges", None))
-        self.barrier = getattr(es, "barrier", None)  # grammars with `stop=`: see earley.py
-        self.max_tokens = bool(getattr(es, "has_max_tokens", False))  # `max_tokens=`: ditto
+        self.special = bool(es.token_ranges)
+        self.barrier = es.barrier  # grammars with `stop=`: see earley.py
+        self.max_tokens = es.has_max_tokens  # `max_tokens=`: ditto
         # %llguidance {"no_forcing": true}: no forced bytes nor tokens (llguidance's
         # `can_force_bytes` false): every mask is the walk from the state
-        self.no_forcing = bool(getattr(es, "no_forcing", False))
+        self.no_forcing = bool(es.no_forcing)
         # `stop=""`: end-of-sequence may end a lexeme (`es.eos_end`) and the output go on
-        self.eos_end = es.eos_end if getattr(es, "has_eos_ending", False) else None
+        self.eos_end = es.eos_end if es.has_eos_ending else None
         if self.special:
             self.ff_bits = _bits([t for t, b in trie.token_bytes.items() if 0xFF in b])
             self.range_bits = [
@@ -136,7 +136,7 @@ class _Shared:
                 r = self.masks[key] = (self._pack(ff[:1]), ff)
                 return r
         if not fb:
-            slicer = getattr(trie, "_slicer", None)
+            slicer = trie._slicer
             if slicer is None and Slicer.stored_for(trie):  # read, not built: use it at once
                 slicer = Slicer.of(trie)
             if slicer is not None:
@@ -242,9 +242,6 @@ class _Shared:
         return 0, 0
 
 
-# (json_schema.py's name for it)
-pause_gc = gc_paused
-
 
 def _nesting_guard(method):
     """Grammar states grow with nesting (one continuation per open bracket), and derivatives
@@ -252,7 +249,7 @@ def _nesting_guard(method):
     raise a clear error rather than fail halfway (the matcher is left unchanged)."""
     def guarded(self, *args):
         self._sh.es.refuel()  # each call has its own work budget (`Limits`, step_*)
-        with pause_gc():
+        with gc_paused():
             try:
                 return method(self, *args)
             except RecursionError:

@@ -239,7 +239,7 @@ class _Slice:
         # w⁻¹K is not empty when w⁻¹base is infinite, nor is C (not NOTHING), so neither is
         # w⁻¹(M C), and the state stays live without exploring M's states (one per prefix of a
         # named key).
-        bases = getattr(es, "minus_base", None)  # (other state sets have none)
+        bases = es.minus_base
         if bases:
             exprs = es.exprs
             x = exprs[state]
@@ -296,7 +296,7 @@ class Slicer:
     def of(cls, trie: TokenTrie) -> "Slicer":
         """The slicer of `trie` (cached on it): read from its trie file if that has it, else
         built and the file rewritten with it (trie_cache.py)."""
-        s = getattr(trie, "_slicer", None)
+        s = trie._slicer
         if s is None:
             stored = trie.stored
             if stored is not None and stored.slices(SLICES):

@@ -71,6 +71,8 @@ def eos_among(special_names: dict, last: bool = False) -> int | None:
 
 
 class TokenTrie:
+    _slicer = None  # its `slicer.Slicer`, read or built on first use (`Slicer.of`)
+
     def __init__(self, token_bytes: dict, n_vocab: int, eos: int | None, encode, order=None):
         """`order`: the ids of `token_bytes` sorted by their bytes, if already known."""
         self.n_vocab = n_vocab

@@ -13,17 +13,16 @@ This module rebuilds that normalized form, just precisely enough for the verdict
 string literals, object properties, the structure that holds other schemas) and answers True
 (every `oneOf` llguidance meets becomes an `anyOf`), False (one stays a `oneOf`: llguidance
 refuses the schema) or None (something it does not model: the caller decides another way).
+Pairs of options are proven disjoint by `disjoint.kinds_disjoint`, the one check.
 """
 
 import re
 
-TYPES = ("null", "boolean", "number", "string", "array", "object")
-META = {"$anchor", "$defs", "definitions", "$schema", "$id", "id", "$comment", "title", "description",
-        "default", "readOnly", "writeOnly", "examples", "contentMediaType", "contentEncoding"}
-IMPLEMENTED = {"anyOf", "oneOf", "allOf", "$ref", "const", "enum", "type", "items", "additionalItems", "prefixItems",
-               "minItems", "maxItems", "properties", "additionalProperties", "patternProperties", "required",
-               "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "format", "minimum",
-               "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+from .disjoint import ANY, UNSAT, kinds_disjoint
+from .keywords import ANNOTATIONS as META
+from .keywords import IMPLEMENTED_HERE as IMPLEMENTED
+from .keywords import TYPES
+
 KNOWN = IMPLEMENTED | META | {
     "dependencies", "not", "uniqueItems", "contains", "propertyNames", "else", "if", "then",
     "$recursiveAnchor", "$recursiveRef", "dependentRequired", "dependentSchemas", "maxContains", "minContains",
@@ -31,9 +30,6 @@ KNOWN = IMPLEMENTED | META | {
 APPLICATORS = ("const", "enum", "allOf", "anyOf", "oneOf", "$ref")
 MAX_SIZE = 50_000
 MAX_STACK = 128
-
-ANY = ("any",)
-UNSAT = ("unsat",)
 
 
 class _GiveUp(Exception):
@@ -314,22 +310,10 @@ class _Model:
         return s
 
     def disjoint(self, a, b):
-        ka, kb = a[0], b[0]
-        if ka == "unsat" or kb == "unsat":
-            return True
-        if ka in ("any", "ref") or kb in ("any", "ref"):
-            return False
-        if ka == "bool" and kb == "bool":
-            return a[1] is not None and b[1] is not None and a[1] != b[1]
-        if ka in ("anyof", "oneof"):
-            return all(self.disjoint(o, b) for o in a[1])
-        if kb in ("anyof", "oneof"):
-            return all(self.disjoint(a, o) for o in b[1])
-        if ka == "string" and kb == "string" and isinstance(a[1], tuple) and isinstance(b[1], tuple):
-            return a[1][1] != b[1][1]
-        if ka == "object" and kb == "object":
-            return any(self.disjoint(self.prop(a, k), self.prop(b, k)) for k in dict.fromkeys(a[4] + b[4]))
-        return ka != kb
+        return kinds_disjoint(a, b, self._fields)
+
+    def _fields(self, a, b):
+        return ((self.prop(a, k), self.prop(b, k)) for k in dict.fromkeys(a[4] + b[4]))
 
     # -- the compiler's walk ----------------------------------------------------------------------
     def has_one_of(self, top) -> bool:

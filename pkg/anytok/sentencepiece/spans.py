@@ -228,13 +228,15 @@ def _rewrite_steps_bytes(n: Normalizer, text: str) -> Iterator[tuple[str, int, i
         pos += size
 
 
-def normalize_with_alignment(n: Normalizer, text: str) -> tuple[str, list[int]]:
+def normalize_with_alignment(n: Normalizer, text: str, reference: bool = False) -> tuple[str, list[int]]:
     """(normalized text, norm_to_orig): `norm_to_orig[k]` is the code-point offset in `text`
     where the rewriting step that produced normalized character k began; one more entry gives
-    the end (sentencepiece's `Normalizer::Normalize` with its alignment)."""
+    the end (sentencepiece's `Normalizer::Normalize` with its alignment).  `reference=True`
+    takes the rewriting steps from the byte-level rule, one at a time (as for a charsmap whose
+    keys are not whole characters)."""
     if not text:
         return "", []
-    regular = n.charsmap is None or n.charsmap.regular
+    regular = (n.charsmap is None or n.charsmap.regular) and not reference
     steps = _rewrite_steps(n, text) if regular else _rewrite_steps_bytes(n, text)
     remove = n.remove_extra_whitespaces
     escape = n.escape_whitespaces

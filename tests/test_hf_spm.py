@@ -22,7 +22,7 @@ import pytest
 
 from conftest import FULL
 from test_sentencepiece import (  # noqa: F401  (fixtures)
-    MODELS, UNIGRAM_MODELS, models_dir, trained_charsmaps, variants,
+    MODELS, UNIGRAM_MODELS, models_dir, rewrite_model, trained_charsmaps, variants,
 )
 
 import anytok.hf as ahf
@@ -122,6 +122,16 @@ def test_variants(name, variants, tmp_path):
     ours = ahf.Tokenizer.from_spm(path.read_bytes())
     for text in EDGE + ["the thing is singing and the ingredients were a  e  s"]:
         compare(ref, ours, text)
+
+
+def test_llama_special_names(models_dir, tmp_path):
+    # LlamaTokenizer takes <unk>, <s>, </s> whatever the model's trainer_spec calls them.
+    data = (models_dir / "tokenizer.model.v1").read_bytes()
+    path = tmp_path / "renamed.model"
+    path.write_bytes(rewrite_model(data, trainer={45: (2, b"<s>"), 46: (2, "\u2581the".encode()), 47: (2, b"<unk>")}))
+    (tmp_path / "ref").mkdir()
+    ref = transformers_tokenizer(path, tmp_path / "ref", unigram=False)
+    assert spm_tokenizer_json(path) == json.loads(ref.to_str())
 
 
 def test_unsupported(models_dir):

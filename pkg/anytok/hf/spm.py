@@ -86,7 +86,6 @@ def generate_merges(vocab: dict[str, int]) -> list[list[str]]:
 
 
 def _llama(proto: ModelProto) -> dict[str, Any]:
-    ts = proto.trainer_spec
     vocab: dict[str, int] = {}
     for i, p in enumerate(proto.pieces):
         vocab[p] = i  # a repeated piece keeps its last id, as a Python dict built this way does

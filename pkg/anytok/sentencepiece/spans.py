@@ -3,12 +3,15 @@
 
     text -> normalize_with_alignment -> (normalized, norm_to_orig)
          -> model ids, unknowns not merged -> model_result: [(normalized piece, id)]
-         -> populate -> [Piece(piece, id, surface, begin, end)] -> SentencePieceText
+         -> populate: [(piece, id, begin, end, surface set)]  (encode_with_offsets reads these)
+         -> encode_proto: SentencePieceText of Piece(piece, id, surface, begin, end)
 
 * `normalize_with_alignment` is the normalizer (normalizer.py) keeping, for every character of
   the normalized text, the offset in the input where the rewriting step that produced it began
   (`Normalizer::Normalize`'s `norm_to_orig`, here in code points: every rewriting step starts
-  and ends on a character boundary), plus one entry for the end.
+  and ends on a character boundary), plus one entry for the end.  Runs of characters the
+  charsmap rewrites one to one are aligned in bulk (a run of spaces keeps its first one); other
+  steps one at a time, exactly as the C++ loop.
 * `model_result` is the model's `Encode` result: the ids of `model.tokenize` before a run of
   unknown ids is merged into one, each with the stretch of normalized text it covers (a piece
   covers its own text; an unknown one character, or one word for the WORD model; byte-fallback
@@ -30,12 +33,12 @@ from itertools import accumulate, repeat
 from typing import Iterator, Sequence
 
 from .bpe import BPEModel
-from .charword import CharModel, WordModel, _WORD
-from .model_proto import BYTE
+from .charword import CharModel, WordModel
 from .normalizer import _SPACES, SPACE_SYMBOL, Normalizer, _class_escape
 from .unigram import UnigramModel
 
-__all__ = ["Piece", "SentencePieceText", "normalize_with_alignment", "model_result", "populate"]
+__all__ = ["Piece", "SentencePieceText", "encode_proto", "encode_spans", "normalize_with_alignment",
+           "model_result", "populate"]
 
 
 class Piece:
@@ -349,7 +352,6 @@ def model_result(tok, normalized: str) -> list[tuple[str, int]]:
     else:  # pragma: no cover - the tokenizer only builds the four models
         raise TypeError(f"no piece spans for model {type(model).__name__}")
     pieces = tok.pieces
-    types = tok.types
     unk = tok.unk_id
     byte_of = {j: b for b, (_, j) in enumerate(_byte_table(tok))} if tok.byte_fallback else {}
     if unk not in ids and (not byte_of or byte_of.keys().isdisjoint(ids)):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ...sentencepiece.model_proto import BPE, CHAR, UNIGRAM, WORD, parse_model_proto
 from ...sentencepiece.normalizer import Normalizer
@@ -74,6 +74,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
           add_dummy_prefix: bool | None = None,
           remove_extra_whitespaces: bool | None = None,
           escape_whitespaces: bool | None = None,
+          progress: Callable[[dict], None] | None = None,
           **options) -> TrainedSentencePiece:
     """Train as `sentencepiece.SentencePieceTrainer.train(input=..., **options)` would.
 
@@ -85,6 +86,12 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     `remove_extra_whitespaces`, `escape_whitespaces`.  Any other keyword is a TrainerSpec
     option (`vocab_size`, `model_type`, `character_coverage`, `byte_fallback`,
     `split_digits`, `num_threads`, ...).
+
+    `progress(info)` (not a sentencepiece option; it does not change the model) is called with
+    ``{"phase": "read", "sentences", "chars", "finished"}`` while the input is read (a few
+    times a second at most, and once when all is read), then ``{"phase": "train", "step":
+    "alphabet" | "pieces" | "write"}`` as training moves on, and last ``{"phase": "train",
+    "step": "write", "finished": True, "pieces"}``.
     """
     if (input is None) == (sentence_iterator is None):
         raise ValueError("give input (files) or sentence_iterator (sentences), not both")
@@ -138,8 +145,14 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         escape_whitespaces=nd["escape_whitespaces"],
         treat_whitespace_as_suffix=opt.treat_whitespace_as_suffix)
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
+    if progress is not None:
+        lines = _reporting(lines, progress)
     sentences = load_sentences(lines, opt, normalizer, meta)
+    if progress is not None:
+        progress({"phase": "train", "step": "alphabet", "finished": False})
     required = required_chars(sentences, opt, meta)
+    if progress is not None:
+        progress({"phase": "train", "step": "pieces", "finished": False})
     checker = PieceChecker(opt)
 
     if opt.model_type == BPE:
@@ -182,9 +195,32 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
                 pieces.append((nxt[0], nxt[1], 1))
     if next(it, None) is not None:
         raise TrainerError("more pieces than vocab_size")
+    if progress is not None:
+        progress({"phase": "train", "step": "write", "finished": False})
     if not opt.hard_vocab_limit or opt.model_type == CHAR:
         trainer_spec["vocab_size"] = len(pieces)
     elif len(pieces) != vocab_size:
         raise TrainerError(
             f"Vocabulary size too high ({vocab_size}). Please set it to a value <= {len(pieces)}.")
-    return TrainedSentencePiece(write_model(pieces, trainer_spec, norm_spec))
+    model = TrainedSentencePiece(write_model(pieces, trainer_spec, norm_spec))
+    if progress is not None:
+        progress({"phase": "train", "step": "write", "finished": True, "pieces": len(pieces)})
+    return model
+
+
+def _reporting(lines: Iterable[str], progress: Callable[[dict], None]) -> Iterable[str]:
+    """`lines` unchanged, with `progress` told how far reading has got (the line after the
+    last one read may be left unread: input_sentence_size stops early)."""
+    import time
+
+    n = chars = 0
+    progress({"phase": "read", "sentences": 0, "chars": 0, "finished": False})
+    next_report = time.perf_counter() + 0.2
+    for line in lines:
+        n += 1
+        chars += len(line)
+        if n & 255 == 0 and time.perf_counter() >= next_report:
+            next_report = time.perf_counter() + 0.2
+            progress({"phase": "read", "sentences": n, "chars": chars, "finished": False})
+        yield line
+    progress({"phase": "read", "sentences": n, "chars": chars, "finished": True})

@@ -298,11 +298,21 @@ export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions
 
 /**
  * A progress report of training another kind than byte-level BPE: reading the texts (characters
- * of the total), then the trainer's steps (no share of a step: the trainers report none).
+ * of the total), then the trainer's steps.
  */
 export type KindTrainProgress =
   | { phase: "read"; sentences: number; chars: number; total: number; finished: boolean }
-  | { phase: "train"; step: "alphabet" | "pieces" | "write"; finished: boolean; pieces?: number };
+  | {
+      phase: "train";
+      step: "normalize" | "alphabet" | "pieces" | "write";
+      finished: boolean;
+      /**
+       * SentencePiece, step "pieces": BPE's pieces so far (every 100) of `target`; Unigram's after
+       * its seeds and each EM round, shrinking towards `target`.  At the end: the model's pieces.
+       */
+      pieces?: number;
+      target?: number;
+    };
 
 /** A progress report of `AnyTok.train`: counting the pieces of the texts, then merging. */
 export type TrainProgress =

@@ -139,7 +139,18 @@ async function addFiles(fileList) {
 
 // --- training -------------------------------------------------------------------------------
 
-const STEPS = { alphabet: "finding the alphabet", pieces: "learning the pieces", write: "writing the model" };
+const STEPS = { normalize: "normalizing the lines", alphabet: "finding the alphabet", pieces: "learning the pieces",
+                write: "writing the model" };
+
+// How far the pieces have got, 0 to 1, or null when the step says nothing of it.  BPE learns
+// pieces up to its target; Unigram's EM rounds shrink its seed pieces towards the target.
+function piecesShare(p) {
+  if (p.pieces === undefined || !p.target) return null;
+  if (train.kind === "sp-bpe") return Math.min(1, p.pieces / p.target);
+  const first = train.progress.find((q) => q.pieces !== undefined && q.target !== undefined)?.pieces ?? p.pieces;
+  if (first <= p.target) return 1;
+  return Math.max(0, Math.min(1, Math.log(first / p.pieces) / Math.log(first / p.target)));
+}
 
 function showProgress(p, totalChars) {
   train.progress.push(p);
@@ -152,10 +163,17 @@ function showProgress(p, totalChars) {
     fraction = READ_SHARE * (p.total ? p.chars / p.total : 1);
     label = `Reading: ${fmt.format(p.sentences)} lines, ${fmt.format(p.chars)} of ${fmt.format(p.total)} characters`;
   } else if (p.phase === "train") {
-    // The trainers report their steps, not how far a step has got: the bar shows it is busy.
+    // SentencePiece's trainers say how many pieces they have (see piecesShare); the other
+    // steps say only that they run: the bar then shows it is busy.
     const step = p.finished ? "done" : STEPS[p.step] ?? p.step;
+    const share = p.finished ? 1 : piecesShare(p);
     label = `Training: ${step}`;
-    $("train-progress").removeAttribute("value");
+    if (share === null) {
+      $("train-progress").removeAttribute("value");
+    } else {
+      $("train-progress").value = READ_SHARE + (1 - READ_SHARE) * share;
+      label += `, ${fmt.format(p.pieces)} pieces (${train.kind === "sp-bpe" ? "of" : "towards"} ${fmt.format(p.target)})`;
+    }
     $("train-progress-label").textContent = label;
     const since = performance.now();
     if (!p.finished) {

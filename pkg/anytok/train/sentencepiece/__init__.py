@@ -90,8 +90,10 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     `progress(info)` (not a sentencepiece option; it does not change the model) is called with
     ``{"phase": "read", "sentences", "chars", "finished"}`` while the input is read (a few
     times a second at most, and once when all is read), then ``{"phase": "train", "step":
-    "alphabet" | "pieces" | "write"}`` as training moves on, and last ``{"phase": "train",
-    "step": "write", "finished": True, "pieces"}``.
+    "normalize" | "alphabet" | "pieces" | "write"}`` as training moves on (step "pieces" also
+    with "pieces" and "target": BPE's pieces so far of those it learns, every 100; Unigram's
+    after its seeds and each EM round, which shrink towards the target), and last
+    ``{"phase": "train", "step": "write", "finished": True, "pieces"}``.
     """
     if (input is None) == (sentence_iterator is None):
         raise ValueError("give input (files) or sentence_iterator (sentences), not both")
@@ -160,7 +162,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
 
         if opt.split_by_whitespace:
             sentences = split_by_whitespace(sentences, opt)
-        final = train_bpe(sentences, required, opt.vocab_size - len(meta) - len(required), checker)
+        final = train_bpe(sentences, required, opt.vocab_size - len(meta) - len(required), checker,
+                          progress=_steps(progress))
     elif opt.model_type == UNIGRAM:
         from .unigram import train_unigram
 
@@ -168,7 +171,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         final = train_unigram(sentences, words, required, opt.vocab_size - len(meta), opt.vocab_size,
                               checker, seed_size=opt.seed_sentencepiece_size,
                               shrinking_factor=opt.shrinking_factor,
-                              num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads)
+                              num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads,
+                              progress=_steps(progress))
     else:
         from .charword import train_char, train_word
 
@@ -224,3 +228,12 @@ def _reporting(lines: Iterable[str], progress: Callable[[dict], None]) -> Iterab
             progress({"phase": "read", "sentences": n, "chars": chars, "finished": False})
         yield line
     progress({"phase": "read", "sentences": n, "chars": chars, "finished": True})
+    progress({"phase": "train", "step": "normalize", "finished": False})
+
+
+def _steps(progress: Callable[[dict], None] | None):
+    """The trainers' (pieces, target) reports as `progress` dicts."""
+    if progress is None:
+        return None
+    return lambda n, target: progress({"phase": "train", "step": "pieces", "pieces": n, "target": target,
+                                       "finished": False})

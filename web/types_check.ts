@@ -1,6 +1,7 @@
 // Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
 // README shows must type-check against anytok.d.ts, and misuse must not.
-import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type KindTrainProgress, type Piece, type TrainProgress } from "./anytok.js";
+import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type Piece, type TrainProgress } from "./anytok.js";
+import type { KindTrainProgress } from "./anytok.js";
 
 export async function usage(): Promise<void> {
   const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });

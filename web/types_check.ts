@@ -1,7 +1,6 @@
 // Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
 // README shows must type-check against anytok.d.ts, and misuse must not.
 import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type Piece, type TrainProgress } from "./anytok.js";
-import type { KindTrainProgress } from "./anytok.js";
 
 export async function usage(): Promise<void> {
   const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });
@@ -49,7 +48,7 @@ export async function usage(): Promise<void> {
   const spm = await AnyTok.train(["a sentence", "another one"], { kind: "unigram", vocabSize: 8000, byteFallback: true, splitDigits: true,
                                                                  characterCoverage: 0.9995, normalizationRuleName: "identity" }, {
     signal: controller.signal,
-    onProgress: (p: KindTrainProgress) => {
+    onProgress: (p: import("./anytok.js").KindTrainProgress) => {
       if (p.phase === "read") console.log(p.chars, p.total);
       else console.log(p.step, p.finished);
     },

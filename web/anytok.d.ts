@@ -225,7 +225,10 @@ export interface SentencePieceTrainOptions extends TrainURLOptions {
   maxSentencepieceLength?: number;
   userDefinedSymbols?: readonly string[] | string;
   controlSymbols?: readonly string[] | string;
-  /** Default "nmt_nfkc", which needs `precompiledCharsmap`; "identity" needs none. */
+  /**
+   * Default "nmt_nfkc"; "identity" needs no table; a rule whose table anytok does not build
+   * in needs `precompiledCharsmap` (an error says so).
+   */
   normalizationRuleName?: string;
   /** The rule's table (e.g. the precompiled_charsmap of a .model trained with that rule). */
   precompiledCharsmap?: Uint8Array;

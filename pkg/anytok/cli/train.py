@@ -11,8 +11,8 @@ or `.atok` (either).
 
 writes the `.model` that `spm_train --input=FILE,... --model_prefix=OUT --model_type=KIND
 --vocab_size=N --OPTION=VALUE ...` writes (sentencepiece 0.2.1), byte for byte.  The
-normalization rule's table comes from --charsmap-from (any model trained with that rule),
-unless --spm normalization_rule_name=identity.
+normalization rule's table is built in for sentencepiece's rules (nmt_nfkc, nfkc, nmt_nfkc_cf,
+nfkc_cf, identity); --charsmap-from takes it from a model instead (any model trained with it).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     p.add_argument("--spm", action="append", default=[], metavar="OPTION=VALUE",
                    help="sentencepiece only: one of spm_train's options (repeatable), e.g. byte_fallback=true")
     p.add_argument("--charsmap-from", metavar="MODEL",
-                   help="sentencepiece only: take the normalization table from this .model")
+                   help="sentencepiece only: take the normalization table from this .model "
+                   "(not needed for the built-in rules nmt_nfkc, nfkc, nmt_nfkc_cf, nfkc_cf, identity)")
     p.add_argument("--pattern", default="o200k_base",
                    help="split pattern: a bundled encoding's name (o200k_base, cl100k_base, ...) or a regex "
                    "(default: o200k_base)")

@@ -19,10 +19,10 @@ recorded in the model's trainer spec exactly as sentencepiece records them (incl
 `input` and `model_prefix`, so give the same strings to get the same bytes).  Options this
 trainer does not reproduce raise NotImplementedError naming them.
 
-The normalization rule's table (`precompiled_charsmap`) is data compiled into sentencepiece;
-"identity" needs none; for another rule (the default is "nmt_nfkc") pass
-`precompiled_charsmap=` the table, e.g. `charsmap_of("some.model")` of a model trained with
-that rule.
+The normalization rule's table (`precompiled_charsmap`): for sentencepiece's built-in rules
+(nmt_nfkc, the default, nfkc, nmt_nfkc_cf, nfkc_cf) it is built here from their rules
+(`charsmap.py`, the same bytes as sentencepiece's; a few seconds once per process); "identity"
+needs none; `precompiled_charsmap=` gives a table of one's own, e.g. `charsmap_of("some.model")`.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from ...sentencepiece.normalizer import Normalizer
 from ._common import (TrainerError, PieceChecker, load_sentences, meta_pieces, read_lines,
                       required_chars, split_by_whitespace)
 from ._spec import NORMALIZER_FIELDS, TrainerOptions, write_model
+from .charsmap import BUILTIN_RULES, compile_charsmap, load_rule_tsv
+from .charsmap import precompiled_charsmap as builtin_charsmap
 
 __all__ = ["train", "TrainedSentencePiece", "TrainerError", "charsmap_of"]
 
@@ -82,7 +84,9 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     or `sentence_iterator`: the sentences themselves (each one a sentence, as sentencepiece's
     `sentence_iterator=`; nothing recorded).
     Normalizer options: `normalization_rule_name` (default "nmt_nfkc"), its table
-    `precompiled_charsmap` (needed unless the rule is "identity"), `add_dummy_prefix`,
+    `precompiled_charsmap` (built here for sentencepiece's built-in rules and "identity";
+    needed for any other name) or `normalization_rule_tsv` (a rule file, compiled here as
+    sentencepiece compiles it), `add_dummy_prefix`,
     `remove_extra_whitespaces`, `escape_whitespaces`.  Any other keyword is a TrainerSpec
     option (`vocab_size`, `model_type`, `character_coverage`, `byte_fallback`,
     `split_digits`, `num_threads`, ...).
@@ -103,21 +107,30 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         files = [os.fspath(input)]
     else:
         files = [os.fspath(p) for p in input]
-    if "normalization_rule_tsv" in options or "denormalization_rule_tsv" in options:
-        raise NotImplementedError("SentencePiece trainer option(s) not implemented: normalization_rule_tsv")
+    if "denormalization_rule_tsv" in options:
+        raise NotImplementedError("SentencePiece trainer option(s) not implemented: denormalization_rule_tsv")
+    rule_tsv = options.pop("normalization_rule_tsv", None)
     options.pop("minloglevel", None)
     opt = TrainerOptions({"input": files, **options} if files is not None else dict(options))
     if escape_whitespaces is False:
         raise NotImplementedError("SentencePiece trainer option(s) not implemented: escape_whitespaces=False")
 
     name = normalization_rule_name or "nmt_nfkc"
-    if precompiled_charsmap is None:
-        if name != "identity":
+    if rule_tsv:
+        # As sentencepiece: the file's rules, compiled, under the name "user_defined".
+        if precompiled_charsmap is not None:
+            raise ValueError("give normalization_rule_tsv or precompiled_charsmap, not both")
+        name = "user_defined"
+        precompiled_charsmap = compile_charsmap(load_rule_tsv(rule_tsv))
+    elif precompiled_charsmap is None:
+        if name != "identity" and name not in BUILTIN_RULES:
             raise ValueError(
-                f"normalization rule {name!r}: pass its table as precompiled_charsmap= "
-                "(e.g. charsmap_of(a .model trained with it)), or use 'identity'")
-        precompiled_charsmap = b""
+                f"normalization rule {name!r} is not built in ({', '.join(BUILTIN_RULES)}, identity): "
+                "pass its table as precompiled_charsmap= (e.g. charsmap_of(a .model trained with it))")
+        precompiled_charsmap = builtin_charsmap(name)
     norm_spec: dict[str, object] = {"name": name, "precompiled_charsmap": bytes(precompiled_charsmap)}
+    if rule_tsv:
+        norm_spec["normalization_rule_tsv"] = os.fspath(rule_tsv)
     for key, value in (("add_dummy_prefix", add_dummy_prefix),
                        ("remove_extra_whitespaces", remove_extra_whitespaces),
                        ("escape_whitespaces", escape_whitespaces)):

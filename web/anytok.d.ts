@@ -226,8 +226,8 @@ export interface SentencePieceTrainOptions extends TrainURLOptions {
   userDefinedSymbols?: readonly string[] | string;
   controlSymbols?: readonly string[] | string;
   /**
-   * Default "nmt_nfkc"; "identity" needs no table; a rule whose table anytok does not build
-   * in needs `precompiledCharsmap` (an error says so).
+   * Default "nmt_nfkc"; built in: "nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"
+   * (another rule needs `precompiledCharsmap`).
    */
   normalizationRuleName?: string;
   /** The rule's table (e.g. the precompiled_charsmap of a .model trained with that rule). */

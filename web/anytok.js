@@ -18,7 +18,7 @@
 // Training (anytok.train, in a worker of its own; aborting the signal terminates that worker):
 //   const mine = await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal });
 //   await mine.encode("hello");  mine.training.files.tokenizerJson;  mine.training.files.atok;
-//   const spm = await AnyTok.train(lines, { kind: "unigram", vocabSize: 8000, normalizationRuleName: "identity" });
+//   const spm = await AnyTok.train(lines, { kind: "unigram", vocabSize: 8000, byteFallback: true });
 //   spm.training.files.model;   // the .model bytes sentencepiece's trainer writes (each line a sentence)
 //   (await AnyTok.train(lines, { kind: "wordpiece", vocabSize: 30000 })).training.files.tokenizerJson;
 //

@@ -279,10 +279,7 @@ async function startTraining() {
     $("train-progress").value = 0;
     $("train-progress-row").hidden = true;
     if (err?.name === "AbortError") setState("cancelled", "Training cancelled.");
-    else if (/precompiled_charsmap/.test(err?.message ?? "")) {
-      // (an anytok without the rule's table built in)
-      setState("error", `This anytok has no table for the normalization rule "${opts.normalizationRuleName}": choose identity.`);
-    } else setState("error", `Training failed: ${errorText(err)}`);
+    else setState("error", `Training failed: ${errorText(err)}`);
   } finally {
     train.controller = null;
   }

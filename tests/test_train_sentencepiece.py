@@ -176,6 +176,30 @@ def test_sentences_from_texts(tmp_path):
         assert mine == ref, _first_difference(ref, mine)
 
 
+def test_progress_reports_leave_the_model_unchanged(tmp_path):
+    # progress= (anytok's, not a sentencepiece option): reading, then the training's steps; BPE
+    # counts its pieces up to its target, Unigram's EM rounds shrink them towards theirs.
+    texts = Path(_input_file(tmp_path, "en", 40_000)).read_text(encoding="utf-8").split("\n")[:400]
+    for kind in ("bpe", "unigram"):
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(texts), model_prefix=str(tmp_path / kind),
+                                       model_type=kind, vocab_size=700, num_threads=1,
+                                       normalization_rule_name="identity", minloglevel=2)
+        seen = []
+        mine = anytok.train(texts=texts, kind=kind, style="sentencepiece", vocab_size=700, num_threads=1,
+                            model_prefix=str(tmp_path / kind), normalization_rule_name="identity",
+                            progress=seen.append).data
+        assert mine == (tmp_path / f"{kind}.model").read_bytes()
+        read = [p for p in seen if p["phase"] == "read"]
+        assert read[0]["chars"] == 0 and read[-1] == {"phase": "read", "sentences": 400,
+                                                      "chars": sum(map(len, texts)), "finished": True}
+        steps = [p["step"] for p in seen[len(read):]]
+        assert steps[:3] == ["normalize", "alphabet", "pieces"] and steps[-2:] == ["write", "write"]
+        assert seen[-1] == {"phase": "train", "step": "write", "finished": True, "pieces": 700}
+        counts = [p["pieces"] for p in seen if p.get("target")]
+        assert len(counts) >= 2
+        assert counts == (sorted(counts) if kind == "bpe" else sorted(counts, reverse=True))
+
+
 def test_char_word_options(tmp_path):
     path = _input_file(tmp_path, "zh", 60_000)
     check_same_model(tmp_path, "charall", input=path, model_type="char", vocab_size=500, num_threads=1,

@@ -198,16 +198,133 @@ export interface TrainOptions extends Pick<LoadOptions, "baseURL" | "manifestURL
   maxTokenLength?: number | null;
   /** The tokenizer's name; default "trained". */
   name?: string;
+  /** "bpe" (the default, byte-level BPE with these options; see `KindTrainOptions` for the other kinds). */
+  kind?: "bpe";
 }
+
+type TrainURLOptions = Pick<LoadOptions, "baseURL" | "manifestURL" | "workerURL" | "pyodideURL" | "stdlibURL" | "wheelURL" | "glueURL" | "snapshot">;
+
+/**
+ * A SentencePiece model (anytok.train with style "sentencepiece"): `files.model` is the `.model`
+ * file `sentencepiece`'s `SentencePieceTrainer.train(sentence_iterator=texts, ...)` writes for the
+ * same options (each of the texts is one sentence: split a file at "\n" as spm_train does).
+ * The options are SentencePieceTrainer's, camelCase; options not listed here are rejected.
+ */
+export interface SentencePieceTrainOptions extends TrainURLOptions {
+  kind: "unigram" | "bpe" | "char" | "word";
+  /** Required for kind "bpe" (else byte-level BPE); the default for the other kinds. */
+  style?: "sentencepiece";
+  vocabSize: number;
+  /** Default 0.9995; 0.98 to 1. */
+  characterCoverage?: number;
+  byteFallback?: boolean;
+  splitDigits?: boolean;
+  splitByWhitespace?: boolean;
+  splitByUnicodeScript?: boolean;
+  splitByNumber?: boolean;
+  maxSentencepieceLength?: number;
+  userDefinedSymbols?: readonly string[] | string;
+  controlSymbols?: readonly string[] | string;
+  /**
+   * Default "nmt_nfkc"; built in: "nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"
+   * (another rule needs `precompiledCharsmap`).
+   */
+  normalizationRuleName?: string;
+  /** The rule's table (e.g. the precompiled_charsmap of a .model trained with that rule). */
+  precompiledCharsmap?: Uint8Array;
+  addDummyPrefix?: boolean;
+  removeExtraWhitespaces?: boolean;
+  inputSentenceSize?: number;
+  shuffleInputSentence?: boolean;
+  seedSentencepieceSize?: number;
+  shrinkingFactor?: number;
+  numSubIterations?: number;
+  /** Default 16, as sentencepiece's; the result depends on it (its E-step's striping), the speed does not. */
+  numThreads?: number;
+  unkId?: number;
+  bosId?: number;
+  eosId?: number;
+  padId?: number;
+  unkPiece?: string;
+  bosPiece?: string;
+  eosPiece?: string;
+  padPiece?: string;
+  unkSurface?: string;
+  hardVocabLimit?: boolean;
+  useAllVocab?: boolean;
+  treatWhitespaceAsSuffix?: boolean;
+  allowWhitespaceOnlyPieces?: boolean;
+  maxSentenceLength?: number;
+  name?: string;
+}
+
+/**
+ * tokenizers' WordPieceTrainer (anytok.hf) with BERT's pipeline: BertNormalizer(lowercase),
+ * BertPreTokenizer, the WordPiece decoder and, when [CLS] and [SEP] are special tokens,
+ * TemplateProcessing "[CLS] $A [SEP]"; `files.tokenizerJson` is what tokenizers would save.
+ */
+export interface WordPieceTrainOptions extends TrainURLOptions {
+  kind: "wordpiece";
+  style?: "hf";
+  vocabSize: number;
+  minFrequency?: number;
+  /** Default ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]. */
+  specialTokens?: readonly string[];
+  /** Default "[UNK]". */
+  unkToken?: string;
+  /** Default true. */
+  lowercase?: boolean;
+  stripAccents?: boolean | null;
+  limitAlphabet?: number;
+  /** Default "##". */
+  continuingSubwordPrefix?: string;
+  name?: string;
+}
+
+/** tokenizers' UnigramTrainer (anytok.hf) with NFKC and Metaspace; `files.tokenizerJson`. */
+export interface HfUnigramTrainOptions extends TrainURLOptions {
+  kind: "unigram";
+  style: "hf";
+  vocabSize: number;
+  /** Default ["<unk>"]. */
+  specialTokens?: readonly string[];
+  /** Default "<unk>". */
+  unkToken?: string;
+  shrinkingFactor?: number;
+  maxPieceLength?: number;
+  nSubIterations?: number;
+  name?: string;
+}
+
+/** What `AnyTok.train` trains besides byte-level BPE. */
+export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions | HfUnigramTrainOptions;
+
+/**
+ * A progress report of training another kind than byte-level BPE: reading the texts (characters
+ * of the total), then the trainer's steps.
+ */
+export type KindTrainProgress =
+  | { phase: "read"; sentences: number; chars: number; total: number; finished: boolean }
+  | {
+      phase: "train";
+      step: "normalize" | "alphabet" | "pieces" | "write";
+      finished: boolean;
+      /**
+       * SentencePiece, step "pieces": BPE's pieces so far (every 100) of `target`; Unigram's after
+       * its seeds and each EM round, shrinking towards `target`.  At the end: the model's pieces.
+       */
+      pieces?: number;
+      target?: number;
+    };
 
 /** A progress report of `AnyTok.train`: counting the pieces of the texts, then merging. */
 export type TrainProgress =
   | { phase: "count"; mb: number; mbPerS: number; texts: number; distinct: number; finished: boolean }
   | { phase: "merge"; done: number; total: number; etaS: number | null; finished: boolean };
 
-export interface TrainControl {
+export interface TrainControl<P = TrainProgress> {
   /** Called now and then while training (a few times a second at most). */
-  onProgress?: (progress: TrainProgress) => void;
+  onProgress?: (progress: P) => void;
   /**
    * Aborting it cancels the training: the training worker is terminated and the promise
    * rejects with the signal's reason (an "AbortError" DOMException by default).
@@ -216,7 +333,28 @@ export interface TrainControl {
 }
 
 /** What a tokenizer made by `AnyTok.train` was trained as, and its files. */
-export interface TrainingInfo {
+export type TrainingInfo = ByteBpeTrainingInfo | KindTrainingInfo;
+
+/** Another kind than byte-level BPE. */
+export interface KindTrainingInfo {
+  readonly kind: "unigram" | "bpe" | "char" | "word" | "wordpiece";
+  readonly style: "sentencepiece" | "hf";
+  readonly nVocab: number;
+  /** Seconds the training took in the worker. */
+  readonly trainSeconds: number;
+  readonly files: {
+    /** Style "sentencepiece": the .model file's bytes. */
+    readonly model?: Uint8Array;
+    /** Style "hf": the tokenizer.json text. */
+    readonly tokenizerJson?: string;
+    readonly atok?: undefined;
+    readonly tiktoken?: undefined;
+  };
+}
+
+/** Byte-level BPE. */
+export interface ByteBpeTrainingInfo {
+  readonly kind: "bpe";
   readonly style: "hf" | "tiktoken";
   readonly nVocab: number;
   readonly nMerges: number;
@@ -367,6 +505,11 @@ export declare class AnyTok {
    * resolves to a tokenizer like `load`'s, with `training` set.
    */
   static train(texts: readonly string[], options: TrainOptions, control?: TrainControl): Promise<AnyTok>;
+  /**
+   * Train a SentencePiece model (`files.model`: sentencepiece's .model bytes) or tokenizers'
+   * WordPiece or Unigram (`files.tokenizerJson`) on texts, each one sentence.
+   */
+  static train(texts: readonly string[], options: KindTrainOptions, control?: TrainControl<KindTrainProgress>): Promise<AnyTok>;
 
   readonly name: string;
   /**

@@ -18,6 +18,9 @@
 // Training (anytok.train, in a worker of its own; aborting the signal terminates that worker):
 //   const mine = await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal });
 //   await mine.encode("hello");  mine.training.files.tokenizerJson;  mine.training.files.atok;
+//   const spm = await AnyTok.train(lines, { kind: "unigram", vocabSize: 8000, byteFallback: true });
+//   spm.training.files.model;   // the .model bytes sentencepiece's trainer writes (each line a sentence)
+//   (await AnyTok.train(lines, { kind: "wordpiece", vocabSize: 30000 })).training.files.tokenizerJson;
 //
 // Every URL defaults to a file next to this module (as laid out by build_scripts/build_web.py)
 // and can be overridden: see anytok.d.ts for the options and their meaning.
@@ -182,6 +185,81 @@ class Runtime {
     this.fail(reason);
     this.worker.terminate();
   }
+}
+
+// The options every training takes besides its own: where the runtime's files are.
+const URL_OPTIONS = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL", "stdlibURL", "wheelURL", "glueURL", "snapshot"]);
+// The kinds and styles `trainKind` trains, with each kind's default style.
+const KIND_STYLES = {
+  unigram: ["sentencepiece", "hf"], bpe: ["sentencepiece"], char: ["sentencepiece"], word: ["sentencepiece"],
+  wordpiece: ["hf"],
+};
+
+// AnyTok.train of a kind other than byte-level BPE: SentencePiece models (anytok.train with
+// style "sentencepiece": `.model` bytes as sentencepiece's trainer writes them) and tokenizers'
+// WordPiece and Unigram trainers (anytok.hf: tokenizer.json).  Each of `texts` is one
+// sentence (sentencepiece's sentence_iterator, tokenizers' train_from_iterator): split a file at
+// "\n" to train on it as spm_train and tokenizers' `train(files)` read it.  The options besides
+// kind, style, name and the URLs go to the trainer as they are (worker_glue.py's train_kind
+// names them); the worker rejects unknown ones.
+async function trainKind(texts, options, { onProgress, signal }) {
+  const { kind, name = "trained", ...rest } = options;
+  const styles = KIND_STYLES[kind];
+  if (!styles) throw new TypeError(`anytok: kind must be one of bpe, ${Object.keys(KIND_STYLES).join(", ")}; not ${JSON.stringify(kind)}`);
+  const style = rest.style ?? styles[0];
+  delete rest.style;
+  if (!styles.includes(style)) throw new TypeError(`anytok: kind "${kind}" is trained with style ${styles.map((s) => `"${s}"`).join(" or ")}, not ${JSON.stringify(style)}`);
+  if (!Number.isInteger(rest.vocabSize) || rest.vocabSize <= 0) throw new TypeError("anytok: vocabSize must be a positive integer");
+  if (typeof name !== "string" || !name) throw new TypeError("anytok: name must be a non-empty string");
+  const urlOptions = {};
+  const trainerOptions = { kind, style };
+  for (const [key, value] of Object.entries(rest)) {
+    if (URL_OPTIONS.has(key)) urlOptions[key] = value;
+    // (a charsmap's bytes travel as numbers: the options go as JSON)
+    else trainerOptions[key] = value instanceof Uint8Array ? Array.from(value) : value;
+  }
+  signal?.throwIfAborted();
+  const { manifest, manifestURL } = await manifestFor(urlOptions);
+  const names = Object.keys(manifest.encodings).sort();
+  const urls = resolveURLs(urlOptions, manifest, manifestURL);
+  signal?.throwIfAborted();
+
+  const trainer = trainerFor(urls);
+  const abort = () => {
+    trainers.delete(trainer);
+    trainer.terminate(signal.reason ?? new AnyTokError("anytok: training was cancelled"));
+  };
+  signal?.addEventListener("abort", abort, { once: true });
+  let result;
+  try {
+    trainer.info ??= await trainer.ready;
+    result = await trainer.call("trainKind", { texts, options: trainerOptions }, [], onProgress ?? null);
+  } finally {
+    signal?.removeEventListener("abort", abort);
+  }
+  retireTrainer(trainer);
+
+  // The trained tokenizer goes to the page's worker, as AnyTok.train's byte-level BPE does.
+  const runtime = runtimeFor(urls);
+  runtime.info ??= await runtime.ready;
+  const key = `trained ${++customCount}`;
+  const files = {};
+  let bytes;
+  let fileName;
+  if (result.model !== undefined) {
+    files.model = result.model;
+    bytes = result.model.slice();
+    fileName = `${name}.model`;
+  } else {
+    files.tokenizerJson = result.tokenizerJson;
+    bytes = new TextEncoder().encode(result.tokenizerJson);
+    fileName = `${name}.json`;
+  }
+  const info = await runtime.call("load", { key, name: null, url: null, sha256: null, bytes, fileName }, [bytes.buffer]);
+  const training = Object.freeze({
+    kind, style, nVocab: info.nVocab, trainSeconds: result.trainSeconds, files: Object.freeze(files),
+  });
+  return new AnyTok(runtime, key, { ...info, training }, names, info.methods ?? runtime.info.methods);
 }
 
 // Training runs in workers of their own: Python cannot read a cancel message while it trains,
@@ -724,6 +802,9 @@ export class AnyTok {
   /**
    * Train a byte-level BPE tokenizer on `texts` (strings) with anytok.train, in a worker of its
    * own: `await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal })`.
+   * With `kind`, another kind (see `trainKind`): `{ kind: "unigram", style: "sentencepiece",
+   * vocabSize: 8000, ... }` gives the .model file sentencepiece's trainer writes, `{ kind:
+   * "wordpiece", vocabSize: 30000 }` the tokenizer.json of tokenizers' WordPieceTrainer.
    * Resolves to a tokenizer like those of `load` (encode, count, decode, ...), with
    * `training.files` to download; aborting `signal` terminates the training worker and rejects
    * with the signal's reason.
@@ -732,7 +813,10 @@ export class AnyTok {
     if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) {
       throw new TypeError("anytok: texts must be an array of strings");
     }
-    const { vocabSize, style = "hf", pattern = "o200k_base", specialTokens = [], minFrequency = 0,
+    if (options.kind !== undefined && !(options.kind === "bpe" && (options.style ?? "hf") !== "sentencepiece")) {
+      return trainKind(texts, options, { onProgress, signal });
+    }
+    const { kind: _bpe, vocabSize, style = "hf", pattern = "o200k_base", specialTokens = [], minFrequency = 0,
             maxTokenLength = null, name = "trained", ...urlOptions } = options;
     if (!Number.isInteger(vocabSize) || vocabSize < 0) throw new TypeError("anytok: vocabSize must be a non-negative integer");
     if (style !== "hf" && style !== "tiktoken") throw new TypeError('anytok: style must be "hf" or "tiktoken"');
@@ -781,7 +865,7 @@ export class AnyTok {
     if (result.tokenizerJson !== undefined) files.tokenizerJson = result.tokenizerJson;
     if (result.tiktoken !== undefined) files.tiktoken = result.tiktoken;
     const training = Object.freeze({
-      style: result.style, nVocab: result.nVocab, nMerges: result.nMerges, pattern: result.pattern,
+      kind: "bpe", style: result.style, nVocab: result.nVocab, nMerges: result.nMerges, pattern: result.pattern,
       specialTokens: result.specialTokens, trainSeconds: result.trainSeconds, merges: result.merges,
       files: Object.freeze(files),
     });

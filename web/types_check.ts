@@ -45,6 +45,25 @@ export async function usage(): Promise<void> {
   const json: string | undefined = files?.tokenizerJson;
   const bytes: Uint8Array | undefined = files?.atok;
   void trainedIds, json, bytes;
+  const spm = await AnyTok.train(["a sentence", "another one"], { kind: "unigram", vocabSize: 8000, byteFallback: true, splitDigits: true,
+                                                                 characterCoverage: 0.9995, normalizationRuleName: "identity" }, {
+    signal: controller.signal,
+    onProgress: (p: import("./anytok.js").KindTrainProgress) => {
+      if (p.phase === "read") console.log(p.chars, p.total);
+      else console.log(p.step, p.finished);
+    },
+  });
+  if (spm.training?.kind === "unigram") {
+    const model: Uint8Array | undefined = spm.training.files.model;
+    void model;
+  }
+  const wordpiece = await AnyTok.train(["some text"], { kind: "wordpiece", vocabSize: 30000, lowercase: false });
+  const wpJson: string | undefined = wordpiece.training?.files.tokenizerJson;
+  void wpJson;
+  // @ts-expect-error kind "wordpiece" takes no SentencePiece option
+  await AnyTok.train(["x"], { kind: "wordpiece", vocabSize: 100, byteFallback: true });
+  // @ts-expect-error WordPiece is tokenizers' (style "hf"), not SentencePiece's
+  await AnyTok.train(["x"], { kind: "wordpiece", style: "sentencepiece", vocabSize: 100 });
   if (tok.countTillLimit) {
     const upTo: number | null = await tok.countTillLimit("hello", 10);
     void upTo;

@@ -12,7 +12,8 @@
 // response is compressed or its length is not given).
 //
 // A `train` request also sends { id, progress } messages while it runs (counting: MB and MB/s;
-// merging: done of total and an ETA).  It cannot be cancelled from in here: Python holds this
+// merging: done of total and an ETA); so does `trainKind` (reading: characters of total; then
+// the training's steps).  It cannot be cancelled from in here: Python holds this
 // thread until it returns, so no message is read meanwhile (Pyodide's interrupt buffer would
 // need a SharedArrayBuffer, hence a cross-origin-isolated page).  anytok.js therefore trains in
 // a worker of its own and cancels by terminating that worker.
@@ -806,6 +807,21 @@ const OPS = {
       const merges = int32s(proxy.pop("merges"));
       const result = { ...proxy.toJs({ dict_converter: Object.fromEntries }), atok, merges };
       return [result, [atok.buffer, merges.buffer]];
+    } finally {
+      proxy.destroy();
+    }
+  },
+  // The other kinds (SentencePiece models, tokenizers' WordPiece and Unigram): the .model
+  // bytes or the tokenizer.json text, with the same progress messages as `train`.
+  async trainKind({ texts, options }, id) {
+    const { glue } = await ready();
+    const report = (json) => self.postMessage({ id, progress: JSON.parse(json) });
+    const proxy = glue.train_kind(texts, JSON.stringify(options ?? {}), report);
+    try {
+      const model = proxy.has("model") ? bytesOf(proxy.pop("model")) : null;
+      const result = { ...proxy.toJs({ dict_converter: Object.fromEntries }) };
+      if (model) result.model = model;
+      return [result, model ? [model.buffer] : []];
     } finally {
       proxy.destroy();
     }

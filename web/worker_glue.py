@@ -1000,3 +1000,167 @@ def train(texts, options, progress=None) -> dict:
     else:
         out["tiktoken"] = trained.tiktoken_text()
     return out
+
+
+# --- training the other kinds (a `trainKind` request, in the training worker too) -----------
+#
+# SentencePiece models (anytok.train(style="sentencepiece"): the `.model` file sentencepiece's
+# trainer writes) and tokenizers' WordPiece and Unigram trainers (anytok.hf: the tokenizer.json
+# `tokenizers` saves),
+# each with the pipeline docs/training-tokenizers.md spells out in Python.  Progress: reading the
+# texts, then training (no finer steps: the trainers report none).
+
+# SentencePieceTrainer's options the page may give, camelCase -> sentencepiece's name.
+_SP_OPTIONS = {
+    "".join(w if i == 0 else w.title() for i, w in enumerate(name.split("_"))): name
+    for name in """vocab_size character_coverage byte_fallback split_digits split_by_whitespace
+    split_by_unicode_script split_by_number max_sentencepiece_length user_defined_symbols control_symbols
+    normalization_rule_name precompiled_charsmap add_dummy_prefix remove_extra_whitespaces input_sentence_size
+    shuffle_input_sentence seed_sentencepiece_size shrinking_factor num_sub_iterations num_threads unk_id bos_id
+    eos_id pad_id unk_piece bos_piece eos_piece pad_piece unk_surface hard_vocab_limit use_all_vocab
+    treat_whitespace_as_suffix allow_whitespace_only_pieces max_sentence_length""".split()
+}
+# tokenizers' kinds: the options each takes (camelCase) besides kind, style and name.  (Not
+# WordLevel: anytok.load, which the page's tokenizers come from, does not read its tokenizer.json.)
+_HF_OPTIONS = {
+    "wordpiece": {"vocabSize", "minFrequency", "specialTokens", "unkToken", "lowercase", "stripAccents",
+                  "limitAlphabet", "continuingSubwordPrefix"},
+    "unigram": {"vocabSize", "specialTokens", "unkToken", "shrinkingFactor", "maxPieceLength", "nSubIterations"},
+}
+
+
+class _ReadReports:
+    """The texts, counted as they are read, for the page's progress bar."""
+
+    def __init__(self, texts: list, progress):
+        self.texts, self.progress = texts, progress
+        self.total = sum(len(t) for t in texts)
+
+    def __iter__(self):
+        import time
+
+        chars = 0
+        report = self.progress
+        if report is not None:
+            report({"phase": "read", "sentences": 0, "chars": 0, "total": self.total, "finished": False})
+        next_report = time.perf_counter() + 0.2
+        for n, text in enumerate(self.texts, 1):
+            chars += len(text)
+            if report is not None and n & 255 == 0 and time.perf_counter() >= next_report:
+                next_report = time.perf_counter() + 0.2
+                report({"phase": "read", "sentences": n, "chars": chars, "total": self.total, "finished": False})
+            yield text
+        if report is not None:
+            report({"phase": "read", "sentences": len(self.texts), "chars": chars, "total": self.total,
+                    "finished": True})
+
+
+def _train_hf(kind: str, texts, given: dict, progress) -> str:
+    """tokenizers' trainer of `kind` on `texts` with a BERT-like (WordPiece) or a Metaspace
+    (Unigram) pipeline; the tokenizer.json text."""
+    from anytok.hf import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    unknown = sorted(set(given) - _HF_OPTIONS[kind])
+    if unknown:
+        raise TypeError(f"unknown option(s) for kind {kind!r}: {', '.join(unknown)} "
+                        f"(known: {', '.join(sorted(_HF_OPTIONS[kind]))})")
+    vocab_size = given.get("vocabSize", 30000 if kind != "unigram" else 8000)
+    if kind == "unigram":
+        specials = list(given.get("specialTokens", ["<unk>"]))
+        unk = given.get("unkToken", "<unk>")
+        tok = Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        kwargs = {k: given[c] for c, k in (("shrinkingFactor", "shrinking_factor"), ("maxPieceLength", "max_piece_length"),
+                                           ("nSubIterations", "n_sub_iterations")) if c in given}
+        trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token=unk,
+                                          show_progress=False, **kwargs)
+    else:
+        specials = list(given.get("specialTokens", ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+        unk = given.get("unkToken", "[UNK]")
+        prefix = given.get("continuingSubwordPrefix", "##")
+        tok = Tokenizer(models.WordPiece(unk_token=unk, continuing_subword_prefix=prefix))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=given.get("lowercase", True),
+                                                    strip_accents=given.get("stripAccents"))
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix=prefix)
+        kwargs = {"min_frequency": given.get("minFrequency", 0), "special_tokens": specials, "show_progress": False,
+                  "continuing_subword_prefix": prefix}
+        if "limitAlphabet" in given:
+            kwargs["limit_alphabet"] = given["limitAlphabet"]
+        trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, **kwargs)
+    texts = _ReadReports(texts, progress)
+    if progress is not None:
+        progress_then = progress
+
+        def reading():
+            yield from texts
+            progress_then({"phase": "train", "step": "pieces", "finished": False})
+
+        tok.train_from_iterator(reading(), trainer)
+    else:
+        tok.train_from_iterator(texts, trainer)
+    if kind == "wordpiece" and tok.token_to_id("[CLS]") is not None and tok.token_to_id("[SEP]") is not None:
+        # BERT's post-processor, as its tokenizer.json has it.
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    return tok.to_str()
+
+
+def train_kind(texts, options, progress=None) -> dict:
+    """Train a tokenizer of another kind than byte-level BPE on `texts` (a JS array of strings,
+    each one sentence or sequence, as sentencepiece's `sentence_iterator` and tokenizers'
+    `train_from_iterator` take them).
+
+    `options` (JSON): kind ("unigram" | "bpe" | "char" | "word" | "wordpiece"),
+    style ("sentencepiece" | "hf"), name, and the kind's options (camelCase): SentencePiece's
+    trainer options (vocabSize, characterCoverage, byteFallback, splitDigits, ...;
+    precompiledCharsmap as bytes), or tokenizers' (vocabSize, minFrequency, specialTokens,
+    unkToken, lowercase, ...).  `progress(json)`: {"phase": "read", "sentences", "chars",
+    "total", "finished"}, then {"phase": "train", "step", "finished"}.  Returns "model" (the
+    .model file's bytes) or "tokenizerJson" (text), with kind, style and trainSeconds."""
+    import time
+
+    texts = _py(texts)
+    if isinstance(texts, str) or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be an array of strings")
+    given = json.loads(options) if isinstance(options, str) else (_py(options) or {})
+    kind = given.pop("kind", None)
+    style = given.pop("style", None)
+    given.pop("name", None)
+    given = {k: v for k, v in given.items() if v is not None}
+    report = (lambda info: progress(json.dumps(info))) if progress is not None else None
+    start = time.perf_counter()
+    out = {"kind": kind, "style": style}
+    if style == "sentencepiece":
+        if kind not in ("unigram", "bpe", "char", "word"):
+            raise ValueError(f"style 'sentencepiece' trains kind 'unigram', 'bpe', 'char' or 'word', not {kind!r}")
+        unknown = sorted(set(given) - set(_SP_OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown SentencePiece option(s): {', '.join(unknown)} (known: {', '.join(_SP_OPTIONS)})")
+        kwargs = {_SP_OPTIONS[k]: v for k, v in given.items()}
+        if "precompiled_charsmap" in kwargs:
+            kwargs["precompiled_charsmap"] = _bytes(kwargs["precompiled_charsmap"])
+        for key in ("user_defined_symbols", "control_symbols"):
+            if key in kwargs and not isinstance(kwargs[key], str):
+                kwargs[key] = list(kwargs[key])
+        if "vocab_size" not in kwargs:
+            raise TypeError("vocabSize is required")
+        if report is not None:
+            # The total, for the page's bar: sentencepiece's reports count what was read.
+            total = sum(len(t) for t in texts)
+            report_sp = lambda info: report({**info, "total": total} if info["phase"] == "read" else info)
+        else:
+            report_sp = None
+        model = anytok.train(texts=texts, style="sentencepiece", kind=kind, progress=report_sp, **kwargs)
+        out["model"] = memoryview(model.data)
+    elif style == "hf" and kind in _HF_OPTIONS:
+        out["tokenizerJson"] = _train_hf(kind, texts, given, report)
+        if report is not None:
+            report({"phase": "train", "step": "write", "finished": True})
+    else:
+        raise ValueError(f"no trainer for kind {kind!r} and style {style!r}")
+    out["trainSeconds"] = time.perf_counter() - start
+    return out

@@ -118,7 +118,7 @@ def train(
                 raise ValueError(f"kind={kind!r} but model_type={given!r}")
         if texts is not None:
             sentencepiece_options["sentence_iterator"] = [texts] if isinstance(texts, str) else texts
-        return train_sentencepiece(files, vocab_size=vocab_size, **sentencepiece_options)
+        return train_sentencepiece(files, vocab_size=vocab_size, progress=progress, **sentencepiece_options)
     if sentencepiece_options or kind not in (None, "bpe"):
         raise ValueError(f"options {sorted(sentencepiece_options)} and kind={kind!r} need style='sentencepiece'")
     if style not in STYLES:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ...sentencepiece.model_proto import BPE, CHAR, UNIGRAM, WORD, parse_model_proto
 from ...sentencepiece.normalizer import Normalizer
@@ -76,6 +76,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
           add_dummy_prefix: bool | None = None,
           remove_extra_whitespaces: bool | None = None,
           escape_whitespaces: bool | None = None,
+          progress: Callable[[dict], None] | None = None,
           **options) -> TrainedSentencePiece:
     """Train as `sentencepiece.SentencePieceTrainer.train(input=..., **options)` would.
 
@@ -89,6 +90,14 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     `remove_extra_whitespaces`, `escape_whitespaces`.  Any other keyword is a TrainerSpec
     option (`vocab_size`, `model_type`, `character_coverage`, `byte_fallback`,
     `split_digits`, `num_threads`, ...).
+
+    `progress(info)` (not a sentencepiece option; it does not change the model) is called with
+    ``{"phase": "read", "sentences", "chars", "finished"}`` while the input is read (a few
+    times a second at most, and once when all is read), then ``{"phase": "train", "step":
+    "normalize" | "alphabet" | "pieces" | "write"}`` as training moves on (step "pieces" also
+    with "pieces" and "target": BPE's pieces so far of those it learns, every 100; Unigram's
+    after its seeds and each EM round, which shrink towards the target), and last
+    ``{"phase": "train", "step": "write", "finished": True, "pieces"}``.
     """
     if (input is None) == (sentence_iterator is None):
         raise ValueError("give input (files) or sentence_iterator (sentences), not both")
@@ -151,8 +160,14 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         escape_whitespaces=nd["escape_whitespaces"],
         treat_whitespace_as_suffix=opt.treat_whitespace_as_suffix)
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
+    if progress is not None:
+        lines = _reporting(lines, progress)
     sentences = load_sentences(lines, opt, normalizer, meta)
+    if progress is not None:
+        progress({"phase": "train", "step": "alphabet", "finished": False})
     required = required_chars(sentences, opt, meta)
+    if progress is not None:
+        progress({"phase": "train", "step": "pieces", "finished": False})
     checker = PieceChecker(opt)
 
     if opt.model_type == BPE:
@@ -160,7 +175,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
 
         if opt.split_by_whitespace:
             sentences = split_by_whitespace(sentences, opt)
-        final = train_bpe(sentences, required, opt.vocab_size - len(meta) - len(required), checker)
+        final = train_bpe(sentences, required, opt.vocab_size - len(meta) - len(required), checker,
+                          progress=_steps(progress))
     elif opt.model_type == UNIGRAM:
         from .unigram import train_unigram
 
@@ -168,7 +184,8 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         final = train_unigram(sentences, words, required, opt.vocab_size - len(meta), opt.vocab_size,
                               checker, seed_size=opt.seed_sentencepiece_size,
                               shrinking_factor=opt.shrinking_factor,
-                              num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads)
+                              num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads,
+                              progress=_steps(progress))
     else:
         from .charword import train_char, train_word
 
@@ -195,9 +212,41 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
                 pieces.append((nxt[0], nxt[1], 1))
     if next(it, None) is not None:
         raise TrainerError("more pieces than vocab_size")
+    if progress is not None:
+        progress({"phase": "train", "step": "write", "finished": False})
     if not opt.hard_vocab_limit or opt.model_type == CHAR:
         trainer_spec["vocab_size"] = len(pieces)
     elif len(pieces) != vocab_size:
         raise TrainerError(
             f"Vocabulary size too high ({vocab_size}). Please set it to a value <= {len(pieces)}.")
-    return TrainedSentencePiece(write_model(pieces, trainer_spec, norm_spec))
+    model = TrainedSentencePiece(write_model(pieces, trainer_spec, norm_spec))
+    if progress is not None:
+        progress({"phase": "train", "step": "write", "finished": True, "pieces": len(pieces)})
+    return model
+
+
+def _reporting(lines: Iterable[str], progress: Callable[[dict], None]) -> Iterable[str]:
+    """`lines` unchanged, with `progress` told how far reading has got (the line after the
+    last one read may be left unread: input_sentence_size stops early)."""
+    import time
+
+    n = chars = 0
+    progress({"phase": "read", "sentences": 0, "chars": 0, "finished": False})
+    next_report = time.perf_counter() + 0.2
+    for line in lines:
+        n += 1
+        chars += len(line)
+        if n & 255 == 0 and time.perf_counter() >= next_report:
+            next_report = time.perf_counter() + 0.2
+            progress({"phase": "read", "sentences": n, "chars": chars, "finished": False})
+        yield line
+    progress({"phase": "read", "sentences": n, "chars": chars, "finished": True})
+    progress({"phase": "train", "step": "normalize", "finished": False})
+
+
+def _steps(progress: Callable[[dict], None] | None):
+    """The trainers' (pieces, target) reports as `progress` dicts."""
+    if progress is None:
+        return None
+    return lambda n, target: progress({"phase": "train", "step": "pieces", "pieces": n, "target": target,
+                                       "finished": False})

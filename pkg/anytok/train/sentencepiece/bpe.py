@@ -171,8 +171,9 @@ class _Symbol:
 
 
 def train_bpe(sentences: list[list], required: dict[str, int], vocab_size: int,
-              checker: PieceChecker) -> list[tuple[str, float]]:
-    """The pieces (without the meta pieces) and their scores, in order."""
+              checker: PieceChecker, progress=None) -> list[tuple[str, float]]:
+    """The pieces (without the meta pieces) and their scores, in order.  `progress(n,
+    vocab_size)`, if given, hears the number of pieces every 100 pieces."""
     cache = _HashOrder()  # fp -> symbol, as symbols_cache_
     serial = 0
     fps: dict[tuple, int] = {}  # (left fp, right fp) -> fingerprint_cat of them
@@ -274,6 +275,8 @@ def train_bpe(sentences: list[list], required: dict[str, int], vocab_size: int,
     while len(final) < vocab_size:
         if len(final) % 100 == 0:
             update_active()
+            if progress is not None:
+                progress(len(final), vocab_size)
         best = None
         for s in active:
             compute_freq(s)

@@ -591,16 +591,19 @@ def _finalize(model: _Model, required: dict[str, int], vocab_size: int) -> list[
 def train_unigram(sentences: list[list], words: list[list] | None, required: dict[str, int],
                   vocab_size: int, total_vocab_size: int, checker: PieceChecker, *,
                   seed_size: int, shrinking_factor: float, num_sub_iterations: int,
-                  threads: int) -> list[tuple[str, float]]:
+                  threads: int, progress=None) -> list[tuple[str, float]]:
     """The pieces (without the meta pieces) and their scores, in order.  `sentences` are
     the normalized sentences (for the seeds), `words` what EM runs on (None: the sentences);
-    `vocab_size` excludes the meta pieces, `total_vocab_size` includes them."""
+    `vocab_size` excludes the meta pieces, `total_vocab_size` includes them.  `progress(n,
+    target)`, if given, hears the number of pieces after the seeds and after each EM round."""
     seeds = make_seeds(sentences, checker, seed_size)
     matches = _Matches(seeds)
     model = _Model(seeds, matches)
     data = sentences if words is None else words
     desired = int(total_vocab_size * 1.1)
     while True:
+        if progress is not None:
+            progress(len(model.pieces), desired)
         for _ in range(num_sub_iterations):
             expected = _e_step(model, data, threads)
             model = _Model(_m_step(model, expected), matches)

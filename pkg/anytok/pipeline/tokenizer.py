@@ -156,6 +156,30 @@ class Tokenizer(IncrementalMixin):
             ids = self.post_processor.wrap(ids, True)
         return ids
 
+    def encode_with_offsets(self, text: str, *, add_special_tokens: bool = False
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """`(ids, offsets)`: the ids of `encode(text)` and, for each token, its (start, end)
+        code-point span in `text`, exactly `tokenizers`' `Encoding.offsets` for the same call
+        (a token the post-processor adds has (0, 0))."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_with_offsets expects a str, not {type(text).__name__}")
+        enc = self._offsets_tokenizer().encode(text, add_special_tokens=add_special_tokens)
+        return list(enc.ids), [tuple(o) for o in enc.offsets]
+
+    def _offsets_tokenizer(self):
+        # anytok.hf's Tokenizer over this pipeline's configuration (built once), sharing the
+        # model implementation so the tables are not built twice.
+        hf = self.__dict__.get("_hf_offsets")
+        if hf is None:
+            from ..hf.tokenizer import Tokenizer as _HFTokenizer
+
+            cfg = self.to_tokenizer_json()
+            cfg["truncation"] = cfg["padding"] = None
+            hf = _HFTokenizer._from_config(cfg)
+            hf._model.__dict__["_impl_cache"] = self.model
+            self.__dict__["_hf_offsets"] = hf
+        return hf
+
     def _parts(self, text: str, batch: int = 0) -> Iterator[list[int]]:
         """The ids of `text` (no post-processor), in order, as consecutive lists: one per
         added token and per normalized split, or per `batch` pre-tokens when batch > 0."""

@@ -417,7 +417,8 @@ async function update() {
 const segmentViews = new Map(); // "encoding|special|mode|segment" -> element
 
 // One span per token: its text (whitespace marked; a token holding part of a character's bytes as
-// <0xE5>), its id, or both, as the mode says.  Each span knows its piece (data-k), its character
+// <0xE5>), its id, or both, as the mode says.  Pieces come from the tokenizer's exact offsets
+// (tok.tokenize: encode with offsets), so each token covers the characters it stands for.  Each span knows its piece (data-k), its character
 // span within the segment (data-s, data-e, in code points as Python counts them) and its bytes.
 function segmentView(pieces, mode) {
   const el = document.createElement("span");
@@ -433,6 +434,12 @@ function segmentView(pieces, mode) {
   };
   pieces.forEach((p, k) => {
     const chars = countChars(p.text);
+    if (!p.ids.length) {
+      // text no token covers (a normalizer removed it): shown, not coloured
+      html += `<span class="gap" title="in no token">${markHTML(p.text)}</span>`;
+      at += chars;
+      return;
+    }
     const labels = byteLabels(p.text, p.ids, p.byteLengths);
     if (labels) {
       p.ids.forEach((id, j) => {
@@ -440,7 +447,8 @@ function segmentView(pieces, mode) {
         html += span(k, "byte ", id, at, at + chars, bytes, escapeHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
       });
     } else {
-      html += span(k, p.ids.length > 1 ? "split " : "", p.ids.join(" "), at, at + chars, utf8Bytes(p.text).length, markHTML(p.text));
+      const own = p.ids.length === 1 && p.byteLengths?.[0] >= 0 ? p.byteLengths[0] : utf8Bytes(p.text).length;
+      html += span(k, p.ids.length > 1 ? "split " : "", p.ids.join(" "), at, at + chars, own, markHTML(p.text));
     }
     at += chars;
   });

@@ -1,0 +1,159 @@
+"""`tok.encode(text, { offsets: true })` in Chromium and in Node against native offsets.
+
+For every kind of tokenizer file the page reads, the page's ids and UTF-16 offsets must be the
+native `encode_with_offsets` ones, with each code-point offset mapped to the UTF-16 index
+JavaScript uses: on text with astral characters, combining marks, characters split between
+tokens and a special or added token.  The references: a bundled encoding and tekken
+(`Encoding.encode_with_offsets`, itself tested against `tokenizers`), tokenizer.json files
+(`Tokenizer.encode_with_offsets`, tested against `tokenizers`), and Llama 3's GGUF, whose offsets
+are those `tokenizers` gives for Llama 3's tokenizer.json (the same vocabulary).  The demo's token
+view is checked to show exactly these spans.  (Node: tests/test_npm_node.py.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_support import ROOT, wait_status
+from test_browser import browser, demo_url, model_file, native_tokenizer, serve_files, shim  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+TEXT = ("Hi \U0001F600 caf\u00e9 e\u0301\u0323 \U0001F469\u200d\U0001F4BB \u9f98\u6210 "
+        "\U00020BB7\u0915\u094d\u0937  x\n\ttab")
+
+# file -> (text with that format's special or added token, encode options in the page)
+FILES = {
+    "o200k_base": (TEXT + "<|endoftext|>\U0001F600", {"allowedSpecial": "all"}),
+    "tekken_240911.json": (TEXT + "</s>\U0001F600", {"allowedSpecial": "all"}),
+    "minilm.tokenizer.json": ("[CLS] " + TEXT + " \uFB01ne [SEP]\u00c5", {"addSpecialTokens": True}),
+    "qwen3.tokenizer.json": (TEXT + "<|im_start|>A\u030a\U0001F600", {}),
+    "ggml-vocab-llama-bpe.gguf": (TEXT, {}),
+    "ggml-vocab-llama-spm.gguf": (" " + TEXT, {"addSpecialTokens": True}),
+}
+
+
+def utf16(text: str, offsets) -> list[list[int]]:
+    at = [0]
+    for c in text:
+        at.append(at[-1] + (2 if ord(c) > 0xFFFF else 1))
+    return [[at[a], at[b]] for a, b in offsets]
+
+
+def file_bytes(name: str) -> bytes:
+    if name.endswith(".gguf"):
+        return (ROOT / ".cache" / "llama_cpp" / "models" / name).read_bytes()
+    return model_file(name).read_bytes()
+
+
+def native_offsets(name: str, text: str, options: dict):
+    """The native ids and code-point offsets for `name` (see the module docstring)."""
+    import anytok
+
+    if name == "o200k_base":
+        return anytok.get_encoding(name).encode_with_offsets(text, allowed_special="all")
+    if name == "ggml-vocab-llama-bpe.gguf":
+        from hf_support import hf_tokenizer
+
+        e = hf_tokenizer("llama3").encode(text, add_special_tokens=options.get("addSpecialTokens", False))
+        return list(e.ids), [tuple(o) for o in e.offsets]
+    if name.endswith(".gguf"):
+        import sys
+
+        sys.path.insert(0, str(ROOT / "web"))
+        import worker_glue
+        from anytok.gguf import load_gguf
+
+        tok = load_gguf(file_bytes(name), name=name)
+        return worker_glue._native_offsets(name, tok, text, {"add_special_tokens": options.get("addSpecialTokens", False)})
+    tok = native_tokenizer(name)
+    if isinstance(tok, anytok.Encoding):
+        return tok.encode_with_offsets(text, allowed_special="all")
+    return tok.encode_with_offsets(text, add_special_tokens=options.get("addSpecialTokens", False))
+
+
+JS_OFFSETS = """async ([name, url, text, options]) => {
+    const tok = url ? await AnyTok.load({ url }) : await AnyTok.load({ encoding: name });
+    const got = await tok.encode(text, { ...options, offsets: true });
+    const pieces = await tok.tokenize(text, options);
+    return { kind: tok.kind, ids: got.ids, offsets: got.offsets, plain: await tok.encode(text, options),
+             pieces: pieces.map((p) => [p.start, p.end, p.ids, p.exact]) };
+}"""
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_page_offsets_equal_native(shim, name):  # noqa: F811
+    text, options = FILES[name]
+    url = None
+    if name != "o200k_base":
+        serve_files(shim, {name: file_bytes(name)})
+        url = f"/test-models/{name}"
+    got = shim.evaluate(JS_OFFSETS, [name, url, text, options])
+    ids, offsets = native_offsets(name, text, options)
+    assert got["ids"] == list(ids) == got["plain"]
+    assert got["offsets"] == utf16(text, offsets)
+    assert any(e - s == 2 for s, e in got["offsets"]), "an astral character is one token's whole span"
+    # The token view's pieces: in order, covering the text, each token's span inside its piece.
+    pieces = got["pieces"]
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(text.encode("utf-16-le")) // 2
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert [i for p in pieces for i in p[2]] == got["ids"]
+    assert all(p[3] for p in pieces)
+    k = 0
+    for start, end, piece_ids, _ in pieces:
+        for _ in piece_ids:
+            s, e = got["offsets"][k]
+            assert e == s or start <= s <= e <= end, (name, k)
+            k += 1
+
+
+def test_a_tokenizer_with_no_offsets_is_refused_in_js_words(shim):  # noqa: F811
+    # MiniLM's GGUF (WordPiece): llama.cpp gives no offsets and its tokens do not spell the text.
+    name = "ggml-vocab-bert-bge.gguf"
+    serve_files(shim, {name: file_bytes(name)})
+    got = shim.evaluate(
+        """async ([url]) => {
+            const tok = await AnyTok.load({ url });
+            const pieces = await tok.tokenize("Hello World");
+            try { await tok.encode("Hello World", { offsets: true }); return null; }
+            catch (e) { return [e.message, pieces.map((p) => p.exact)]; }
+        }""",
+        [f"/test-models/{name}"],
+    )
+    assert got is not None
+    message, exact = got
+    assert "encode(text, { offsets: true }) is not available for ggml-vocab-bert-bge" in message
+    assert "Traceback" not in message and "offsets=" not in message
+    assert exact and not any(exact)
+
+
+def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
+    from browser_support import new_context
+
+    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        text = "ab \U0001F600\u9f98 e\u0301!"
+        page.fill("#text", text)
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('#tokens .t').length > 0 && window.anytokDemo?.lastUpdate?.total === n",
+            arg=len(native_offsets("o200k_base", text, {})[0]))
+        spans = page.evaluate("""() => [...document.querySelectorAll('#tokens .t')].map((t) => {
+            t.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+            return [t.dataset.ids, Number(t.dataset.s), Number(t.dataset.e), Number(t.dataset.b),
+                    document.getElementById('inspect').textContent];
+        })""")
+    finally:
+        ctx.close()
+    guard.check()
+    import anytok
+
+    enc = anytok.get_encoding("o200k_base")
+    ids, offsets = enc.encode_with_offsets(text)
+    shown = [(int(i), s, e) for ids_, s, e, _, _ in spans for i in ids_.split()]
+    # Each token (or each id of a split character) shows the character span native gives it.
+    assert [(i, s, e) for i, s, e in shown] == [(i, s, e) for i, (s, e) in zip(ids, offsets)]
+    for ids_, s, e, b, inspect in spans:
+        assert f"characters {s}–{e}" in inspect and ids_.split()[0] in inspect and f"{b} byte" in inspect

@@ -233,6 +233,12 @@ class Tokenizer:
         return Tokenizer._load(None, bytes(buffer))
 
     @staticmethod
+    def from_spm(source, kind: str | None = None) -> "Tokenizer":
+        """A SentencePiece `.model` (path or bytes) as transformers converts it (anytok.hf.spm)."""
+        from .spm import from_spm
+        return from_spm(source, kind)
+
+    @staticmethod
     def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":
         """A Tokenizer from a Hugging Face hub repository's tokenizer.json, from the local hub
         cache only (`$HF_HOME/hub`, through huggingface_hub when installed): nothing is

@@ -118,8 +118,9 @@ class BPEModel:
                 pos += 1
         return out
 
-    def encode_reference(self, text: str) -> list[int]:
-        """bpe_model.cc's `SampleEncode(text, alpha=0)`, then the unknown handling."""
+    def encode_reference(self, text: str, merge_unknowns: bool = True) -> list[int]:
+        """bpe_model.cc's `SampleEncode(text, alpha=0)`, then the unknown handling
+        (`merge_unknowns=False`: one unknown id per unknown character, for spans.py)."""
         symbols = self._symbols(text)
         if not symbols:
             return []
@@ -186,7 +187,8 @@ class BPEModel:
                 else:
                     out.append(i)
             return out
-        return self._unknowns([i for _, i in final])
+        ids = [i for _, i in final]
+        return self._unknowns(ids) if merge_unknowns else ids
 
     def _unknowns(self, ids: list[int]) -> list[int]:
         """Without byte fallback: a run of unknown ids becomes one."""
@@ -289,12 +291,13 @@ class BPEModel:
                     cache[w] = ids
             out.extend(ids)
 
-    def tokenize(self, text: str) -> list[int]:
-        """The ids of normalized `text`, as sentencepiece's BPE model gives them."""
+    def tokenize(self, text: str, merge_unknowns: bool = True) -> list[int]:
+        """The ids of normalized `text`, as sentencepiece's BPE model gives them
+        (`merge_unknowns=False`: one unknown id per unknown character, for spans.py)."""
         if not text:
             return []
         if self.has_unused:
-            return self.encode_reference(text)
+            return self.encode_reference(text, merge_unknowns)
         out: list[int] = []
         if self._ud_re is None:
             self._chunk_ids(text, out)
@@ -308,6 +311,6 @@ class BPEModel:
                 pos = m.end()
             if pos < len(text):
                 self._chunk_ids(text[pos:], out)
-        if not self.byte_fallback:
+        if not self.byte_fallback and merge_unknowns:
             return self._unknowns(out)
         return out

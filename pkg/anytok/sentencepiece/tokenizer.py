@@ -417,6 +417,43 @@ class SentencePieceTokenizer(IncrementalMixin):
             ids.append(self._special_id(self.eos_piece, "eos"))
         return ids
 
+    def encode_with_offsets(self, text: str, *, add_special_tokens: bool = False,
+                            add_bos: bool | None = None, add_eos: bool | None = None,
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """(ids, offsets): the ids of `encode(text, ...)` and, for each, the (start, end)
+        code-point offsets in `text` of the input it stands for, as sentencepiece's piece spans
+        give them (`encode(text, out_type="immutable_proto")`, see `encode_as_immutable_proto`).
+
+        A piece's span covers the input its normalized text came from: the dummy-prefix
+        U+2581 alone is empty at the start of the text; a piece holding a space that
+        `remove_extra_whitespaces` collapsed covers the whole run.  Byte-fallback pieces of one
+        character: all but the last are empty at the character's start, the last covers the
+        character.  BOS and EOS (which sentencepiece's proto API does not add) get (0, 0).
+        """
+        pieces = self.encode_as_immutable_proto(text).pieces
+        ids = [p.id for p in pieces]
+        offsets = [(p.begin, p.end) for p in pieces]
+        if add_bos is None:
+            add_bos = add_special_tokens
+        if add_bos:
+            ids.insert(0, self._special_id(self.bos_piece, "bos"))
+            offsets.insert(0, (0, 0))
+        if add_eos:
+            ids.append(self._special_id(self.eos_piece, "eos"))
+            offsets.append((0, 0))
+        return ids, offsets
+
+    def encode_as_immutable_proto(self, text: str):
+        """`text` encoded with its piece spans, as sentencepiece's
+        `encode(text, out_type="immutable_proto")` (`EncodeAsImmutableProto`): a
+        `spans.SentencePieceText` with `.text`, `.score` and `.pieces`, each piece with
+        `.piece`, `.id`, `.surface`, `.begin`, `.end` (code-point offsets into `text`), and
+        the `_as_bytes` variants; `SerializeAsString()` gives the protobuf message.
+        Lone surrogates are an error (UnicodeEncodeError)."""
+        from .spans import SentencePieceText, encode_spans
+
+        return SentencePieceText(text, encode_spans(self, text))
+
     def encode_batch(self, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
         return [self.encode(t, **kwargs) for t in texts]
 

@@ -325,8 +325,9 @@ class UnigramModel:
                 out.append(i)
         return out
 
-    def _tokenize_sp(self, text: str) -> list[int]:
+    def _tokenize_sp(self, text: str, merge_unknowns: bool = True) -> list[int]:
         """Ids of normalized `text`: the Viterbi path of the whole text, then the unknowns.
+        (`merge_unknowns=False` keeps one unknown id per unknown character, for spans.py.)
 
         The search is cut into segments at positions no piece can span: the best path passes
         through each of them, and a segment's part of it depends only on the (float32) path
@@ -375,7 +376,7 @@ class UnigramModel:
                     continue
             path, acc[0] = self.viterbi(seg, acc[0])
             out.extend(self._segment_ids(seg, path))
-        if not self.byte_fallback:
+        if not self.byte_fallback and merge_unknowns:
             unk_id = self.unk_id
             if unk_id in out:
                 merged = []

@@ -42,4 +42,30 @@ class SentencePieceUnigramTokenizer(BaseTokenizer):
 
     @staticmethod
     def from_spm(filename: str):
-        raise NotImplementedError("from_spm needs sentencepiece's model protobuf; not supported in anytok.hf")
+        """A SentencePieceUnigramTokenizer from a SentencePiece `.model` file, as tokenizers 0.23.3
+        builds it: Unigram(pieces and scores, unk_id, byte_fallback), Precompiled (when the model
+        has a charsmap) + Replace(" {2,}" -> " "), Metaspace(prepend "always").  The file is read
+        by anytok's own protobuf reader (tokenizers needs `sentencepiece_model_pb2`).  Only
+        Unigram models, as in tokenizers; for what transformers makes of a `.model` see
+        `Tokenizer.from_spm`."""
+        from ...sentencepiece.model_proto import UNIGRAM, parse_model_proto
+
+        with open(filename, "rb") as f:
+            m = parse_model_proto(f.read())
+        if m.trainer_spec.model_type != UNIGRAM:
+            raise Exception(
+                "You're trying to run a `Unigram` model but you're file was trained with a different algorithm")
+        precompiled_charsmap = m.normalizer_spec.precompiled_charsmap
+        vocab = list(zip(m.pieces, m.scores))
+        replacement = "\u2581"
+        tokenizer = Tokenizer(Unigram(vocab, m.trainer_spec.unk_id, m.trainer_spec.byte_fallback))
+        rules = [normalizers.Replace(Regex(" {2,}"), " ")]
+        if precompiled_charsmap:
+            rules.insert(0, normalizers.Precompiled(precompiled_charsmap))
+        tokenizer.normalizer = normalizers.Sequence(rules)
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement=replacement, prepend_scheme="always")
+        tokenizer.decoder = decoders.Metaspace(replacement=replacement, prepend_scheme="always")
+        parameters = {"model": "SentencePieceUnigram"}
+        obj = BaseTokenizer.__new__(SentencePieceUnigramTokenizer)
+        BaseTokenizer.__init__(obj, tokenizer, parameters)
+        return obj

@@ -1,11 +1,12 @@
-"""`tok.encode(text, { offsets: true })` in Chromium and in Node against native offsets.
+"""`tok.encode(text, { offsets: true })` in Chromium against native offsets.
 
 For every kind of tokenizer file the page reads, the page's ids and UTF-16 offsets must be the
 native `encode_with_offsets` ones, with each code-point offset mapped to the UTF-16 index
 JavaScript uses: on text with astral characters, combining marks, characters split between
 tokens and a special or added token.  The references: a bundled encoding and tekken
 (`Encoding.encode_with_offsets`, itself tested against `tokenizers`), tokenizer.json files
-(`Tokenizer.encode_with_offsets`, tested against `tokenizers`), and Llama 3's GGUF, whose offsets
+(`Tokenizer.encode_with_offsets`, tested against `tokenizers`), SentencePiece .model files
+(`SentencePieceTokenizer.encode_with_offsets`: sentencepiece's piece spans), and Llama 3's GGUF, whose offsets
 are those `tokenizers` gives for Llama 3's tokenizer.json (the same vocabulary).  The demo's token
 view is checked to show exactly these spans.  (Node: tests/test_npm_node.py.)
 """
@@ -28,6 +29,8 @@ FILES = {
     "tekken_240911.json": (TEXT + "</s>\U0001F600", {"allowedSpecial": "all"}),
     "minilm.tokenizer.json": ("[CLS] " + TEXT + " \uFB01ne [SEP]\u00c5", {"addSpecialTokens": True}),
     "qwen3.tokenizer.json": (TEXT + "<|im_start|>A\u030a\U0001F600", {}),
+    "mistral_instruct_tokenizer_240323.model.v3": ("[INST] " + TEXT + " \uFB01", {"addSpecialTokens": True}),
+    "test_ja_model.model": ("\uff21\uff22 \u30ab\u3099 " + TEXT, {"addSpecialTokens": True}),
     "ggml-vocab-llama-bpe.gguf": (TEXT, {}),
     "ggml-vocab-llama-spm.gguf": (" " + TEXT, {"addSpecialTokens": True}),
 }
@@ -157,3 +160,33 @@ def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
     assert [(i, s, e) for i, s, e in shown] == [(i, s, e) for i, (s, e) in zip(ids, offsets)]
     for ids_, s, e, b, inspect in spans:
         assert f"characters {s}–{e}" in inspect and ids_.split()[0] in inspect and f"{b} byte" in inspect
+
+
+def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  # noqa: F811
+    # Issue #45: a token holding part of a character's UTF-8 bytes is listed as those bytes
+    # (<0xE9>), as the Count view shows it, not as "�".
+    from anytok import constrain
+    from browser_support import new_context
+
+    import anytok
+
+    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        page.click("#view-constrain")
+        page.select_option("#constrain-kind", "regex")
+        page.fill("#constrain-spec", "\u9f98!")
+        page.click("#constrain-start")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+        listed = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => [+b.dataset.id, b.textContent])")
+    finally:
+        ctx.close()
+    guard.check()
+    enc = anytok.get_encoding("o200k_base")
+    allowed = constrain.regex("\u9f98!").matcher(enc).allowed()
+    assert sorted(i for i, _ in listed) == sorted(allowed)
+    for i, label in listed:
+        want = "".join(f"<0x{b:02X}>" for b in enc.decode_single_token_bytes(i))
+        assert label == want, (i, label)

@@ -190,3 +190,20 @@ def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  #
     for i, label in listed:
         want = "".join(f"<0x{b:02X}>" for b in enc.decode_single_token_bytes(i))
         assert label == want, (i, label)
+
+
+def test_lone_surrogates_keep_their_place(shim):  # noqa: F811
+    # A lone surrogate is U+FFFD for the ids (as tiktoken) and one UTF-16 unit of the text.
+    import anytok
+
+    text = "a\ud800b\U0001F600\udc00 c"
+    got = shim.evaluate(
+        """async ([text]) => {
+            const tok = await AnyTok.load({ encoding: "o200k_base" });
+            return await tok.encode(text, { offsets: true });
+        }""",
+        [text],
+    )
+    ids, offsets = anytok.get_encoding("o200k_base").encode_with_offsets(text)
+    assert got == {"ids": ids, "offsets": utf16(text, offsets)}
+    assert got["offsets"][-1][1] == 8  # JavaScript's length of the text

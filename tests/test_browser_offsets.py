@@ -162,6 +162,46 @@ def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
         assert f"characters {s}–{e}" in inspect and ids_.split()[0] in inspect and f"{b} byte" in inspect
 
 
+def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_url):  # noqa: F811
+    # MiniLM: Bert normalizer (lowercase, accents stripped) and WordPiece; spaces are in no token.
+    from browser_support import new_context
+
+    name = "minilm.tokenizer.json"
+    text = "Caf\u00e9 NA\u00cfVE  \U0001F600 \uFB01ne,x"
+    tok = native_tokenizer(name)
+    ids, offsets = tok.encode_with_offsets(text)
+    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        page.set_input_files("#tokenizer-file", files=[{"name": name, "mimeType": "application/json", "buffer": file_bytes(name)}])
+        page.wait_for_function(f"document.querySelector('#encoding').value === 'file:{name}'")
+        wait_status(page)
+        page.fill("#text", text)
+        page.wait_for_function("(n) => window.anytokDemo?.lastUpdate?.total === n && document.querySelectorAll('#tokens .t').length",
+                               arg=len(ids))
+        shown = page.evaluate("""() => [...document.querySelectorAll('#tokens .seg > span')].map((t) =>
+            t.classList.contains('gap') ? ['gap', t.textContent] : [t.dataset.ids, +t.dataset.s, +t.dataset.e])""")
+    finally:
+        ctx.close()
+    guard.check()
+    # Code points: the view's spans are in code points, as Python counts.
+    assert [int(i) for kind, *_ in shown if kind != "gap" for i in kind.split()] == ids
+    # each piece is the union of its tokens' native spans (tokens sharing characters are one piece)
+    k = 0
+    for kind, *rest in shown:
+        if kind == "gap":
+            continue
+        s, e = rest
+        n = len(kind.split())
+        group = offsets[k:k + n]
+        assert (min(a for a, _ in group), max(b for _, b in group)) == (s, e), (kind, group, s, e)
+        k += n
+    gaps = [rest[0] for kind, *rest in shown if kind == "gap"]
+    assert gaps and all(set(g) <= {"·", " "} for g in gaps), gaps
+
+
 def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  # noqa: F811
     # Issue #45: a token holding part of a character's UTF-8 bytes is listed as those bytes
     # (<0xE9>), as the Count view shows it, not as "�".

@@ -24,7 +24,12 @@ takes anytok.hf's general NormalizedString path, which is exact everywhere.
 
 from __future__ import annotations
 
-from itertools import accumulate, repeat
+from bisect import bisect_right
+from itertools import accumulate, chain, repeat
+from operator import itemgetter
+
+_chain = chain.from_iterable
+_first, _second, _third, _fourth = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
 
 __all__ = ["OffsetsPath", "offsets_path"]
 
@@ -130,11 +135,21 @@ class OffsetsPath:
             if self.lengths is None:
                 keeps = False
         if not keeps:
-            if pre is None or pre.type not in ("BertPreTokenizer", "Whitespace") or self.byte_level or hf_model is None:
+            if (pre is None or pre.type not in ("BertPreTokenizer", "Whitespace") or pre._rx.groups
+                    or self.byte_level or hf_model is None):
                 raise _Unsupported("pre-tokenizer")
             self.mode = "spans"
-            self.finditer = pre._rx.finditer
+            import re
+
+            self.split_rx = re.compile("(" + pre._rx.pattern + ")").split
         self.pieces_cache: dict = {}
+        many = getattr(model, "tokenize_many", None)
+        if many is None:
+            one = model.tokenize
+
+            def many(pieces):
+                return [i for p in pieces for i in one(p)]
+        self.tokenize_many = many
 
     def _lengths(self, model, kind) -> list[int] | None:
         """Each id's length in UTF-8 bytes of the model's input, or None when not fixed."""
@@ -152,10 +167,16 @@ class OffsetsPath:
         if self.byte_level:
             out = [len(t) if t is not None else _BAD for t in ids]
         else:
-            out = [len(t.encode("utf-8", "surrogatepass")) if t is not None else _BAD for t in ids]
+            # in characters, a byte-fallback token 0 (it is one byte: see byte_lengths)
+            out = [len(t) if t is not None else _BAD for t in ids]
+            blen = [len(t.encode("utf-8", "surrogatepass")) if t is not None else _BAD for t in ids]
             for i in byte_ids:
                 if i is not None:
-                    out[i] = 1
+                    out[i] = 0
+                    blen[i] = 1
+            if unk is not None and unk >= 0:
+                blen[unk] = _BAD
+            self.byte_lengths = blen
         if unk is not None and unk >= 0:
             out[unk] = _BAD
         return out
@@ -246,78 +267,101 @@ class OffsetsPath:
     def _segment(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         tok = self.tok
         if self.mode == "contiguous":
-            pre = tok.pre_tokenizer
-            pieces = pre.split(sub, False) if pre is not None else [sub]
-            seg = tok.model.tokenize_many(pieces) if hasattr(tok.model, "tokenize_many") else \
-                [i for p in pieces for i in tok.model.tokenize(p)]
+            return self._contiguous(sub, s0, start, align, ids, offsets, words, tokens, state)
+        # Pieces and their places from one regex split (matches at odd indexes); each distinct
+        # piece's ids, token strings and relative offsets are cached.
+        parts = self.split_rx(sub)
+        pieces = parts[1::2]
+        if not pieces:
+            return True
+        places = list(accumulate(map(len, parts), initial=s0))[1::2]
+        cache = self.pieces_cache
+        hits = list(map(cache.get, pieces))
+        if None in hits:
+            model = tok.model
+            hf_model = self.hf_model
+            for k in [k for k, h in enumerate(hits) if h is None]:
+                piece = pieces[k]
+                h = cache.get(piece)
+                if h is None:
+                    p_ids = model.tokenize(piece)
+                    toks = hf_model._tokens_of(piece, p_ids)
+                    h = cache[piece] = (p_ids, [t.offsets[0] for t in toks], [t.offsets[1] for t in toks],
+                                        [t.value for t in toks])
+                hits[k] = h
+        counts = list(map(len, map(_first, hits)))
+        n = sum(counts)
+        chain = _chain
+        w0 = state[0]
+        ids += chain(map(_first, hits))
+        at = list(chain(map(repeat, places, counts)))
+        cs = map(int.__add__, chain(map(_second, hits)), at)
+        ce = map(int.__add__, chain(map(_third, hits)), at)
+        self._place(cs, ce, 0, start, align, offsets)
+        words += chain(map(repeat, range(w0, w0 + len(pieces)), counts))
+        state[0] = w0 + len(pieces)
+        if tokens is not None:
+            tokens += chain(map(_fourth, hits))
+        return n >= 0
+
+    def _contiguous(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
+        tok = self.tok
+        pre = tok.pre_tokenizer
+        pieces = pre.split(sub, False) if pre is not None else [sub]
+        seg = self.tokenize_many(pieces)
+        n = len(seg)
+        try:
+            lens = list(map(self.lengths.__getitem__, seg))
+        except (IndexError, TypeError):
+            return False
+        byte_units = self.byte_level
+        if n and min(lens) <= 0:
+            if byte_units or min(lens) < 0:
+                return False
+            # byte-fallback tokens (length 0 in characters): count in UTF-8 bytes instead
+            byte_units = True
             try:
-                lens = list(map(self.lengths.__getitem__, seg))
+                lens = list(map(self.byte_lengths.__getitem__, seg))
             except (IndexError, TypeError):
                 return False
-            data = sub.encode("utf-8", "surrogatepass")
-            prefix = self.prefix_space and not sub.startswith(" ")
-            total = len(data) + prefix
-            bounds = list(accumulate(lens, initial=0))
-            if bounds[-1] != total or (seg and min(lens) <= 0):
+            if min(lens) <= 0:
                 return False
-            n = len(seg)
-            ascii_ = len(data) == len(sub)
-            if ascii_ and not prefix:
-                char_starts = bounds[:-1]
-                char_ends = bounds[1:]
-            else:
-                flags = data.translate(_START_BYTE)
-                if prefix:  # the added space and the first character are one character
-                    flags = b"\x01" + (b"\x00" + flags[1:] if flags else b"")
-                # starts[u] = index of the character holding byte u; ends[u] = characters
-                # started before byte u.
-                ends_tab = list(accumulate(flags, initial=0))
-                starts_tab = [x - 1 for x in ends_tab[1:]]
-                char_starts = list(map(starts_tab.__getitem__, bounds[:-1]))
-                char_ends = list(map(ends_tab.__getitem__, bounds[1:]))
-            self._place(char_starts, char_ends, s0, start, align, offsets)
-            ids += seg
-            if pre is None:
-                words += repeat(state[0], n)
-                state[0] += 1
-            else:
-                # word of a token = its piece: piece ends in units, bisected by token starts
-                if self.byte_level:
-                    plens = list(map(len, pieces))
-                else:
-                    plens = [len(p.encode("utf-8", "surrogatepass")) for p in pieces]
-                if prefix and plens:
-                    pass  # (the prefix is in the first piece already)
-                pends = list(accumulate(plens))
-                from bisect import bisect_right
-
-                w0 = state[0]
-                words += map(int.__add__, map(bisect_right, repeat(pends, n), bounds[:-1]), repeat(w0, n))
-                state[0] += len(pieces)
-            if tokens is not None:
-                tokens += map(self.values.__getitem__, seg)
-            return True
-        # spans: per piece, cached
-        cache = self.pieces_cache
-        model = tok.model
-        hf_model = self.hf_model
-        for m in self.finditer(sub):
-            s, e = m.span()
-            piece = m.group()
-            hit = cache.get(piece)
-            if hit is None:
-                p_ids = model.tokenize(piece)
-                toks = hf_model._tokens_of(piece, p_ids)
-                hit = cache[piece] = (p_ids, [t.offsets[0] for t in toks], [t.offsets[1] for t in toks],
-                                      [t.value for t in toks])
-            p_ids, rs, re_, vals = hit
-            if p_ids:
-                self._place([x + s for x in rs], [x + s for x in re_], s0, start, align, offsets)
-                ids += p_ids
-                words += repeat(state[0], len(p_ids))
-                if tokens is not None:
-                    tokens += vals
-            state[0] += 1
+        prefix = self.prefix_space and not sub.startswith(" ")
+        if byte_units and not (sub.isascii() and not prefix):
+            data = sub.encode("utf-8", "surrogatepass")
+            bounds = list(accumulate(lens, initial=0))
+            if bounds[-1] != len(data) + prefix:
+                return False
+            flags = data.translate(_START_BYTE)
+            if prefix:  # the added space and the first character are one character
+                flags = b"\x01" + (b"\x00" + flags[1:] if flags else b"")
+            # started[u]: characters starting before byte u; a token from byte s to e covers
+            # the characters started[s + 1] - 1 to started[e].
+            started = list(accumulate(flags, initial=0))
+            cs = list(map(int.__sub__, map(started.__getitem__, map((1).__add__, bounds[:-1])), repeat(1)))
+            ce = list(map(started.__getitem__, bounds[1:]))
+            unit_lens = (list(map(len, pieces)) if self.byte_level
+                         else [len(p.encode("utf-8", "surrogatepass")) for p in pieces])
+        else:
+            bounds = list(accumulate(lens, initial=0))
+            if bounds[-1] != len(sub) + prefix:
+                return False
+            cs = bounds[:-1]
+            ce = bounds[1:]
+            unit_lens = None
+        self._place(cs, ce, s0, start, align, offsets)
+        ids += seg
+        w0 = state[0]
+        if len(pieces) == 1:
+            words += repeat(w0, n)
+        else:
+            if unit_lens is None:
+                unit_lens = list(map(len, pieces))
+            ends = list(accumulate(unit_lens))
+            words += map(int.__add__, map(bisect_right, repeat(ends, n), bounds[:-1]), repeat(w0, n))
+        state[0] = w0 + len(pieces)
+        if tokens is not None:
+            tokens += map(self.values.__getitem__, seg)
         return True
 
     @staticmethod

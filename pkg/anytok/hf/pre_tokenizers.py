@@ -13,7 +13,7 @@ Interface for the rest of `anytok.hf` (the Tokenizer):
 * `PreTokenizer.pre_tokenize(pts)`; `PreTokenizer._pre_tokenize(pts)` without checks.
 * `PreTokenizer._pipeline`: the equivalent `anytok.pipeline.pre_tokenizers` object (pieces
   only) for the fast ids path, rebuilt after an attribute changes; None when there is none
-  (custom Python pre-tokenizers, FixedLength, UnicodeScripts).
+  (custom Python pre-tokenizers, FixedLength).
 
 ByteLevel's `trim_offsets` is only stored here: tokenizers applies it in the post-processor.
 """
@@ -439,7 +439,9 @@ class FixedLength(PreTokenizer):
 
 
 class UnicodeScripts(PreTokenizer):
-    """Splits where the Unicode script changes (needs script data anytok does not have yet)."""
+    """Splits where the Unicode script changes, as tokenizers does: Unicode 9.0 scripts with
+    Hiragana and Katakana counted as Han; a space (U+0020) or a character of no script goes
+    with the piece before it (leading ones are dropped)."""
 
     _type = "UnicodeScripts"
 
@@ -447,13 +449,7 @@ class UnicodeScripts(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        from ..errors import UnsupportedTokenizerError
-
-        raise UnsupportedTokenizerError("pre-tokenizer UnicodeScripts is not supported yet (no script table)")
-
-    @property
-    def _pipeline(self):
-        return None
+        pts._split_pieces(lambda _i, ns: ns._pieces(_pp.script_spans(ns._normalized)))
 
 
 class Sequence(PreTokenizer):

@@ -159,7 +159,7 @@ class OffsetsPath:
             if getattr(model, "continuing_subword_prefix", None) or getattr(model, "end_of_word_suffix", None):
                 return None
             unk = getattr(model, "_unk_id", None)
-            byte_ids = set(model._byte_ids or ()) if getattr(model, "byte_fallback", False) else set()
+            byte_ids = list(model._byte_ids or ()) if getattr(model, "byte_fallback", False) else []
         elif cls == "Unigram" or kind == "unigram":
             return None
         else:
@@ -167,16 +167,18 @@ class OffsetsPath:
         if self.byte_level:
             out = [len(t) if t is not None else _BAD for t in ids]
         else:
-            # in characters, a byte-fallback token 0 (it is one byte: see byte_lengths)
+            # In characters.  A byte-fallback token stands for one byte of a character: the
+            # character's first byte advances by one, its continuation bytes by none, and each
+            # covers the character it is in (`back`: 1, see _contiguous).
             out = [len(t) if t is not None else _BAD for t in ids]
-            blen = [len(t.encode("utf-8", "surrogatepass")) if t is not None else _BAD for t in ids]
-            for i in byte_ids:
+            back = list(out)
+            for b, i in enumerate(byte_ids or ()):
                 if i is not None:
-                    out[i] = 0
-                    blen[i] = 1
+                    out[i] = 0 if 0x80 <= b < 0xC0 else 1
+                    back[i] = 1
             if unk is not None and unk >= 0:
-                blen[unk] = _BAD
-            self.byte_lengths = blen
+                back[unk] = _BAD
+            self.back = back
         if unk is not None and unk >= 0:
             out[unk] = _BAD
         return out
@@ -244,14 +246,21 @@ class OffsetsPath:
         kind = self.norm_kind
         if kind == "none":
             return piece, None
-        norm = self.tok.normalizer.normalize(piece)
+        normalizer = self.tok.normalizer
+        bert = normalizer.type == "BertNormalizer"
+        if bert and not piece.isascii():
+            got = self._bert_align(piece, start)
+            if got is not None:
+                return (piece, None) if got[0] == piece else got
+            bert = False
+        norm = normalizer.normalize(piece)
         if norm == piece and kind in ("same", "length"):
             return piece, None
         if kind == "length" and len(norm) == len(piece):
             return norm, None
         if kind == "prepend" and len(norm) == len(piece) + self.prefix_len:
             return norm, self.prefix_len
-        if kind == "same" and piece.isascii() and len(norm) == len(piece) and self.tok.normalizer.type == "BertNormalizer":
+        if bert and len(norm) == len(piece):
             return norm, None  # ASCII through BERT: spaces and case only, one for one
         hf = self.hf_normalizer
         if hf is None:
@@ -263,6 +272,33 @@ class OffsetsPath:
         if ns._align is None:
             return ns._normalized, None
         return ns._normalized, ([a for a, _ in ns._align], [b for _, b in ns._align])
+
+    def _bert_align(self, piece: str, start: int):
+        """BERT's normalizer character by character: every output character of an input
+        character takes its range (cleanup, CJK spacing, accent stripping and lowercasing all
+        work per character); None when a kept combining mark could be reordered across
+        characters by the NFD of accent stripping (then the general path decides)."""
+        out = self.__dict__.get("_bert_chars_cache")
+        if out is None:
+            import unicodedata
+
+            normalize = self.tok.normalizer.normalize
+            unsafe = self._bert_unsafe = set()
+
+            class Chars(dict):
+                def __missing__(self, c):
+                    v = self[c] = normalize(c)
+                    if any(unicodedata.combining(x) for x in v):
+                        unsafe.add(c)
+                    return v
+
+            out = self.__dict__["_bert_chars_cache"] = Chars()
+        outs = list(map(out.__getitem__, piece))
+        if not self._bert_unsafe.isdisjoint(piece):
+            return None
+        lens = list(map(len, outs))
+        owner = list(_chain(map(repeat, range(start, start + len(piece)), lens)))
+        return "".join(outs), (owner, list(map((1).__add__, owner)))
 
     def _segment(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         tok = self.tok
@@ -314,18 +350,9 @@ class OffsetsPath:
             lens = list(map(self.lengths.__getitem__, seg))
         except (IndexError, TypeError):
             return False
+        if n and min(lens) < 0:
+            return False
         byte_units = self.byte_level
-        if n and min(lens) <= 0:
-            if byte_units or min(lens) < 0:
-                return False
-            # byte-fallback tokens (length 0 in characters): count in UTF-8 bytes instead
-            byte_units = True
-            try:
-                lens = list(map(self.byte_lengths.__getitem__, seg))
-            except (IndexError, TypeError):
-                return False
-            if min(lens) <= 0:
-                return False
         prefix = self.prefix_space and not sub.startswith(" ")
         if byte_units and not (sub.isascii() and not prefix):
             data = sub.encode("utf-8", "surrogatepass")
@@ -346,8 +373,11 @@ class OffsetsPath:
             bounds = list(accumulate(lens, initial=0))
             if bounds[-1] != len(sub) + prefix:
                 return False
-            cs = bounds[:-1]
             ce = bounds[1:]
+            if not byte_units and n and min(lens) == 0:  # a character spelled in byte tokens
+                cs = list(map(int.__sub__, ce, map(self.back.__getitem__, seg)))
+            else:
+                cs = bounds[:-1]
             unit_lens = None
         self._place(cs, ce, s0, start, align, offsets)
         ids += seg
@@ -375,10 +405,17 @@ class OffsetsPath:
                 ce = map(int.__add__, ce, repeat(b))
             offsets += zip(cs, ce)
         elif type(align) is int:
+            # the prefix's characters share the first character's range: only the first
+            # tokens (ranges starting inside the prefix) need clamping
             b = start + s0 - align
+            at = len(offsets)
+            offsets += zip(map(int.__add__, cs, repeat(b)), map(int.__add__, ce, repeat(b)))
             lo = start
-            offsets += zip(map(max, map(int.__add__, cs, repeat(b)), repeat(lo)),
-                           map(max, map(int.__add__, ce, repeat(b)), repeat(lo + 1)))
+            for k in range(at, len(offsets)):
+                s_, e_ = offsets[k]
+                if s_ >= lo and e_ > lo:
+                    break
+                offsets[k] = (max(s_, lo), max(e_, lo + 1))
         else:
             starts, ends = align
             offsets += zip(map(starts.__getitem__, map(int.__add__, cs, repeat(s0))),

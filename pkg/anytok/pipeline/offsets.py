@@ -356,6 +356,7 @@ class OffsetsPath:
         prefix = self.prefix_space and not sub.startswith(" ")
         if byte_units and not (sub.isascii() and not prefix):
             data = sub.encode("utf-8", "surrogatepass")
+            base = None
             bounds = list(accumulate(lens, initial=0))
             if bounds[-1] != len(data) + prefix:
                 return False
@@ -370,8 +371,11 @@ class OffsetsPath:
             unit_lens = (list(map(len, pieces)) if self.byte_level
                          else [len(p.encode("utf-8", "surrogatepass")) for p in pieces])
         else:
-            bounds = list(accumulate(lens, initial=0))
-            if bounds[-1] != len(sub) + prefix:
+            # One unit per character: with an identity or prefix alignment the running sums
+            # start at the segment's place in the original text and are the offsets.
+            base = 0 if align is not None and type(align) is not int else start + s0 - (align or 0)
+            bounds = list(accumulate(lens, initial=base))
+            if bounds[-1] - base != len(sub) + prefix:
                 return False
             ce = bounds[1:]
             if not byte_units and n and min(lens) == 0:  # a character spelled in byte tokens
@@ -379,7 +383,18 @@ class OffsetsPath:
             else:
                 cs = bounds[:-1]
             unit_lens = None
-        self._place(cs, ce, s0, start, align, offsets)
+        if base is None or (align is not None and type(align) is not int):
+            self._place(cs, ce, s0, start, align, offsets)
+        else:
+            at = len(offsets)
+            offsets += zip(cs, ce)
+            if align:  # a prefix: its characters share the first character's range
+                lo = start
+                for k in range(at, len(offsets)):
+                    s_, e_ = offsets[k]
+                    if s_ >= lo and e_ > lo:
+                        break
+                    offsets[k] = (max(s_, lo), max(e_, lo + 1))
         ids += seg
         w0 = state[0]
         if len(pieces) == 1:
@@ -387,7 +402,7 @@ class OffsetsPath:
         else:
             if unit_lens is None:
                 unit_lens = list(map(len, pieces))
-            ends = list(accumulate(unit_lens))
+            ends = list(accumulate(unit_lens, initial=base or 0))[1:]
             words += map(int.__add__, map(bisect_right, repeat(ends, n), bounds[:-1]), repeat(w0, n))
         state[0] = w0 + len(pieces)
         if tokens is not None:

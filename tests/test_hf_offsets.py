@@ -540,3 +540,32 @@ def test_encode_with_offsets_refuses_non_str():
 
     with pytest.raises(TypeError, match="expects a str"):
         anytok_tokenizer("llama3").encode_with_offsets(b"bytes")
+
+
+ENCODING_FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask", "attention_mask",
+                   "sequence_ids")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_fast_offsets_path_fields(name, corpora):
+    """anytok.hf's encode takes anytok.pipeline.offsets' list path on every fixture (asserted:
+    a silent fall back to the general path would only be slow) and gives every field of the
+    Encoding as tokenizers does, single and pair, with and without special tokens."""
+    from hf_support import hf_tokenizer
+
+    hf = hf_tokenizer(name)
+    at = A.Tokenizer.from_file(str(model_path(name)))
+    at.no_truncation()
+    at.no_padding()
+    texts = _with_offsets_texts(corpora, name, hf)
+    path = at._offsets_path()
+    assert path is not None
+    for k, text in enumerate(texts):
+        assert path.encode(text, True) is not None, text
+        pair = texts[(k * 7 + 3) % len(texts)] if k % 2 else None
+        for add in (False, True):
+            ours, ref = at.encode(text, pair, add_special_tokens=add), hf.encode(text, pair, add_special_tokens=add)
+            for field in ENCODING_FIELDS:
+                got = [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ours, field)]
+                assert got == [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ref, field)], \
+                    (name, field, text, pair, add)

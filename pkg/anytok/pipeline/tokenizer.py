@@ -163,8 +163,33 @@ class Tokenizer(IncrementalMixin):
         (a token the post-processor adds has (0, 0))."""
         if not isinstance(text, str):
             raise TypeError(f"encode_with_offsets expects a str, not {type(text).__name__}")
+        path = self._offsets_path()
+        if path is not None:
+            got = path.encode(text)
+            if got is not None:
+                ids, offsets = got[0], got[1]
+                pp = self.post_processor
+                if add_special_tokens and pp is not None and (pp.prefix or pp.suffix):
+                    ids = pp.prefix + ids + pp.suffix
+                    offsets = [(0, 0)] * len(pp.prefix) + offsets + [(0, 0)] * len(pp.suffix)
+                return ids, offsets
         enc = self._offsets_tokenizer().encode(text, add_special_tokens=add_special_tokens)
         return list(enc.ids), [tuple(o) for o in enc.offsets]
+
+    def _offsets_path(self):
+        # pipeline/offsets.py's fast path (None: every text takes the general one).  A
+        # post-processor that trims offsets (ByteLevel / Roberta trim_offsets) changes them
+        # after the fact: the general path does that.
+        if "_offsets_path_built" not in self.__dict__:
+            from .offsets import offsets_path
+
+            path = None
+            pp = self.post_processor
+            if pp is None or '"trim_offsets": true' not in _json_dumps(pp.to_config()):
+                hf = self._offsets_tokenizer()
+                path = offsets_path(self, hf._normalizer, hf._model)
+            self.__dict__["_offsets_path_built"] = path
+        return self.__dict__["_offsets_path_built"]
 
     def _offsets_tokenizer(self):
         # anytok.hf's Tokenizer over this pipeline's configuration (built once), sharing the
@@ -451,6 +476,12 @@ class Tokenizer(IncrementalMixin):
 
     def __repr__(self) -> str:
         return f"<anytok.pipeline.Tokenizer {self.name!r} model={self.model.kind} n_vocab={self.n_vocab}>"
+
+
+def _json_dumps(obj) -> str:
+    import json
+
+    return json.dumps(obj, sort_keys=True)
 
 
 def _types(node) -> set:

@@ -21,7 +21,9 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import FULL
-from test_sentencepiece import MODELS, UNIGRAM_MODELS, models_dir  # noqa: F401  (fixture)
+from test_sentencepiece import (  # noqa: F401  (fixtures)
+    MODELS, UNIGRAM_MODELS, models_dir, rewrite_model, trained_charsmaps, variants,
+)
 
 import anytok.hf as ahf
 from anytok.hf.spm import spm_tokenizer_json
@@ -30,13 +32,15 @@ from anytok.errors import UnsupportedTokenizerError
 _refs: dict[str, object] = {}
 
 
-def transformers_tokenizer(path, tmp_root):
+def transformers_tokenizer(path, tmp_root, unigram=None):
     """The real `tokenizers.Tokenizer` transformers 5.23.0 makes of the `.model` at `path`."""
     key = str(path)
+    if unigram is None:
+        unigram = path.name in UNIGRAM_MODELS
     if key not in _refs:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if path.name in UNIGRAM_MODELS:
+            if unigram:
                 from transformers.convert_slow_tokenizer import SpmConverter
 
                 _refs[key] = SpmConverter(SimpleNamespace(vocab_file=str(path))).converted()
@@ -100,6 +104,34 @@ def test_edge_texts(pair):
     a = ref.encode("Hello world", "a pair")
     b = ours.encode("Hello world", "a pair")
     assert (b.ids, b.type_ids, b.offsets) == (a.ids, a.type_ids, a.offsets)
+
+
+# Variants of test_sentencepiece.py that change what the conversions read: piece types
+# (user-defined / control pieces become added tokens), byte fallback, no charsmap.
+VARIANTS = ["uni_user_defined", "uni_control", "uni_byte_fallback", "uni_no_charsmap", "uni_nmt_nfkc_cf",
+            "bpe_user_defined", "bpe_unused"]
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_variants(name, variants, tmp_path):
+    path = tmp_path / f"{name}.model"
+    path.write_bytes(variants[name])
+    (tmp_path / "ref").mkdir()
+    ref = transformers_tokenizer(path, tmp_path / "ref", unigram=name.startswith("uni"))
+    assert spm_tokenizer_json(path) == json.loads(ref.to_str())
+    ours = ahf.Tokenizer.from_spm(path.read_bytes())
+    for text in EDGE + ["the thing is singing and the ingredients were a  e  s"]:
+        compare(ref, ours, text)
+
+
+def test_llama_special_names(models_dir, tmp_path):
+    # LlamaTokenizer takes <unk>, <s>, </s> whatever the model's trainer_spec calls them.
+    data = (models_dir / "tokenizer.model.v1").read_bytes()
+    path = tmp_path / "renamed.model"
+    path.write_bytes(rewrite_model(data, trainer={45: (2, b"<s>"), 46: (2, "\u2581the".encode()), 47: (2, b"<unk>")}))
+    (tmp_path / "ref").mkdir()
+    ref = transformers_tokenizer(path, tmp_path / "ref", unigram=False)
+    assert spm_tokenizer_json(path) == json.loads(ref.to_str())
 
 
 def test_unsupported(models_dir):

@@ -13,10 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conftest import FULL, code_point_share
+from hypothesis import strategies as st
 from test_sentencepiece import (  # noqa: F401  (fixtures)
-    CODE_POINTS, MODELS, VARIANTS, models_dir, pair_from_bytes, text_strategy, trained_charsmaps, variants,
+    CODE_POINTS, MODELS, VARIANTS, charsmap, models_dir, pair_from_bytes, text_strategy, trained_charsmaps, variants,
 )
 
+from anytok.sentencepiece.normalizer import Normalizer
 from anytok.sentencepiece.spans import normalize_with_alignment
 
 
@@ -121,3 +123,18 @@ def test_lone_surrogates_rejected(model):
         tok.encode_as_immutable_proto("a\ud800")
     with pytest.raises(UnicodeEncodeError):
         tok.encode_with_offsets("a\ud800")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=text_strategy(), flags=st.tuples(st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.booleans()),
+       user_defined=st.lists(st.sampled_from(["ab", "a", " x", "ﬁ", "e\u0301", "\u2581\u2581", "Ａ", "  "]), max_size=3))
+def test_alignment_fast_equals_reference(charsmap, text, flags, user_defined):
+    # The bulk alignment (runs of one-to-one characters) against the step-by-step byte rule,
+    # over every whitespace option and user-defined symbols (sentencepiece's own spans above
+    # cover the real models' settings).
+    n = Normalizer(precompiled_charsmap=charsmap if flags[4] else b"", add_dummy_prefix=flags[0],
+                   remove_extra_whitespaces=flags[1], escape_whitespaces=flags[2],
+                   treat_whitespace_as_suffix=flags[3], user_defined=user_defined)
+    fast = normalize_with_alignment(n, text)
+    assert fast == normalize_with_alignment(n, text, reference=True)
+    assert fast[0] == n.normalize_reference(text)

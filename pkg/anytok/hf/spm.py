@@ -14,9 +14,9 @@ Two conversions, the ones transformers 5.23.0 actually performs on a `.model` fi
   `tokenizer.model`: a BPE model with byte fallback whose vocabulary is the pieces in id order
   and whose merges are transformers' `generate_merges` of that vocabulary (every split of a
   piece into two pieces, ordered by the merged piece's id); no normalizer; Metaspace(prepend
-  "first", no split); the decoder Replace + ByteFallback + Fuse + Strip(1 leading space); unk,
-  bos, eos, control and user-defined pieces as added tokens; a TemplateProcessing that adds
-  nothing.  (transformers' own LlamaConverter / SpmConverter fail on BPE models in 5.23.0.)
+  "first", no split); the decoder Replace + ByteFallback + Fuse + Strip(1 leading space);
+  `<unk>`, `<s>`, `</s>` (LlamaTokenizer's defaults, not the model's names), control and
+  user-defined pieces as added tokens; a TemplateProcessing that adds nothing.  (transformers' own LlamaConverter / SpmConverter fail on BPE models in 5.23.0.)
 
 `tests/test_hf_spm.py` checks the produced tokenizer.json against transformers' for every fixture
 model, and ids and offsets against the real `tokenizers` on corpus samples.  These are
@@ -86,14 +86,17 @@ def generate_merges(vocab: dict[str, int]) -> list[list[str]]:
 
 
 def _llama(proto: ModelProto) -> dict[str, Any]:
-    ts = proto.trainer_spec
     vocab: dict[str, int] = {}
     for i, p in enumerate(proto.pieces):
         vocab[p] = i  # a repeated piece keeps its last id, as a Python dict built this way does
+    # LlamaTokenizer's own defaults, whatever the model's trainer_spec names
     specials = {}
-    for name in (ts.unk_piece, ts.bos_piece, ts.eos_piece):
-        if name in vocab:
-            specials[vocab[name]] = name
+    for name in ("<unk>", "<s>", "</s>"):
+        if name not in vocab:
+            raise UnsupportedTokenizerError(
+                f"pieces: no piece {name!r}; transformers' LlamaTokenizer would add it as a new token"
+                " (not supported)")
+        specials[vocab[name]] = name
     added = {i: _added(i, p, True) for i, p in specials.items()}
     for i, (p, t) in enumerate(zip(proto.pieces, proto.types)):
         if t in (CONTROL, USER_DEFINED) and i not in added:

@@ -3,12 +3,15 @@
 
     text -> normalize_with_alignment -> (normalized, norm_to_orig)
          -> model ids, unknowns not merged -> model_result: [(normalized piece, id)]
-         -> populate -> [Piece(piece, id, surface, begin, end)] -> SentencePieceText
+         -> populate: [(piece, id, begin, end, surface set)]  (encode_with_offsets reads these)
+         -> encode_proto: SentencePieceText of Piece(piece, id, surface, begin, end)
 
 * `normalize_with_alignment` is the normalizer (normalizer.py) keeping, for every character of
   the normalized text, the offset in the input where the rewriting step that produced it began
   (`Normalizer::Normalize`'s `norm_to_orig`, here in code points: every rewriting step starts
-  and ends on a character boundary), plus one entry for the end.
+  and ends on a character boundary), plus one entry for the end.  Runs of characters the
+  charsmap rewrites one to one are aligned in bulk (a run of spaces keeps its first one); other
+  steps one at a time, exactly as the C++ loop.
 * `model_result` is the model's `Encode` result: the ids of `model.tokenize` before a run of
   unknown ids is merged into one, each with the stretch of normalized text it covers (a piece
   covers its own text; an unknown one character, or one word for the WORD model; byte-fallback
@@ -24,16 +27,18 @@ library's byte offsets, converted by its wrapper, also in the message `Serialize
 
 from __future__ import annotations
 
+import re
 import struct
+from itertools import accumulate, repeat
 from typing import Iterator, Sequence
 
 from .bpe import BPEModel
-from .charword import CharModel, WordModel, _WORD
-from .model_proto import BYTE
-from .normalizer import SPACE_SYMBOL, Normalizer, _utf8_len
+from .charword import CharModel, WordModel
+from .normalizer import _SPACES, SPACE_SYMBOL, Normalizer, _class_escape
 from .unigram import UnigramModel
 
-__all__ = ["Piece", "SentencePieceText", "normalize_with_alignment", "model_result", "populate"]
+__all__ = ["Piece", "SentencePieceText", "encode_proto", "encode_spans", "normalize_with_alignment",
+           "model_result", "populate"]
 
 
 class Piece:
@@ -145,37 +150,63 @@ def _len_field(number: int, data: bytes) -> bytes:
 
 # -- normalization with alignment --------------------------------------------------------------
 
-def _rewrite_steps(n: Normalizer, text: str) -> Iterator[tuple[str, int, int]]:
-    """Stage 1 of the normalizer as (replacement, start, end) steps over `text` (code points)."""
+def _nonunit(n: Normalizer):
+    # The characters the charsmap rewrites to other than exactly one character (a search
+    # pattern, or None when there are none): a run of text without them rewrites one to one.
+    cm = n.charsmap
+    if cm is None:
+        return None
+    found = getattr(cm, "_spans_nonunit", False)
+    if found is False:
+        chars = sorted(k for k, v in cm.single.items() if len(v) != 1)
+        found = re.compile("[" + "".join(map(_class_escape, chars)) + "]") if chars else None
+        cm._spans_nonunit = found
+    return found
+
+
+def _rewrite_steps(n: Normalizer, text: str) -> Iterator[tuple[str, int, int, bool]]:
+    """Stage 1 of the normalizer as (replacement, start, end, run) steps over `text` (code
+    points).  `run`: the replacement is a run of characters each rewritten to one character
+    (so its k-th character comes from text[start + k]); else one step of sentencepiece's."""
     cm = n.charsmap
     single = cm.single if cm is not None else {}
+    table = n._translate
+    nonunit = _nonunit(n)
     special = n._special_re
     ud = n.user_defined
+
+    def plain(a: int, b: int):
+        run = text[a:b]
+        if nonunit is None or nonunit.search(run) is None:
+            yield run.translate(table) if table else run, a, b, True
+            return
+        for j in range(a, b):
+            ch = text[j]
+            yield single.get(ch, ch), j, j + 1, False
+
     pos = 0
     if special is not None:
         for m in special.finditer(text):
             i = m.start()
             if i < pos:
                 continue
-            for j in range(pos, i):
-                ch = text[j]
-                yield single.get(ch, ch), j, j + 1
+            if i > pos:
+                yield from plain(pos, i)
             for s in ud:
                 if text.startswith(s, i):
-                    yield s, i, i + len(s)
+                    yield s, i, i + len(s), False
                     pos = i + len(s)
                     break
             else:
                 length, value = cm.match_text(text, i) if cm is not None else (0, None)
                 if value is None:
-                    yield text[i], i, i + 1
+                    yield text[i], i, i + 1, False
                     pos = i + 1
                 else:
-                    yield value, i, i + length
+                    yield value, i, i + length, False
                     pos = i + length
-    for j in range(pos, len(text)):
-        ch = text[j]
-        yield single.get(ch, ch), j, j + 1
+    if pos < len(text):
+        yield from plain(pos, len(text))
 
 
 def _rewrite_steps_bytes(n: Normalizer, text: str) -> Iterator[tuple[str, int, int]]:
@@ -196,17 +227,19 @@ def _rewrite_steps_bytes(n: Normalizer, text: str) -> Iterator[tuple[str, int, i
         if start is None or end is None:
             raise ValueError("normalizer_spec.precompiled_charsmap: a rule ends inside a character;"
                              " piece spans are not defined")
-        yield piece.decode("utf-8"), start, end
+        yield piece.decode("utf-8"), start, end, False
         pos += size
 
 
-def normalize_with_alignment(n: Normalizer, text: str) -> tuple[str, list[int]]:
+def normalize_with_alignment(n: Normalizer, text: str, reference: bool = False) -> tuple[str, list[int]]:
     """(normalized text, norm_to_orig): `norm_to_orig[k]` is the code-point offset in `text`
     where the rewriting step that produced normalized character k began; one more entry gives
-    the end (sentencepiece's `Normalizer::Normalize` with its alignment)."""
+    the end (sentencepiece's `Normalizer::Normalize` with its alignment).  `reference=True`
+    takes the rewriting steps from the byte-level rule, one at a time (as for a charsmap whose
+    keys are not whole characters)."""
     if not text:
         return "", []
-    regular = n.charsmap is None or n.charsmap.regular
+    regular = (n.charsmap is None or n.charsmap.regular) and not reference
     steps = _rewrite_steps(n, text) if regular else _rewrite_steps_bytes(n, text)
     remove = n.remove_extra_whitespaces
     escape = n.escape_whitespaces
@@ -216,10 +249,19 @@ def normalize_with_alignment(n: Normalizer, text: str) -> tuple[str, list[int]]:
     if remove:
         # Leading steps that rewrite to exactly one space are dropped.
         for step in steps:
-            if step[0] != " ":
+            value, start, end, run = step
+            if run:
+                k = len(value) - len(value.lstrip(" "))
+                if k == len(value):
+                    consumed = end
+                    continue
+                consumed = start + k
+                pending = (value[k:], start + k, end, True)
+                break
+            if value != " ":
                 pending = step
                 break
-            consumed = step[2]
+            consumed = end
         if pending is None:
             return "", []
     out: list[str] = []
@@ -230,8 +272,35 @@ def normalize_with_alignment(n: Normalizer, text: str) -> tuple[str, list[int]]:
         n2o.append(consumed)
     is_prev_space = remove
 
-    def handle(piece: str, start: int, end: int) -> None:
+    def handle(piece: str, start: int, end: int, run: bool) -> None:
         nonlocal is_prev_space
+        if run:
+            if remove:
+                k = len(piece) - len(piece.lstrip(" ")) if is_prev_space else 0
+                if k == len(piece):
+                    return
+                body = piece[k:]
+                base = start + k
+                if "  " in body:
+                    # a run of spaces keeps its first one
+                    parts = []
+                    at = 0
+                    for m in _SPACES.finditer(body):
+                        keep = m.start() + 1
+                        parts.append(body[at:keep])
+                        n2o.extend(range(base + at, base + keep))
+                        at = m.end()
+                    parts.append(body[at:])
+                    n2o.extend(range(base + at, base + len(body)))
+                    body = "".join(parts)
+                else:
+                    n2o.extend(range(base, base + len(body)))
+                is_prev_space = body.endswith(" ")
+            else:
+                body = piece
+                n2o.extend(range(start, end))
+            out.append(body.replace(" ", SPACE_SYMBOL) if escape else body)
+            return
         if is_prev_space:
             piece = piece.lstrip(" ")
         if piece:
@@ -283,39 +352,53 @@ def model_result(tok, normalized: str) -> list[tuple[str, int]]:
     else:  # pragma: no cover - the tokenizer only builds the four models
         raise TypeError(f"no piece spans for model {type(model).__name__}")
     pieces = tok.pieces
-    types = tok.types
     unk = tok.unk_id
     byte_of = {j: b for b, (_, j) in enumerate(_byte_table(tok))} if tok.byte_fallback else {}
-    out: list[tuple[str, int]] = []
+    if unk not in ids and (not byte_of or byte_of.keys().isdisjoint(ids)):
+        # Only pieces: they must spell the normalized text.
+        out = [(pieces[i], i) for i in ids]
+        if "".join([w for w, _ in out]) != normalized:
+            raise RuntimeError("piece spans: the pieces do not spell the normalized text")
+        return out
+    out = []
     pos = 0
     k = 0
     n_ids = len(ids)
-    while k < n_ids:
+    special = set(byte_of)
+    special.add(unk)
+    # between unknown / byte ids, plain pieces in bulk
+    marks = [x for x, i in enumerate(ids) if i in special]
+    marks.append(n_ids)
+    for mark in marks:
+        if mark < k:
+            continue  # the other bytes of a character already taken
+        if k < mark:
+            chunk = [(pieces[i], i) for i in ids[k:mark]]
+            out += chunk
+            pos += sum([len(w) for w, _ in chunk])
+            k = mark
+        if k == n_ids:
+            break
         i = ids[k]
+        w = normalized[pos : pos + 1]
         if i == unk:
             # An unknown piece is one character (Unigram's unknown node, BPE's unmerged symbol).
-            w = normalized[pos : pos + 1]
             k += 1
-        elif types[i] == BYTE:
+        else:
             # Byte fallback: the bytes of one unknown character.
-            w = normalized[pos : pos + 1]
             raw = w.encode("utf-8")
             size = len(raw)
-            if bytes(byte_of.get(j, -1) & 0xFF for j in ids[k : k + size]) != raw or size == 0:
-                raise RuntimeError(f"piece spans: byte pieces {ids[k : k + size]} do not spell {w!r}")
+            chunk = ids[k : k + size]
+            if size == 0 or not all(j in byte_of for j in chunk) or bytes(byte_of[j] for j in chunk) != raw:
+                raise RuntimeError(f"piece spans: byte pieces {chunk} do not spell {w!r}")
             k += size
             i = unk
-        else:
-            w = pieces[i]
-            if not normalized.startswith(w, pos):
-                raise RuntimeError(f"piece spans: piece {w!r} is not at position {pos} of the normalized text")
-            k += 1
         if not w:
             raise RuntimeError("piece spans: the pieces are longer than the normalized text")
         out.append((w, i))
-        pos += len(w)
-    if pos != len(normalized):
-        raise RuntimeError("piece spans: the pieces do not cover the normalized text")
+        pos += 1
+    if "".join([w for w, _ in out]) != normalized:
+        raise RuntimeError("piece spans: the pieces do not spell the normalized text")
     return out
 
 
@@ -329,40 +412,51 @@ def _byte_table(tok) -> list[tuple[str, int]]:
 
 
 def populate(tok, text: str, normalized: str, n2o: Sequence[int],
-             result: Sequence[tuple[str, int]]) -> list[Piece]:
-    """`PopulateSentencePieceText`: the pieces with their input spans."""
-    out: list[Piece] = []
+             result: Sequence[tuple[str, int]]) -> list[tuple[str, int, int, int, bool]]:
+    """`PopulateSentencePieceText`: the pieces as (piece, id, begin, end, surface set)."""
     unk = tok.unk_id
+    ws = [w for w, _ in result]
+    ids = [i for _, i in result]
+    cut = [0, *accumulate(map(len, ws))]
+    at = n2o.__getitem__
+    begins = list(map(at, cut[:-1]))
+    ends = list(map(at, cut[1:]))
+    if unk not in ids:
+        return list(zip(ws, ids, begins, ends, repeat(True)))
+    out = []
     byte_fallback = tok.byte_fallback
     byte_table = _byte_table(tok) if byte_fallback else None
-    consumed = 0
     prev_unk = False
-    for w, i in result:
-        is_unk = i == unk
-        begin, end = n2o[consumed], n2o[consumed + len(w)]
-        surface = text[begin:end]
-        if is_unk and byte_fallback:
+    for w, i, begin, end in zip(ws, ids, begins, ends):
+        if i != unk:
+            out.append((w, i, begin, end, True))
+            prev_unk = False
+        elif byte_fallback:
             raw = w.encode("utf-8")
             for b in raw[:-1]:
-                out.append(Piece(*byte_table[b], "", begin, begin, False))
-            out.append(Piece(*byte_table[raw[-1]], surface, begin, end))
-        elif is_unk and prev_unk:
-            p = out[-1]
-            p.piece += w
-            p.surface += surface
-            p.end = end
+                out.append((*byte_table[b], begin, begin, False))
+            out.append((*byte_table[raw[-1]], begin, end, True))
+            prev_unk = True
+        elif prev_unk:
+            piece, _, begin0, _, _ = out[-1]
+            out[-1] = (piece + w, i, begin0, end, True)
         else:
-            out.append(Piece(w, i, surface, begin, end))
-        consumed += len(w)
-        prev_unk = is_unk
+            out.append((w, i, begin, end, True))
+            prev_unk = True
     return out
 
 
-def encode_spans(tok, text: str) -> list[Piece]:
-    """The pieces of `text` with their spans (no BOS/EOS)."""
+def encode_spans(tok, text: str) -> list[tuple[str, int, int, int, bool]]:
+    """The pieces of `text` as (piece, id, begin, end, surface set), no BOS/EOS."""
     if not text.isascii():
         text.encode("utf-8")  # lone surrogates: UnicodeEncodeError, as `encode`
     normalized, n2o = normalize_with_alignment(tok.normalizer, text)
     if not normalized:
         return []
     return populate(tok, text, normalized, n2o, model_result(tok, normalized))
+
+
+def encode_proto(tok, text: str) -> SentencePieceText:
+    """`encode_spans` as a `SentencePieceText` (the surface of a piece: text[begin:end])."""
+    return SentencePieceText(text, [Piece(p, i, text[b:e] if s else "", b, e, s)
+                                    for p, i, b, e, s in encode_spans(tok, text)])

@@ -430,9 +430,11 @@ class SentencePieceTokenizer(IncrementalMixin):
         character: all but the last are empty at the character's start, the last covers the
         character.  BOS and EOS (which sentencepiece's proto API does not add) get (0, 0).
         """
-        pieces = self.encode_as_immutable_proto(text).pieces
-        ids = [p.id for p in pieces]
-        offsets = [(p.begin, p.end) for p in pieces]
+        from .spans import encode_spans
+
+        spans = encode_spans(self, text)
+        ids = [s[1] for s in spans]
+        offsets = [(s[2], s[3]) for s in spans]
         if add_bos is None:
             add_bos = add_special_tokens
         if add_bos:
@@ -450,9 +452,9 @@ class SentencePieceTokenizer(IncrementalMixin):
         `.piece`, `.id`, `.surface`, `.begin`, `.end` (code-point offsets into `text`), and
         the `_as_bytes` variants; `SerializeAsString()` gives the protobuf message.
         Lone surrogates are an error (UnicodeEncodeError)."""
-        from .spans import SentencePieceText, encode_spans
+        from .spans import encode_proto
 
-        return SentencePieceText(text, encode_spans(self, text))
+        return encode_proto(self, text)
 
     def encode_batch(self, texts: Sequence[str], **kwargs: Any) -> list[list[int]]:
         return [self.encode(t, **kwargs) for t in texts]

@@ -492,3 +492,80 @@ def test_python_tokenize_to_encoding():
                                  [(s, o, [t.as_tuple() for t in toks]) for s, o, toks in pts.get_splits()]))
         out.append(rows)
     assert out[1] == out[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# anytok.pipeline.Tokenizer.encode_with_offsets: ids and offsets of the whole pipeline
+# ---------------------------------------------------------------------------------------------
+
+def _with_offsets_texts(corpora, name: str, hf) -> list[str]:
+    """Seeded slices of each corpus, some with added tokens (special or not) spliced in."""
+    import random
+
+    rng = random.Random(f"encode_with_offsets/{name}")
+    added = sorted(hf.get_added_tokens_decoder().values(), key=lambda t: t.content)
+    contents = [t.content for t in added]
+    texts = []
+    for corpus in ("en", "code", "zh", "ja"):
+        text = corpora[corpus]
+        for _ in range(12 if FULL else 3):
+            at = rng.randrange(len(text) - 600)
+            piece = text[at:at + rng.randrange(1, 600)]
+            if contents and rng.random() < 0.5:
+                cut = rng.randrange(len(piece) + 1)
+                spliced = rng.choice(contents)
+                piece = piece[:cut] + spliced + rng.choice(["", " ", "\n"]) + piece[cut:]
+            texts.append(piece)
+    texts += ["", " ", "  leading and trailing  ", "a\u0301 ﬁ x² 😀 Ǆ İ ß", "\n\n\t x"]
+    return texts
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_encode_with_offsets(name, corpora):
+    from hf_support import anytok_tokenizer, hf_tokenizer
+
+    at, hf = anytok_tokenizer(name), hf_tokenizer(name)
+    for text in _with_offsets_texts(corpora, name, hf):
+        for add in (False, True):
+            ids, offsets = at.encode_with_offsets(text, add_special_tokens=add)
+            ref = hf.encode(text, add_special_tokens=add)
+            assert ids == ref.ids, (name, text, add)
+            assert ids == at.encode(text, add_special_tokens=add)
+            assert offsets == [tuple(o) for o in ref.offsets], (name, text, add)
+            assert all(type(o) is tuple and len(o) == 2 for o in offsets)
+
+
+def test_encode_with_offsets_refuses_non_str():
+    from hf_support import anytok_tokenizer
+
+    with pytest.raises(TypeError, match="expects a str"):
+        anytok_tokenizer("llama3").encode_with_offsets(b"bytes")
+
+
+ENCODING_FIELDS = ("ids", "type_ids", "tokens", "offsets", "word_ids", "special_tokens_mask", "attention_mask",
+                   "sequence_ids")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_fast_offsets_path_fields(name, corpora):
+    """anytok.hf's encode takes anytok.pipeline.offsets' list path on every fixture (asserted:
+    a silent fall back to the general path would only be slow) and gives every field of the
+    Encoding as tokenizers does, single and pair, with and without special tokens."""
+    from hf_support import hf_tokenizer
+
+    hf = hf_tokenizer(name)
+    at = A.Tokenizer.from_file(str(model_path(name)))
+    at.no_truncation()
+    at.no_padding()
+    texts = _with_offsets_texts(corpora, name, hf)
+    path = at._offsets_path()
+    assert path is not None
+    for k, text in enumerate(texts):
+        assert path.encode(text, True) is not None, text
+        pair = texts[(k * 7 + 3) % len(texts)] if k % 2 else None
+        for add in (False, True):
+            ours, ref = at.encode(text, pair, add_special_tokens=add), hf.encode(text, pair, add_special_tokens=add)
+            for field in ENCODING_FIELDS:
+                got = [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ours, field)]
+                assert got == [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ref, field)], \
+                    (name, field, text, pair, add)

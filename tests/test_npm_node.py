@@ -53,6 +53,7 @@ REGEX = "(yes|no), [0-9]{1,3}!"
 SMALL_CORPUS = ["the quick brown fox jumps over the lazy dog", "a tokenizer of a few hundred tokens",
                 "café naïve 日本語", "numbers 0123456789 and punctuation: ,.;!?"] * 5
 SMALL_TEXT = "the lazy tokenizer jumps over 42 cafés"
+OFFSETS_TEXT = "a 🤖 cafe\u0301 龘𠮷 x"
 
 # Refuses any fetch that is not of a file: URL before anytok is imported (the worker thread has
 # its own fetch, node_worker.mjs's, which reads file: URLs only and hands others to Node's: the
@@ -78,8 +79,11 @@ for (const name of input.encodings) {
 }
 const small = await AnyTok.load({ data: new TextEncoder().encode(input.tokenizerJson), fileName: "tokenizer.json" });
 out.small = await small.encode(input.smallText);
+// ids and UTF-16 offsets (astral characters, a character split between tokens, a special token)
+out.offsets = { small: await small.encode(input.offsetsText, { offsets: true }) };
 out.smallDecoded = await small.decode(out.small);
 const o200k = await AnyTok.load({ encoding: "o200k_base" });
+out.offsets.o200k = await o200k.encode(input.offsetsText + "<|endoftext|>", { offsets: true, allowedSpecial: "all" });
 const m = await o200k.constrain({ regex: input.regex });
 out.masks = [Array.from(await m.mask())];
 out.allowed = (await m.allowed()).length;
@@ -214,7 +218,7 @@ def test_node_script_gives_reference_ids(app, runtime):
     consume = allowed[len(allowed) // 2]
     (folder / "input.json").write_text(json.dumps({
         "texts": TEXTS, "encodings": ENCODINGS, "tokenizerJson": tokenizer_json, "smallText": SMALL_TEXT,
-        "regex": REGEX, "consume": consume,
+        "regex": REGEX, "consume": consume, "offsetsText": OFFSETS_TEXT,
         "chatConfig": json.loads(_chat_config().read_text()), "chat": CHAT, "tools": TOOLS,
     }))
     (folder / "script.mjs").write_text(GUARD + SCRIPT)
@@ -227,11 +231,22 @@ def test_node_script_gives_reference_ids(app, runtime):
         assert got["ids"][name] == want, name
         assert got["counts"][name] == [len(w) for w in want], name
         assert got["decoded"][name] == [enc.decode(w) for w in want], name
+    import anytok
     from tokenizers import Tokenizer
 
     small = Tokenizer.from_str(tokenizer_json)
     assert got["small"] == small.encode(SMALL_TEXT).ids
     assert got["smallDecoded"] == small.decode(got["small"])
+    # encode with offsets: tokenizers' offsets (code points) as UTF-16 indexes
+    def utf16(text, offsets):
+        return [[len(text[:a].encode("utf-16-le")) // 2, len(text[:b].encode("utf-16-le")) // 2] for a, b in offsets]
+
+    e = small.encode(OFFSETS_TEXT)
+    assert got["offsets"]["small"] == {"ids": e.ids, "offsets": utf16(OFFSETS_TEXT, e.offsets)}
+    text = OFFSETS_TEXT + "<|endoftext|>"
+    ids, offsets = anytok.get_encoding("o200k_base").encode_with_offsets(text, allowed_special="all")
+    assert got["offsets"]["o200k"] == {"ids": ids, "offsets": utf16(text, offsets)}
+    assert [2, 4] in got["offsets"]["o200k"]["offsets"]  # the robot: one astral character
     assert got["allowed"] == len(allowed)
     assert got["consumed"] is ref.consume(consume)
     masks.append(list(memoryview(ref.mask()).cast("I")))

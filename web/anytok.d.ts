@@ -33,6 +33,24 @@ export interface EncodeOptions extends SpecialOptions {
   addSpecialTokens?: boolean;
 }
 
+/** `encode`'s options with `offsets: true`: it then resolves to `EncodingWithOffsets`. */
+export interface OffsetsOptions extends EncodeOptions {
+  offsets: true;
+}
+
+/**
+ * `encode(text, { offsets: true })`: the ids, and for each token its `[start, end)` in `text` as
+ * UTF-16 indexes (what `text.slice(start, end)` takes).  These are the tokenizer's own offsets
+ * (Hugging Face `tokenizers`' for a tokenizer.json; SentencePiece's; for a tiktoken-style encoding
+ * the characters its bytes come from), mapped from code points to UTF-16.  A token holding part
+ * of a character's UTF-8 bytes spans that whole character (tokens may then share it); a token
+ * the tokenizer adds (a BOS) has an empty span.
+ */
+export interface EncodingWithOffsets {
+  ids: number[];
+  offsets: Array<[number, number]>;
+}
+
 /**
  * What a tokenizer is: tiktoken-style, a Hugging Face tokenizer.json pipeline, SentencePiece,
  * or the tokenizer of a GGUF model file (llama.cpp's ids).
@@ -120,14 +138,18 @@ export interface LoadOptions {
 /** A part of the text and the token(s) that encode it (see `tokenize`). */
 export interface Piece {
   text: string;
-  /** Usually one id; several when a character's UTF-8 bytes are split between tokens. */
+  /** Usually one id; several when tokens share a character (its UTF-8 bytes split between
+   * them); none for text no token covers (a normalizer removed it). */
   ids: number[];
   /** UTF-16 offsets into the text given to `tokenize`. */
   start: number;
   end: number;
-  /** The UTF-8 bytes of the text each id stands for (exact for tiktoken-style encodings, and for
-   * other tokenizers whenever their tokens spell the text byte for byte). */
+  /** The UTF-8 bytes of each id's own text (-1 where the page cannot tell). */
   byteLengths: number[];
+  /** Whether the pieces come from the tokenizer's exact offsets (`encode(text, { offsets: true })`);
+   * false only for a tokenizer that has none (a GGUF whose tokens do not spell the text), whose
+   * pieces are then an alignment made for display. */
+  exact: boolean;
 }
 
 export interface RuntimeInfo {
@@ -547,7 +569,10 @@ export declare class AnyTok {
   /** Names of the bundled encodings. */
   encodings(): string[];
   /** Token ids, as tiktoken's `encode`. Lone surrogates count as U+FFFD, as in tiktoken. */
-  encode(text: string, options?: EncodeOptions): Promise<number[]>;
+  encode(text: string, options?: EncodeOptions & { offsets?: false }): Promise<number[]>;
+  /** Token ids and each token's UTF-16 span in `text` (see `EncodingWithOffsets`).  Rejects with
+   * an error saying so for a tokenizer that has no offsets (a GGUF whose tokens do not spell the text). */
+  encode(text: string, options: OffsetsOptions): Promise<EncodingWithOffsets>;
   /** The number of tokens `encode` would give. */
   count(text: string, options?: EncodeOptions): Promise<number>;
   /** `count` of each text, in one request. */

@@ -415,52 +415,64 @@ function specialOptions(options = {}) {
   };
 }
 
-// UTF-8 length of the code point at text[i], and how many UTF-16 units it takes.  A lone
-// surrogate counts as U+FFFD (3 bytes): that is what anytok, like tiktoken, encodes it as.
-function codePointAt(text, i) {
-  const c = text.charCodeAt(i);
-  if (c < 0x80) return [1, 1];
-  if (c < 0x800) return [2, 1];
-  if (c >= 0xd800 && c < 0xdc00 && i + 1 < text.length) {
-    const d = text.charCodeAt(i + 1);
-    if (d >= 0xdc00 && d < 0xe000) return [4, 2];
+// encode's { ids, offsets } from the worker's flat Int32Array: id, start, end per token.
+function idsAndOffsets(flat) {
+  const n = flat.length / 3;
+  const ids = new Array(n);
+  const offsets = new Array(n);
+  for (let i = 0, t = 0; i < n; i++, t += 3) {
+    ids[i] = flat[t];
+    offsets[i] = [flat[t + 1], flat[t + 2]];
   }
-  return [3, 1];
+  return { ids, offsets };
 }
 
-// Group tokens into pieces of whole characters.  Most pieces are one token; a character whose
-// UTF-8 bytes are split between tokens (common in Chinese and Japanese) makes one piece of
-// all the tokens that share it.
-function piecesOf(text, pairs) {
+// Group tokens into pieces of the text by their offsets (the worker's tokenize: a flag, then id,
+// start, end, byte length per token).  Most pieces are one token; tokens whose spans overlap
+// (a character whose UTF-8 bytes are split between tokens, or one a normalizer turned into
+// several tokens) make one piece.  Text no token covers (what a normalizer removed) is a piece
+// of no ids.  A token that stands for no text (a BOS the tokenizer adds) joins the next piece
+// (tokens after the text, an EOS, the last one).
+function piecesOf(text, flat) {
+  const exact = flat[0] === 1;
   const pieces = [];
-  let pos = 0;
-  let start = 0;
-  let tokenEnd = 0;
-  let charEnd = 0;
-  let ids = [];
-  let lengths = [];
-  for (let t = 0; t < pairs.length; t += 2) {
-    ids.push(pairs[t]);
-    lengths.push(pairs[t + 1]);
-    tokenEnd += pairs[t + 1];
-    while (charEnd < tokenEnd && pos < text.length) {
-      const [bytes, units] = codePointAt(text, pos);
-      charEnd += bytes;
-      pos += units;
+  let at = 0; // where the next piece starts
+  let cur = null;
+  let pending = { ids: [], lengths: [] }; // tokens of no text, for the next piece
+  const close = () => {
+    if (!cur) return;
+    pieces.push({ text: text.slice(cur.start, cur.end), ids: cur.ids, start: cur.start, end: cur.end, byteLengths: cur.lengths, exact });
+    at = cur.end;
+    cur = null;
+  };
+  for (let t = 1; t < flat.length; t += 4) {
+    const [id, start, end, bytes] = [flat[t], flat[t + 1], flat[t + 2], flat[t + 3]];
+    if (end <= start) {
+      (cur ?? pending).ids.push(id);
+      (cur ?? pending).lengths.push(bytes);
+      continue;
     }
-    // A token that stands for no text (a BOS the tokenizer adds) joins the next piece.
-    if (charEnd === tokenEnd && pos > start) {
-      pieces.push({ text: text.slice(start, pos), ids, start, end: pos, byteLengths: lengths });
-      start = pos;
-      ids = [];
-      lengths = [];
+    if (cur && start < cur.end) {
+      cur.ids.push(id);
+      cur.lengths.push(bytes);
+      cur.end = Math.max(cur.end, end);
+      continue;
     }
+    close();
+    if (start > at) pieces.push({ text: text.slice(at, start), ids: [], start: at, end: start, byteLengths: [], exact });
+    cur = { start: Math.max(start, at), end, ids: [...pending.ids, id], lengths: [...pending.lengths, bytes] };
+    pending = { ids: [], lengths: [] };
   }
-  if (pos < text.length || (ids.length && !pieces.length)) {
-    pieces.push({ text: text.slice(start), ids, start, end: text.length, byteLengths: lengths });
-  } else if (ids.length) {
-    pieces[pieces.length - 1].ids.push(...ids); // tokens after the text (an EOS) join the last piece
-    pieces[pieces.length - 1].byteLengths.push(...lengths);
+  close();
+  if (at < text.length) pieces.push({ text: text.slice(at), ids: [], start: at, end: text.length, byteLengths: [], exact });
+  if (pending.ids.length) {
+    const last = [...pieces].reverse().find((p) => p.ids.length);
+    if (last) {
+      last.ids.push(...pending.ids);
+      last.byteLengths.push(...pending.lengths);
+    } else {
+      pieces.push({ text: "", ids: pending.ids, start: at, end: at, byteLengths: pending.lengths, exact });
+    }
   }
   return pieces;
 }
@@ -881,10 +893,19 @@ export class AnyTok {
     return [...this.#names];
   }
 
-  /** Token ids of `text`; options as tiktoken's `allowed_special` / `disallowed_special`. */
+  /**
+   * Token ids of `text`; options as tiktoken's `allowed_special` / `disallowed_special`.  With
+   * `{ offsets: true }`: `{ ids, offsets }`, where `offsets[i]` is token i's `[start, end)` in
+   * `text` (UTF-16 indexes, as `text.slice` takes them): the tokenizer's own offsets (those of
+   * Hugging Face `tokenizers` for a tokenizer.json), mapped from code points to UTF-16.
+   */
   async encode(text, options) {
     checkText(text);
     const opts = specialOptions(options);
+    if (options?.offsets !== undefined && typeof options.offsets !== "boolean") {
+      throw new TypeError("anytok: offsets must be true or false");
+    }
+    if (options?.offsets) return idsAndOffsets(await this.#call("encodeOffsets", { text, options: opts }));
     const shared = await this.#shared(text, opts, true);
     if (shared !== null) return shared;
     return arrayOf(await this.#call("encode", { text, options: opts }));
@@ -1004,8 +1025,13 @@ export class AnyTok {
   }
 
   /**
-   * The tokens of `text` as pieces of it: `[{ text, ids, start, end }, ...]`, one piece per
-   * token except where a character is split between tokens.  `start`/`end` index `text`.
+   * The tokens of `text` as pieces of it: `[{ text, ids, start, end, byteLengths, exact }, ...]`,
+   * one piece per token except where tokens share characters (a character split between
+   * tokens); text no token covers (a normalizer removed it) is a piece of no ids.  `start`/`end`
+   * index `text` (UTF-16); the pieces follow each other and cover all of it.  They come from
+   * `encode(text, { offsets: true })` (`exact` true); a tokenizer with no offsets (a GGUF whose
+   * tokens do not spell the text) gets an alignment made for display only (`exact` false).
+   * `byteLengths`: each id's own bytes (-1 where unknown).
    */
   async tokenize(text, options) {
     checkText(text);

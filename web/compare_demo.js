@@ -132,7 +132,9 @@ async function run() {
       const first = results[0].count;
       col.querySelector(".ratio").textContent = i === 0 ? "1.00 (the reference)" : first ? `${(count / first).toFixed(2)}×` : "–";
       col.querySelector(".tokens-view").innerHTML = pieces
-        .map((p, k) => `<span class="t c${k % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${markHTML(p.text)}</span>`)
+        .map((p, k) => p.ids.length
+          ? `<span class="t c${k % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${markHTML(p.text)}</span>`
+          : `<span class="gap">${markHTML(p.text)}</span>`)
         .join("") + (text.length > SHOWN ? `<span class="note">\n… the first ${fmt.format(SHOWN)} characters shown</span>` : "");
     }
     compare.results = results;

@@ -112,10 +112,18 @@ const tokenTexts = new Map(); // id -> its text, for the current tokenizer
 async function textOf(id) {
   let text = tokenTexts.get(id);
   if (text === undefined) {
-    text = await demo.tok.decode([id]);
+    text = await byteLabel(id, await demo.tok.decode([id]));
     tokenTexts.set(id, text);
   }
   return text;
+}
+
+// A tiktoken-style token that holds part of a character's UTF-8 bytes decodes to "�": shown as
+// the bytes it holds, <0xE5><0xBE>, as the Count view does (Python's backslashreplace names them).
+async function byteLabel(id, text) {
+  if (!text.includes("\ufffd") || demo.tok.kind !== "encoding") return text;
+  const escaped = await demo.tok.decode([id], { errors: "backslashreplace" });
+  return escaped.replace(/\\x([0-9a-f]{2})/g, (_, h) => `<0x${h.toUpperCase()}>`);
 }
 const progresses = (text) => demo.special.has(text) || /\S/.test(text);
 
@@ -268,7 +276,7 @@ async function step(id) {
   try {
     const wasAccepting = await demo.matcher.isAccepting();
     if (!(await demo.matcher.consume(id))) throw new Error(`token ${id} is not allowed here`);
-    const text = await demo.tok.decode([id]);
+    const text = await textOf(id);
     // the end of sequence (a grammar's own special tokens, such as <|endofprompt|>, go on)
     demo.finished = demo.special.has(text) && wasAccepting && (await demo.matcher.isStopped());
     demo.tokens.push(id);

@@ -1,6 +1,6 @@
 // Compiled (never run) by tests/test_browser.py with `tsc --noEmit --strict`: the usage the
 // README shows must type-check against anytok.d.ts, and misuse must not.
-import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type Piece, type TrainProgress } from "./anytok.js";
+import AnyTokDefault, { AnyTok, AnyTokError, type ChatRequestReport, type EncodingWithOffsets, type Piece, type TrainProgress } from "./anytok.js";
 
 export async function usage(): Promise<void> {
   const tok: AnyTok = await AnyTok.load({ encoding: "o200k_base" });
@@ -10,6 +10,12 @@ export async function usage(): Promise<void> {
   const text: string = await tok.decode(ids, { errors: "strict" });
   const counts: number[] = await tok.countBatch(["a", "b"]);
   const pieces: Piece[] = await tok.tokenize(text);
+  const exact: boolean = pieces[0].exact;
+  const withOffsets: EncodingWithOffsets = await tok.encode(text, { offsets: true, allowedSpecial: "all" });
+  const [start, end]: [number, number] = withOffsets.offsets[0];
+  const spanText: string = text.slice(start, end);
+  // @ts-expect-error with offsets: true, encode gives { ids, offsets }, not ids
+  const notPlainIds: number[] = await tok.encode(text, { offsets: true });
   const names: string[] = tok.encodings();
   const all: string[] = await AnyTokDefault.encodings();
   const other = await AnyTok.load({ vocab: new Uint8Array(0), baseURL: "/static/" });

@@ -677,6 +677,12 @@ const OPS = {
     const ids = int32s(glue.encode(key, text, ...specials(options)));
     return [ids, [ids.buffer]];
   },
+  // ids and UTF-16 offsets, flat (id, start, end per token): one Int32Array, sent without a copy.
+  async encodeOffsets({ key, text, options }) {
+    const { glue } = await ready();
+    const flat = int32s(glue.encode_offsets(key, text, ...specials(options)));
+    return [flat, [flat.buffer]];
+  },
   async count({ key, text, options }) {
     const { glue } = await ready();
     return [glue.count(key, text, ...specials(options))];

@@ -404,22 +404,123 @@ def count_batch(key: str, texts, allowed, disallowed, add_special=None) -> array
     return array("i", [tok.count(text, **kwargs) for text in _py(texts)])
 
 
-def tokenize(key: str, text: str, allowed, disallowed, add_special=None) -> array:
-    """ids and the byte length of each token, interleaved: id0, len0, id1, len1, ...
+class NoOffsets(ValueError):
+    """This tokenizer cannot give exact offsets (the page's token view then aligns its tokens to
+    the text itself)."""
 
-    The lengths are of the UTF-8 bytes of `text` each token stands for (a lone surrogate
-    counts 3 bytes, as U+FFFD), and add up to the whole text.  For an Encoding they are exact.
-    For the other kinds see `_spans`: exact whenever the tokens spell the text byte for byte,
-    and otherwise an alignment for display only (the ids are exact either way)."""
+
+def _native_offsets(key: str, tok, text: str, kwargs: dict) -> tuple[list[int], list[tuple[int, int]]]:
+    """The ids of `tok.encode(text, **kwargs)` and each token's (start, end) code-point span in
+    `text`, as the tokenizer's own `encode_with_offsets` gives them.  A GGUF tokenizer has none
+    (llama.cpp reports no offsets): its offsets are exact when its tokens spell the text byte for
+    byte (byte-level BPE; SentencePiece-style with its dummy-prefix space, which is in no span),
+    by the rule `Encoding.encode_with_offsets` follows for a character split between tokens.
+    Otherwise `NoOffsets`, worded for the JavaScript API."""
+    method = getattr(tok, "encode_with_offsets", None)
+    if method is not None:
+        ids, offsets = method(text, **kwargs)
+        return list(ids), offsets
+    ids = tok.encode(text, **kwargs)
+    if _kind(tok) == "gguf":
+        lengths = _exact_lengths(key, tok, text, ids)
+        if lengths is not None:
+            return ids, _byte_offsets(text, lengths)
+    raise NoOffsets(
+        f"encode(text, {{ offsets: true }}) is not available for {tok.name} ({_KIND_NAMES[_kind(tok)]}): "
+        + ("its tokens do not spell the text byte for byte, and llama.cpp gives no offsets"
+           if _kind(tok) == "gguf" else "this version of anytok gives no offsets for it")
+    )
+
+
+def _exact_lengths(key: str, tok, text: str, ids: list[int]) -> list[int] | None:
+    """The UTF-8 byte length of `text` each token stands for, when the tokens' texts join to
+    exactly `text` (or " " + `text`: the dummy prefix, given to no character); else None."""
+    surfaces = [_surface(key, tok, i) for i in ids]
+    if None in surfaces:
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    joined = b"".join(surfaces)
+    lengths = [len(x) for x in surfaces]
+    if joined == data:
+        return lengths
+    if joined == b" " + data and lengths:
+        first = next(k for k, n in enumerate(lengths) if n)
+        lengths[first] -= 1
+        return lengths
+    return None
+
+
+def _byte_offsets(text: str, lengths: list[int]) -> list[tuple[int, int]]:
+    """Code-point spans of consecutive runs of `lengths` UTF-8 bytes of `text`; a run that starts
+    or ends inside a character spans that whole character (Encoding.encode_with_offsets' rule)."""
+    out = []
+    ci = 0  # the character byte `at` is in
+    start_of = 0  # byte at which character ci starts
+    at = 0
+    n = len(text)
+    for length in lengths:
+        start = ci
+        at += length
+        while ci < n and start_of + _utf8_len(text[ci]) <= at:
+            start_of += _utf8_len(text[ci])
+            ci += 1
+        end = ci + 1 if at > start_of and ci < n else ci
+        out.append((start, max(start, end) if length else start))
+    return out
+
+
+def _utf16_index(text: str):
+    """A function from code-point index in `text` to UTF-16 index (identity when there is no
+    character beyond the BMP)."""
+    if len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text):
+        return lambda i: i
+    table = [0]
+    for c in text:
+        table.append(table[-1] + (2 if c > "\uffff" else 1))
+    return table.__getitem__
+
+
+def encode_offsets(key: str, text: str, allowed, disallowed, add_special=None) -> array:
+    """ids and UTF-16 offsets, flat: id0, start0, end0, id1, ... (JavaScript string indexes)."""
     tok = _tok(key)
-    ids = tok.encode(text, **_kwargs(tok, allowed, disallowed, add_special))
+    ids, offsets = _native_offsets(key, tok, text, _kwargs(tok, allowed, disallowed, add_special))
+    u16 = _utf16_index(text)
+    out = array("i", bytes(12 * len(ids)))
+    out[0::3] = array("i", ids)
+    out[1::3] = array("i", [u16(a) for a, _ in offsets])
+    out[2::3] = array("i", [u16(b) for _, b in offsets])
+    return out
+
+
+def tokenize(key: str, text: str, allowed, disallowed, add_special=None) -> array:
+    """For the page's token view: id, start, end (UTF-16 offsets), byte length, for each token,
+    flat.  The offsets are `encode_offsets`' (exact) whenever the tokenizer gives them; else an
+    alignment for display only (`_spans`; the ids are exact either way), flagged by a first
+    value of -1.  The byte length is that of the token's own text (-1 where unknown): for a
+    token holding part of a character, the bytes it holds."""
+    tok = _tok(key)
+    kwargs = _kwargs(tok, allowed, disallowed, add_special)
+    exact = True
+    try:
+        ids, offsets = _native_offsets(key, tok, text, kwargs)
+    except NoOffsets:
+        exact = False
+        ids = tok.encode(text, **kwargs)
+        offsets = _byte_offsets(text, _spans(key, tok, text, ids))
     if isinstance(tok, anytok.Encoding):
-        lengths = array("i", map(len, tok.decode_tokens_bytes(ids)))
+        sizes = list(map(len, tok.decode_tokens_bytes(ids)))
     else:
-        lengths = array("i", _spans(key, tok, text, ids))
-    out = array("i", bytes(8 * len(ids)))
-    out[0::2] = array("i", ids)
-    out[1::2] = lengths
+        sizes = [-1 if (b := _surface(key, tok, i)) is None else len(b) for i in ids]
+    u16 = _utf16_index(text)
+    out = array("i", bytes(16 * len(ids) + 4))
+    out[0] = 1 if exact else -1
+    out[1::4] = array("i", ids)
+    out[2::4] = array("i", [u16(a) for a, _ in offsets])
+    out[3::4] = array("i", [u16(b) for _, b in offsets])
+    out[4::4] = array("i", sizes)
     return out
 
 

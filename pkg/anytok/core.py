@@ -100,6 +100,18 @@ def _fix_surrogates(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _unrepaired(text: str, offsets: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Offsets into `_fix_surrogates(text)` as offsets into `text`: each surrogate pair there is
+    one character."""
+    where = []  # repaired character index -> index in text
+    i, n = 0, len(text)
+    while i < n:
+        where.append(i)
+        i += 2 if "\ud800" <= text[i] < "\udc00" and i + 1 < n and "\udc00" <= text[i + 1] < "\ue000" else 1
+    where.append(n)
+    return [(where[a], where[b]) for a, b in offsets]
+
+
 class Encoding:
     """A tokenizer: split pattern + mergeable ranks + special tokens, as in tiktoken.
 
@@ -281,6 +293,54 @@ class Encoding:
         if not allowed:
             return self._encode_chunk(text)
         return self._encode_with_specials(text, allowed)
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = set(),  # noqa: B006
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """`encode`'s ids, and the (start, end) character offsets in `text` of each token.
+
+        The ids are `encode(text, ...)`'s.  A token whose bytes begin or end inside a
+        character's UTF-8 bytes spans that whole character, as Hugging Face `tokenizers`'
+        byte-level offsets do, so two tokens may share a character.  An allowed special token
+        spans its own text.  Offsets index `text` as given, even when it holds surrogates
+        (a surrogate pair, one character for the ids, spans its two code points).
+
+        ```
+        >>> enc.encode_with_offsets("hello world")
+        ([24912, 2375], [(0, 5), (5, 11)])
+        ```
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        # The tokens' bytes are the UTF-8 of the (repaired) text, in order.  Each character
+        # has exactly one lead byte, so the number of lead bytes before a position is the
+        # index of the character that position is in (or starts).
+        decoder = self._decoder
+        offsets: list[tuple[int, int]] = []
+        if text.isascii():
+            at = 0
+            for t in ids:
+                n = len(decoder[t])
+                offsets.append((at, at + n))
+                at += n
+            return ids, offsets
+        shapes: dict[int, tuple[int, bool]] = {}  # id -> (lead bytes, starts with a continuation byte)
+        chars = 0  # lead bytes so far
+        for t in ids:
+            shape = shapes.get(t)
+            if shape is None:
+                b = decoder[t]
+                shape = shapes[t] = (len(b) - sum(1 for c in b if 0x80 <= c < 0xC0), bool(b) and 0x80 <= b[0] < 0xC0)
+            leads, inside = shape
+            start = chars - 1 if inside else chars
+            chars += leads
+            offsets.append((start, chars))
+        if len(text) != chars and SURROGATE.search(text):
+            offsets = _unrepaired(text, offsets)
+        return ids, offsets
 
     def count(
         self,

@@ -1,12 +1,13 @@
 """What normalizers and pre-tokenizers of `anytok.hf` share: the JSON config as state (pickling,
 `__getstate__`/`__setstate__`, tokenizers' `repr`), a cached ids-path twin from
-`anytok.pipeline`, and the wrapping of custom Python components."""
+`anytok.pipeline`, the wrapping of custom Python components, and `Sequence`'s list behaviour
+(`SequenceMixin`)."""
 
 from __future__ import annotations
 
 import json
 
-__all__ = ["Component", "dumps_config", "repr_config"]
+__all__ = ["Component", "SequenceMixin", "dumps_config", "repr_config"]
 
 # Config keys whose values tokenizers prints bare (enums), not quoted.
 _ENUM_KEYS = {"behavior", "prepend_scheme"}
@@ -95,6 +96,62 @@ class Component:
                 twin = False
             self.__dict__["_twin"] = twin
         return twin or None
+
+
+class SequenceMixin:
+    """normalizers.Sequence and pre_tokenizers.Sequence: a list of components of `_ITEM_BASE`,
+    indexable and assignable as tokenizers' (negative indexes refused as Rust's usize refuses
+    them), stored under `_CONFIG_KEY` in the JSON form, whose ids-path twin is
+    `_PIPELINE_SEQUENCE` over the items' twins (None when an item has none)."""
+
+    _ITEM_BASE: type = object
+    _ITEM_NAMES = ("Component", "components")  # (in "a list of X", in "items must be X")
+    _CONFIG_KEY = ""
+    _PIPELINE_SEQUENCE = None
+
+    def _set_items(self, items) -> None:
+        items = list(items)
+        for item in items:
+            if not isinstance(item, self._ITEM_BASE):
+                raise TypeError(f"Sequence expects a list of {self._ITEM_NAMES[0]}")
+        object.__setattr__(self, "_items", items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _check_index(self, index: int) -> None:
+        if index < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if index >= len(self._items):
+            raise IndexError("Index not found")
+
+    def __getitem__(self, index: int):
+        self._check_index(index)
+        return self._items[index]
+
+    def __setitem__(self, index: int, value) -> None:
+        if not isinstance(value, self._ITEM_BASE):
+            raise TypeError(f"Sequence items must be {self._ITEM_NAMES[1]}")
+        self._check_index(index)
+        self._items[index] = value
+        self.__dict__.pop("_twin", None)
+
+    def __getnewargs__(self):
+        return ([],)
+
+    def to_config(self) -> dict:
+        return {"type": "Sequence", self._CONFIG_KEY: [item.to_config() for item in self._items]}
+
+    @property
+    def _pipeline(self):
+        # Items can be changed in place (attributes of an item): rebuilt every time it is asked.
+        try:
+            parts = [item._pipeline for item in self._items]
+        except Exception:
+            return None
+        if any(p is None for p in parts):
+            return None
+        return self._PIPELINE_SEQUENCE(parts)
 
 
 def wrap_error(e: BaseException) -> Exception:

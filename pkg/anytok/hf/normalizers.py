@@ -29,7 +29,7 @@ import re
 from ..pipeline import _unicode as U
 from ..pipeline import normalizers as _pn
 from ..pipeline.pre_tokenizers import bytes_to_unicode_text
-from ._component import Component, wrap_error
+from ._component import Component, SequenceMixin, wrap_error
 from .normalized import NormalizedString, NormalizedStringRefMut, Regex, _as_normalized
 
 __all__ = ["Normalizer", "BertNormalizer", "ByteLevel", "Lowercase", "NFC", "NFD", "NFKC", "NFKD",
@@ -460,62 +460,25 @@ def precompiled_normalize(pre, ns: NormalizedString) -> None:
     ns.transform([(c, ch) for c, ch in trans], 0)
 
 
-class Sequence(Normalizer):
+class Sequence(SequenceMixin, Normalizer):
     """Applies normalizers in order; indexable, items assignable."""
 
     _type = "Sequence"
+    _ITEM_BASE = Normalizer
+    _ITEM_NAMES = ("Normalizer", "normalizers")
+    _CONFIG_KEY = "normalizers"
+    _PIPELINE_SEQUENCE = _pn.Sequence
 
     def __init__(self, normalizers, **_kwargs):
-        items = list(normalizers)
-        for n in items:
-            if not isinstance(n, Normalizer):
-                raise TypeError("Sequence expects a list of Normalizer")
-        object.__setattr__(self, "_items", items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, index: int):
-        if index < 0:
-            raise OverflowError("can't convert negative int to unsigned")
-        if index >= len(self._items):
-            raise IndexError("Index not found")
-        return self._items[index]
-
-    def __setitem__(self, index: int, value) -> None:
-        if not isinstance(value, Normalizer):
-            raise TypeError("Sequence items must be normalizers")
-        if index < 0:
-            raise OverflowError("can't convert negative int to unsigned")
-        if index >= len(self._items):
-            raise IndexError("Index not found")
-        self._items[index] = value
-        self.__dict__.pop("_twin", None)
-
-    def __getnewargs__(self):
-        return ([],)
+        self._set_items(normalizers)
 
     @property
     def normalizers(self) -> list:
         return list(self._items)
 
-    def to_config(self) -> dict:
-        return {"type": "Sequence", "normalizers": [n.to_config() for n in self._items]}
-
     def _normalize(self, ns):
         for n in self._items:
             n._normalize(ns)
-
-    @property
-    def _pipeline(self):
-        # Items can be changed in place (attributes of an item): rebuild every time it is asked.
-        try:
-            parts = [n._pipeline for n in self._items]
-        except Exception:
-            return None
-        if any(p is None for p in parts):
-            return None
-        return _pn.Sequence(parts)
 
 
 _SIMPLE = {"NFC": NFC, "NFD": NFD, "NFKC": NFKC, "NFKD": NFKD, "Lowercase": Lowercase,

@@ -13,7 +13,7 @@ Interface for the rest of `anytok.hf` (the Tokenizer):
 * `PreTokenizer.pre_tokenize(pts)`; `PreTokenizer._pre_tokenize(pts)` without checks.
 * `PreTokenizer._pipeline`: the equivalent `anytok.pipeline.pre_tokenizers` object (pieces
   only) for the fast ids path, rebuilt after an attribute changes; None when there is none
-  (custom Python pre-tokenizers, FixedLength, UnicodeScripts).
+  (custom Python pre-tokenizers, FixedLength).
 
 ByteLevel's `trim_offsets` is only stored here: tokenizers applies it in the post-processor.
 """
@@ -24,7 +24,7 @@ import re
 
 from ..pipeline import _unicode as U
 from ..pipeline import pre_tokenizers as _pp
-from ._component import Component, wrap_error
+from ._component import Component, SequenceMixin, wrap_error
 from .normalized import (NormalizedString, PreTokenizedString, PreTokenizedStringRefMut, Regex,
                          _as_pretokenized, behavior_from_py, behavior_to_py)
 from .normalizers import byte_level_expand
@@ -439,7 +439,9 @@ class FixedLength(PreTokenizer):
 
 
 class UnicodeScripts(PreTokenizer):
-    """Splits where the Unicode script changes (needs script data anytok does not have yet)."""
+    """Splits where the Unicode script changes, as tokenizers does: Unicode 9.0 scripts with
+    Hiragana and Katakana counted as Han; a space (U+0020) or a character of no script goes
+    with the piece before it (leading ones are dropped)."""
 
     _type = "UnicodeScripts"
 
@@ -447,66 +449,28 @@ class UnicodeScripts(PreTokenizer):
         pass
 
     def _pre_tokenize(self, pts):
-        from ..errors import UnsupportedTokenizerError
-
-        raise UnsupportedTokenizerError("pre-tokenizer UnicodeScripts is not supported yet (no script table)")
-
-    @property
-    def _pipeline(self):
-        return None
+        pts._split_pieces(lambda _i, ns: ns._pieces(_pp.script_spans(ns._normalized)))
 
 
-class Sequence(PreTokenizer):
+class Sequence(SequenceMixin, PreTokenizer):
     """Applies pre-tokenizers in order; indexable, items assignable."""
 
     _type = "Sequence"
+    _ITEM_BASE = PreTokenizer
+    _ITEM_NAMES = ("PreTokenizer", "pre-tokenizers")
+    _CONFIG_KEY = "pretokenizers"
+    _PIPELINE_SEQUENCE = _pp.Sequence
 
     def __init__(self, pre_tokenizers, **_kwargs):
-        items = list(pre_tokenizers)
-        for p in items:
-            if not isinstance(p, PreTokenizer):
-                raise TypeError("Sequence expects a list of PreTokenizer")
-        object.__setattr__(self, "_items", items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, index: int):
-        if index < 0:
-            raise OverflowError("can't convert negative int to unsigned")
-        if index >= len(self._items):
-            raise IndexError("Index not found")
-        return self._items[index]
-
-    def __setitem__(self, index: int, value) -> None:
-        if not isinstance(value, PreTokenizer):
-            raise TypeError("Sequence items must be pre-tokenizers")
-        if index < 0:
-            raise OverflowError("can't convert negative int to unsigned")
-        if index >= len(self._items):
-            raise IndexError("Index not found")
-        self._items[index] = value
-
-    def __getnewargs__(self):
-        return ([],)
+        self._set_items(pre_tokenizers)
 
     @property
     def pre_tokenizers(self) -> list:
         return list(self._items)
 
-    def to_config(self) -> dict:
-        return {"type": "Sequence", "pretokenizers": [p.to_config() for p in self._items]}
-
     def _pre_tokenize(self, pts):
         for p in self._items:
             p._pre_tokenize(pts)
-
-    @property
-    def _pipeline(self):
-        parts = [p._pipeline for p in self._items]
-        if any(p is None for p in parts):
-            return None
-        return _pp.Sequence(parts)
 
 
 def from_config(cfg: dict | None) -> PreTokenizer | None:

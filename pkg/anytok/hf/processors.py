@@ -72,6 +72,10 @@ class PostProcessor:
                 o.set_sequence_id(i)
             e._set_type_ids(i)
         encs = self._process_encodings(encs, add_special_tokens)
+        if len(encs) == 1 and not encs[0]._overflowing:
+            # (the Tokenizer hands over encodings it owns: merging one into an empty Encoding
+            # would only copy it)
+            return encs[0]
         return Encoding.merge(encs, False)
 
     def _process_encodings(self, encs, add_special_tokens):

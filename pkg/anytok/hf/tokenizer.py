@@ -472,6 +472,15 @@ class Tokenizer:
         return pts
 
     def _encode_one(self, text: str, type_id: int, word_idx: int | None) -> Encoding:
+        path = self._offsets_path()
+        if path is not None:
+            got = path.encode(text, True)
+            if got is not None:  # anytok.pipeline.offsets: the same fields, on plain lists
+                ids, offsets, words, tokens = got
+                n = len(ids)
+                if word_idx is not None:
+                    words = [word_idx] * n
+                return Encoding._new(ids, [type_id] * n, tokens, words, offsets, [0] * n, [1] * n)
         pts = self._extract_and_normalize(text)
         if self._pre_tokenizer is not None:
             self._pre_tokenizer._pre_tokenize(pts)
@@ -659,6 +668,38 @@ class Tokenizer:
                  for i, t in self._added.map_r.items()]
         return _json.dumps([parts, added, self._truncation, self.encode_special_tokens, m._type, m._cfg,
                             id(getattr(m, "_vocab", None)), id(getattr(m, "_pieces", None))],
+                           sort_keys=True, default=str)
+
+    def _offsets_path(self):
+        """anytok.pipeline.offsets' fast path for this tokenizer's components (None when it
+        does not apply), rebuilt when `_offsets_key()` changes."""
+        key = self._offsets_key()
+        if key is None:
+            return None
+        cached = self.__dict__.get("_offsets_path_built")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        path = None
+        pipeline = self._ids_path(self._state_key())
+        if pipeline is not None:
+            from ..pipeline.offsets import offsets_path
+
+            path = offsets_path(pipeline, self._normalizer, self._model)
+        self.__dict__["_offsets_path_built"] = (key, path)
+        return path
+
+    def _offsets_key(self):
+        """`_state_key()` made cheap for every encode: the added vocabulary only grows (a
+        token once added keeps its flags), so its sizes stand for it."""
+        try:
+            parts = [c.to_config() if c is not None else None for c in (self._normalizer, self._pre_tokenizer)]
+        except Exception:
+            return None
+        m = self._model
+        v = self._added
+        return _json.dumps([parts, id(v), len(v.map), len(v.special_list), len(v.added_list),
+                            self.encode_special_tokens, m._type, m._cfg, id(m), id(getattr(m, "_vocab", None)),
+                            id(getattr(m, "_pieces", None))],
                            sort_keys=True, default=str)
 
     def _ids_path(self, state):

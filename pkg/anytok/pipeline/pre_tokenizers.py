@@ -235,6 +235,75 @@ class Metaspace(PreTokenizer):
                 "prepend_scheme": self.prepend_scheme, "split": self.split_}
 
 
+class _ScriptTable:
+    """tokenizers' `fixed_script`: the Unicode 9.0 script of a character (`_script_table.py`),
+    with Hiragana, Katakana and U+30FC (the prolonged sound mark, Common) counted as Han, and
+    U+0020 and characters of no script as "any" (-1)."""
+
+    def __init__(self):
+        from ._script_table import NAMES, RANGES
+
+        han = NAMES.index("Han")
+        as_han = {han, NAMES.index("Hiragana"), NAMES.index("Katakana")}
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.scripts: list[int] = []
+        for item in RANGES.split():
+            span, _, k = item.partition(":")
+            lo, _, hi = span.partition("-")
+            self.starts.append(int(lo, 16))
+            self.ends.append(int(hi or lo, 16))
+            self.scripts.append(han if int(k) in as_han else int(k))
+        self.cache: dict[str, int] = {" ": -1, "\u30fc": han}
+
+    def script(self, c: str) -> int:
+        s = self.cache.get(c)
+        if s is None:
+            from bisect import bisect_right
+
+            cp = ord(c)
+            k = bisect_right(self.starts, cp) - 1
+            s = self.scripts[k] if k >= 0 and cp <= self.ends[k] else -1
+            self.cache[c] = s
+        return s
+
+
+_SCRIPTS: _ScriptTable | None = None
+
+
+def script_spans(text: str) -> list[tuple[int, int]]:
+    """tokenizers' UnicodeScripts cuts: a piece starts at each character whose script is not
+    "any" and differs from the last such character's; what comes before the first cut (leading
+    "any" characters) is dropped, "any" characters elsewhere stay with the piece before."""
+    global _SCRIPTS
+    table = _SCRIPTS
+    if table is None:
+        table = _SCRIPTS = _ScriptTable()
+    get = table.cache.get
+    script = table.script
+    cuts = []
+    last = None
+    for i, c in enumerate(text):
+        s = get(c)
+        if s is None:
+            s = script(c)
+        if s != -1:
+            if s != last:
+                cuts.append(i)
+            last = s
+    cuts.append(len(text))
+    return list(zip(cuts, cuts[1:]))
+
+
+class UnicodeScripts(PreTokenizer):
+    """Cuts where the Unicode script changes (see `script_spans`)."""
+
+    type = "UnicodeScripts"
+
+    def split(self, text: str, first: bool) -> list[str]:
+        return [text[s:e] for s, e in script_spans(text)]
+
+
 class Sequence(PreTokenizer):
     type = "Sequence"
 
@@ -282,4 +351,6 @@ def from_config(cfg: dict | None) -> PreTokenizer | None:
         return Metaspace(cfg.get("replacement", "\u2581"), scheme, cfg.get("split", True))
     if kind == "Whitespace":
         return Whitespace()
+    if kind == "UnicodeScripts":
+        return UnicodeScripts()
     raise UnsupportedTokenizerError(f"pre-tokenizer {kind!r} is not supported")

@@ -156,6 +156,55 @@ class Tokenizer(IncrementalMixin):
             ids = self.post_processor.wrap(ids, True)
         return ids
 
+    def encode_with_offsets(self, text: str, *, add_special_tokens: bool = False
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """`(ids, offsets)`: the ids of `encode(text)` and, for each token, its (start, end)
+        code-point span in `text`, exactly `tokenizers`' `Encoding.offsets` for the same call
+        (a token the post-processor adds has (0, 0))."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_with_offsets expects a str, not {type(text).__name__}")
+        path = self._offsets_path()
+        if path is not None:
+            got = path.encode(text)
+            if got is not None:
+                ids, offsets = got[0], got[1]
+                pp = self.post_processor
+                if add_special_tokens and pp is not None and (pp.prefix or pp.suffix):
+                    ids = pp.prefix + ids + pp.suffix
+                    offsets = [(0, 0)] * len(pp.prefix) + offsets + [(0, 0)] * len(pp.suffix)
+                return ids, offsets
+        enc = self._offsets_tokenizer().encode(text, add_special_tokens=add_special_tokens)
+        return list(enc.ids), [tuple(o) for o in enc.offsets]
+
+    def _offsets_path(self):
+        # pipeline/offsets.py's fast path (None: every text takes the general one).  A
+        # post-processor that trims offsets (ByteLevel / Roberta trim_offsets) changes them
+        # after the fact: the general path does that.
+        if "_offsets_path_built" not in self.__dict__:
+            from .offsets import offsets_path
+
+            path = None
+            pp = self.post_processor
+            if pp is None or '"trim_offsets": true' not in _json_dumps(pp.to_config()):
+                hf = self._offsets_tokenizer()
+                path = offsets_path(self, hf._normalizer, hf._model)
+            self.__dict__["_offsets_path_built"] = path
+        return self.__dict__["_offsets_path_built"]
+
+    def _offsets_tokenizer(self):
+        # anytok.hf's Tokenizer over this pipeline's configuration (built once), sharing the
+        # model implementation so the tables are not built twice.
+        hf = self.__dict__.get("_hf_offsets")
+        if hf is None:
+            from ..hf.tokenizer import Tokenizer as _HFTokenizer
+
+            cfg = self.to_tokenizer_json()
+            cfg["truncation"] = cfg["padding"] = None
+            hf = _HFTokenizer._from_config(cfg)
+            hf._model.__dict__["_impl_cache"] = self.model
+            self.__dict__["_hf_offsets"] = hf
+        return hf
+
     def _parts(self, text: str, batch: int = 0) -> Iterator[list[int]]:
         """The ids of `text` (no post-processor), in order, as consecutive lists: one per
         added token and per normalized split, or per `batch` pre-tokens when batch > 0."""
@@ -427,6 +476,12 @@ class Tokenizer(IncrementalMixin):
 
     def __repr__(self) -> str:
         return f"<anytok.pipeline.Tokenizer {self.name!r} model={self.model.kind} n_vocab={self.n_vocab}>"
+
+
+def _json_dumps(obj) -> str:
+    import json
+
+    return json.dumps(obj, sort_keys=True)
 
 
 def _types(node) -> set:

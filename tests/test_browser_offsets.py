@@ -1,0 +1,249 @@
+"""`tok.encode(text, { offsets: true })` in Chromium against native offsets.
+
+For every kind of tokenizer file the page reads, the page's ids and UTF-16 offsets must be the
+native `encode_with_offsets` ones, with each code-point offset mapped to the UTF-16 index
+JavaScript uses: on text with astral characters, combining marks, characters split between
+tokens and a special or added token.  The references: a bundled encoding and tekken
+(`Encoding.encode_with_offsets`, itself tested against `tokenizers`), tokenizer.json files
+(`Tokenizer.encode_with_offsets`, tested against `tokenizers`), SentencePiece .model files
+(`SentencePieceTokenizer.encode_with_offsets`: sentencepiece's piece spans), and Llama 3's GGUF, whose offsets
+are those `tokenizers` gives for Llama 3's tokenizer.json (the same vocabulary).  The demo's token
+view is checked to show exactly these spans.  (Node: tests/test_npm_node.py.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from browser_support import ROOT, wait_status
+from test_browser import browser, demo_url, model_file, native_tokenizer, serve_files, shim  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.xdist_group("browser")
+
+TEXT = ("Hi \U0001F600 caf\u00e9 e\u0301\u0323 \U0001F469\u200d\U0001F4BB \u9f98\u6210 "
+        "\U00020BB7\u0915\u094d\u0937  x\n\ttab")
+
+# file -> (text with that format's special or added token, encode options in the page)
+FILES = {
+    "o200k_base": (TEXT + "<|endoftext|>\U0001F600", {"allowedSpecial": "all"}),
+    "tekken_240911.json": (TEXT + "</s>\U0001F600", {"allowedSpecial": "all"}),
+    "minilm.tokenizer.json": ("[CLS] " + TEXT + " \uFB01ne [SEP]\u00c5", {"addSpecialTokens": True}),
+    "qwen3.tokenizer.json": (TEXT + "<|im_start|>A\u030a\U0001F600", {}),
+    "mistral_instruct_tokenizer_240323.model.v3": ("[INST] " + TEXT + " \uFB01", {"addSpecialTokens": True}),
+    "test_ja_model.model": ("\uff21\uff22 \u30ab\u3099 " + TEXT, {"addSpecialTokens": True}),
+    "ggml-vocab-llama-bpe.gguf": (TEXT, {}),
+    "ggml-vocab-llama-spm.gguf": (" " + TEXT, {"addSpecialTokens": True}),
+}
+
+
+def utf16(text: str, offsets) -> list[list[int]]:
+    at = [0]
+    for c in text:
+        at.append(at[-1] + (2 if ord(c) > 0xFFFF else 1))
+    return [[at[a], at[b]] for a, b in offsets]
+
+
+def file_bytes(name: str) -> bytes:
+    if name.endswith(".gguf"):
+        return (ROOT / ".cache" / "llama_cpp" / "models" / name).read_bytes()
+    return model_file(name).read_bytes()
+
+
+def native_offsets(name: str, text: str, options: dict):
+    """The native ids and code-point offsets for `name` (see the module docstring)."""
+    import anytok
+
+    if name == "o200k_base":
+        return anytok.get_encoding(name).encode_with_offsets(text, allowed_special="all")
+    if name == "ggml-vocab-llama-bpe.gguf":
+        from hf_support import hf_tokenizer
+
+        e = hf_tokenizer("llama3").encode(text, add_special_tokens=options.get("addSpecialTokens", False))
+        return list(e.ids), [tuple(o) for o in e.offsets]
+    if name.endswith(".gguf"):
+        import sys
+
+        sys.path.insert(0, str(ROOT / "web"))
+        import worker_glue
+        from anytok.gguf import load_gguf
+
+        tok = load_gguf(file_bytes(name), name=name)
+        return worker_glue._native_offsets(name, tok, text, {"add_special_tokens": options.get("addSpecialTokens", False)})
+    tok = native_tokenizer(name)
+    if isinstance(tok, anytok.Encoding):
+        return tok.encode_with_offsets(text, allowed_special="all")
+    return tok.encode_with_offsets(text, add_special_tokens=options.get("addSpecialTokens", False))
+
+
+JS_OFFSETS = """async ([name, url, text, options]) => {
+    const tok = url ? await AnyTok.load({ url }) : await AnyTok.load({ encoding: name });
+    const got = await tok.encode(text, { ...options, offsets: true });
+    const pieces = await tok.tokenize(text, options);
+    return { kind: tok.kind, ids: got.ids, offsets: got.offsets, plain: await tok.encode(text, options),
+             pieces: pieces.map((p) => [p.start, p.end, p.ids, p.exact]) };
+}"""
+
+
+@pytest.mark.parametrize("name", list(FILES))
+def test_page_offsets_equal_native(shim, name):  # noqa: F811
+    text, options = FILES[name]
+    url = None
+    if name != "o200k_base":
+        serve_files(shim, {name: file_bytes(name)})
+        url = f"/test-models/{name}"
+    got = shim.evaluate(JS_OFFSETS, [name, url, text, options])
+    ids, offsets = native_offsets(name, text, options)
+    assert got["ids"] == list(ids) == got["plain"]
+    assert got["offsets"] == utf16(text, offsets)
+    assert any(e - s == 2 for s, e in got["offsets"]), "an astral character is one token's whole span"
+    # The token view's pieces: in order, covering the text, each token's span inside its piece.
+    pieces = got["pieces"]
+    assert pieces[0][0] == 0 and pieces[-1][1] == len(text.encode("utf-16-le")) // 2
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))
+    assert [i for p in pieces for i in p[2]] == got["ids"]
+    assert all(p[3] for p in pieces)
+    k = 0
+    for start, end, piece_ids, _ in pieces:
+        for _ in piece_ids:
+            s, e = got["offsets"][k]
+            assert e == s or start <= s <= e <= end, (name, k)
+            k += 1
+
+
+def test_a_tokenizer_with_no_offsets_is_refused_in_js_words(shim):  # noqa: F811
+    # MiniLM's GGUF (WordPiece): llama.cpp gives no offsets and its tokens do not spell the text.
+    name = "ggml-vocab-bert-bge.gguf"
+    serve_files(shim, {name: file_bytes(name)})
+    got = shim.evaluate(
+        """async ([url]) => {
+            const tok = await AnyTok.load({ url });
+            const pieces = await tok.tokenize("Hello World");
+            try { await tok.encode("Hello World", { offsets: true }); return null; }
+            catch (e) { return [e.message, pieces.map((p) => p.exact)]; }
+        }""",
+        [f"/test-models/{name}"],
+    )
+    assert got is not None
+    message, exact = got
+    assert "encode(text, { offsets: true }) is not available for ggml-vocab-bert-bge" in message
+    assert "Traceback" not in message and "offsets=" not in message
+    assert exact and not any(exact)
+
+
+def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
+    from browser_support import new_context
+
+    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        text = "ab \U0001F600\u9f98 e\u0301!"
+        page.fill("#text", text)
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('#tokens .t').length > 0 && window.anytokDemo?.lastUpdate?.total === n",
+            arg=len(native_offsets("o200k_base", text, {})[0]))
+        spans = page.evaluate("""() => [...document.querySelectorAll('#tokens .t')].map((t) => {
+            t.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+            return [t.dataset.ids, Number(t.dataset.s), Number(t.dataset.e), Number(t.dataset.b),
+                    document.getElementById('inspect').textContent];
+        })""")
+    finally:
+        ctx.close()
+    guard.check()
+    import anytok
+
+    enc = anytok.get_encoding("o200k_base")
+    ids, offsets = enc.encode_with_offsets(text)
+    shown = [(int(i), s, e) for ids_, s, e, _, _ in spans for i in ids_.split()]
+    # Each token (or each id of a split character) shows the character span native gives it.
+    assert [(i, s, e) for i, s, e in shown] == [(i, s, e) for i, (s, e) in zip(ids, offsets)]
+    for ids_, s, e, b, inspect in spans:
+        assert f"characters {s}–{e}" in inspect and ids_.split()[0] in inspect and f"{b} byte" in inspect
+
+
+def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_url):  # noqa: F811
+    # MiniLM: Bert normalizer (lowercase, accents stripped) and WordPiece; spaces are in no token.
+    from browser_support import new_context
+
+    name = "minilm.tokenizer.json"
+    text = "Caf\u00e9 NA\u00cfVE  \U0001F600 \uFB01ne,x"
+    tok = native_tokenizer(name)
+    ids, offsets = tok.encode_with_offsets(text)
+    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        page.set_input_files("#tokenizer-file", files=[{"name": name, "mimeType": "application/json", "buffer": file_bytes(name)}])
+        page.wait_for_function(f"document.querySelector('#encoding').value === 'file:{name}'")
+        wait_status(page)
+        page.fill("#text", text)
+        page.wait_for_function("(n) => window.anytokDemo?.lastUpdate?.total === n && document.querySelectorAll('#tokens .t').length",
+                               arg=len(ids))
+        shown = page.evaluate("""() => [...document.querySelectorAll('#tokens .seg > span')].map((t) =>
+            t.classList.contains('gap') ? ['gap', t.textContent] : [t.dataset.ids, +t.dataset.s, +t.dataset.e])""")
+    finally:
+        ctx.close()
+    guard.check()
+    # Code points: the view's spans are in code points, as Python counts.
+    assert [int(i) for kind, *_ in shown if kind != "gap" for i in kind.split()] == ids
+    # each piece is the union of its tokens' native spans (tokens sharing characters are one piece)
+    k = 0
+    for kind, *rest in shown:
+        if kind == "gap":
+            continue
+        s, e = rest
+        n = len(kind.split())
+        group = offsets[k:k + n]
+        assert (min(a for a, _ in group), max(b for _, b in group)) == (s, e), (kind, group, s, e)
+        k += n
+    gaps = [rest[0] for kind, *rest in shown if kind == "gap"]
+    assert gaps and all(set(g) <= {"·", " "} for g in gaps), gaps
+
+
+def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  # noqa: F811
+    # Issue #45: a token holding part of a character's UTF-8 bytes is listed as those bytes
+    # (<0xE9>), as the Count view shows it, not as "�".
+    from anytok import constrain
+    from browser_support import new_context
+
+    import anytok
+
+    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.goto(demo_url)
+        wait_status(page)
+        page.click("#view-constrain")
+        page.select_option("#constrain-kind", "regex")
+        page.fill("#constrain-spec", "\u9f98!")
+        page.click("#constrain-start")
+        page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+        listed = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => [+b.dataset.id, b.textContent])")
+    finally:
+        ctx.close()
+    guard.check()
+    enc = anytok.get_encoding("o200k_base")
+    allowed = constrain.regex("\u9f98!").matcher(enc).allowed()
+    assert sorted(i for i, _ in listed) == sorted(allowed)
+    for i, label in listed:
+        want = "".join(f"<0x{b:02X}>" for b in enc.decode_single_token_bytes(i))
+        assert label == want, (i, label)
+
+
+def test_lone_surrogates_keep_their_place(shim):  # noqa: F811
+    # A lone surrogate is U+FFFD for the ids (as tiktoken) and one UTF-16 unit of the text.
+    import anytok
+
+    text = "a\ud800b\U0001F600\udc00 c"
+    got = shim.evaluate(
+        """async ([text]) => {
+            const tok = await AnyTok.load({ encoding: "o200k_base" });
+            return await tok.encode(text, { offsets: true });
+        }""",
+        [text],
+    )
+    ids, offsets = anytok.get_encoding("o200k_base").encode_with_offsets(text)
+    assert got == {"ids": ids, "offsets": utf16(text, offsets)}
+    assert got["offsets"][-1][1] == 8  # JavaScript's length of the text

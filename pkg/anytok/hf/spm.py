@@ -28,14 +28,13 @@ they give transformers' result; `anytok.sentencepiece` gives sentencepiece's.
 from __future__ import annotations
 
 import base64
-import json
 import os
 from typing import Any
 
 from ..errors import UnsupportedTokenizerError
 from ..sentencepiece.model_proto import BPE, CONTROL, UNIGRAM, USER_DEFINED, MODEL_TYPE_NAMES, ModelProto, parse_model_proto
 
-__all__ = ["KINDS", "from_spm", "spm_tokenizer_json"]
+__all__ = ["KINDS", "spm_tokenizer_json"]
 
 KINDS = ("unigram", "llama")
 SPACE = "\u2581"
@@ -153,11 +152,3 @@ def spm_tokenizer_json(source, kind: str | None = None) -> dict[str, Any]:
                 f" (this one is {MODEL_TYPE_NAMES.get(model_type, model_type)})")
         return _llama(proto)
     raise ValueError(f"kind must be one of {KINDS} or None, not {kind!r}")
-
-
-def from_spm(source, kind: str | None = None):
-    """An `anytok.hf.Tokenizer` for the `.model` `source`, as transformers 5.23 converts it
-    (`spm_tokenizer_json`)."""
-    from .tokenizer import Tokenizer
-
-    return Tokenizer.from_str(json.dumps(spm_tokenizer_json(source, kind), ensure_ascii=False))

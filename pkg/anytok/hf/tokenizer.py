@@ -235,8 +235,8 @@ class Tokenizer:
     @staticmethod
     def from_spm(source, kind: str | None = None) -> "Tokenizer":
         """A SentencePiece `.model` (path or bytes) as transformers converts it (anytok.hf.spm)."""
-        from .spm import from_spm
-        return from_spm(source, kind)
+        from .spm import spm_tokenizer_json
+        return Tokenizer.from_str(_json.dumps(spm_tokenizer_json(source, kind), ensure_ascii=False))
 
     @staticmethod
     def from_pretrained(identifier: str, revision: str = "main", token: str | None = None) -> "Tokenizer":

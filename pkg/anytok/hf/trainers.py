@@ -242,22 +242,12 @@ class Trainer:
     # -- training ------------------------------------------------------------------------------
     def _count(self, tokenizer, sequences) -> Counter:
         split = _splitter(tokenizer)
-        words: Counter = Counter()
-        update = words.update
-        if getattr(split, "joinable", False):
-            # Sequences joined by "\n" split into the same pieces as one by one (the split drops
-            # whitespace and no piece spans it): one regex pass per batch instead of per line.
-            batch: list[str] = []
-            for seq in sequences:
-                if not isinstance(seq, str):
-                    raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
-                batch.append(seq)
-                if len(batch) >= 2048:
-                    update(split("\n".join(batch)))
-                    batch.clear()
-            if batch:
-                update(split("\n".join(batch)))
+        chunked = getattr(split, "chunked", None)
+        if chunked is not None:
+            words = _count_chunks(sequences, *chunked)
         else:
+            words = Counter()
+            update = words.update
             for seq in sequences:
                 if not isinstance(seq, str):
                     raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
@@ -320,7 +310,8 @@ def _fast_splitter(tokenizer):
     """Counting needs the pieces' text only, not their offsets: when the tokenizer has no added
     tokens and its normalizer and pre-tokenizer are ones `anytok.pipeline` implements (the
     string-only versions anytok encodes with), those cut the text -- several times faster.
-    None otherwise (then the tokenizer's own pipeline does)."""
+    None otherwise (then the tokenizer's own pipeline does).  The function has a `chunked`
+    attribute (see `_count_chunks`) when its pieces can be counted per whitespace-free chunk."""
     try:
         doc = json.loads(tokenizer.to_str())
     except Exception:
@@ -344,14 +335,81 @@ def _fast_splitter(tokenizer):
     # An empty (normalized) sequence has no split at all: nothing for a Metaspace or ByteLevel
     # to prefix.
     if norm is None:
-        if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer):
-            def whitespace_split(seq: str) -> list[str]:
-                return [p for p in split(seq, True) if p] if seq else []
-            whitespace_split.joinable = True  # type: ignore[attr-defined]
-            return whitespace_split
-        return lambda seq: [p for p in split(seq, True) if p] if seq else []
-    normalize = norm.normalize
-    return lambda seq: [p for p in split(t, True) if p] if (t := normalize(seq)) else []
+        def fast_split(seq: str) -> list[str]:
+            return [p for p in split(seq, True) if p] if seq else []
+    else:
+        normalize = norm.normalize
+
+        def fast_split(seq: str) -> list[str]:
+            return [p for p in split(t, True) if p] if (t := normalize(seq)) else []
+    if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer) and _chunk_safe(norm, N):
+        bert = norm is not None and _has_bert(norm, N)
+        fast_split.chunked = (fast_split, _BERT_KEEP if bert else _PLAIN_KEEP)  # type: ignore[attr-defined]
+    return fast_split
+
+
+def _chunk_safe(norm, N) -> bool:
+    """Whether the normalizer maps each whitespace-free chunk on its own (characters one by
+    one, or compositions that never involve White_Space), White_Space to White_Space."""
+    if norm is None:
+        return True
+    if type(norm) is N.Sequence:
+        return all(_chunk_safe(n, N) for n in norm.normalizers)
+    return type(norm) in (N.NFC, N.NFD, N.NFKC, N.NFKD, N.Lowercase, N.StripAccents, N.BertNormalizer)
+
+
+def _has_bert(norm, N) -> bool:
+    if type(norm) is N.Sequence:
+        return any(_has_bert(n, N) for n in norm.normalizers)
+    return type(norm) is N.BertNormalizer and norm.clean_text
+
+
+# `str.split()` cuts at Python's whitespace: White_Space plus U+001C..U+001F, which are not
+# White_Space, so a text holding them is cut at White_Space by a regex instead.  BertNormalizer
+# also deletes U+000B, U+000C and U+0085 (controls) rather than making them spaces: with it,
+# those do not cut either.
+_PY_SPACE_NOT_WS = "\x1c-\x1f"
+_WS_CLASS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_PLAIN_KEEP = (f"[{_PY_SPACE_NOT_WS}]", f"[{_WS_CLASS}]+")
+_BERT_KEEP = (f"[{_PY_SPACE_NOT_WS}\x0b\x0c\x85]", "[\t\n\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+
+
+def _count_chunks(sequences, split, keep) -> Counter:
+    """The pieces of the sequences, counted through their whitespace-free chunks: the pre-
+    tokenizers that allow it drop whitespace and no piece spans it, and the normalizers that
+    allow it work inside chunks, so each distinct chunk is normalized and split once and its
+    pieces weighted by its count.  Pieces come out in the order they are first seen in the text
+    (a piece's first occurrence lies in the first occurrence of its chunk)."""
+    import re
+
+    unsafe = re.compile(keep[0]).search
+    ws_split = re.compile(keep[1]).split
+    chunks: Counter = Counter()
+    update = chunks.update
+    batch: list[str] = []
+    n = 0
+    for seq in sequences:
+        if not isinstance(seq, str):
+            raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
+        batch.append(seq)
+        n += len(seq)
+        if n >= 1 << 20:
+            text = "\n".join(batch)
+            update(text.split() if unsafe(text) is None else filter(None, ws_split(text)))
+            batch.clear()
+            n = 0
+    if batch:
+        text = "\n".join(batch)
+        update(text.split() if unsafe(text) is None else filter(None, ws_split(text)))
+    words: Counter = Counter()
+    wupdate = words.update
+    for chunk, k in chunks.items():
+        if k == 1:
+            wupdate(split(chunk))
+        else:
+            for p in split(chunk):
+                words[p] += k
+    return words
 
 
 # -- the property factory -------------------------------------------------------------------------

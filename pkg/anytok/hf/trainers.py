@@ -243,8 +243,20 @@ class Trainer:
     def _count(self, tokenizer, sequences) -> Counter:
         split = _splitter(tokenizer)
         chunked = getattr(split, "chunked", None)
+        raw = getattr(split, "raw", None)
         if chunked is not None:
             words = _count_chunks(sequences, *chunked)
+        elif raw is not None:
+            # Pieces counted before their byte-level spelling, which is then made once per
+            # distinct piece (it is one to one, so nothing merges).
+            raw_split, spell = raw
+            counts: Counter = Counter()
+            update = counts.update
+            for seq in sequences:
+                if not isinstance(seq, str):
+                    raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
+                update(raw_split(seq))
+            words = Counter({spell(p): n for p, n in counts.items()})
         else:
             words = Counter()
             update = words.update
@@ -342,9 +354,26 @@ def _fast_splitter(tokenizer):
 
         def fast_split(seq: str) -> list[str]:
             return [p for p in split(t, True) if p] if (t := normalize(seq)) else []
+    if norm is None and type(pre) is P.ByteLevel and pre._pattern is not None:
+        findall = pre._pattern.findall
+        prefix = pre.add_prefix_space
+
+        def raw_split(seq: str) -> list[str]:
+            if not seq:
+                return []
+            if prefix and not seq.startswith(" "):
+                seq = " " + seq
+            pieces = findall(seq)
+            if pieces is None:  # the pattern leaves gaps: ByteLevel keeps them as pieces
+                pieces = P.split_by(seq, spans(seq), "Isolated")
+            return [p for p in pieces if p]
+        spans = pre._pattern.spans
+        fast_split.raw = (raw_split, P.bytes_to_unicode_text)  # type: ignore[attr-defined]
     if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer) and _chunk_safe(norm, N):
         bert = norm is not None and _has_bert(norm, N)
-        fast_split.chunked = (fast_split, _BERT_KEEP if bert else _PLAIN_KEEP)  # type: ignore[attr-defined]
+        # Without a normalizer an ASCII letters-and-digits chunk is one piece, itself.
+        fast_split.chunked = (fast_split, _BERT_KEEP if bert else _PLAIN_KEEP,  # type: ignore[attr-defined]
+                              norm is None)
     return fast_split
 
 
@@ -374,7 +403,7 @@ _PLAIN_KEEP = (f"[{_PY_SPACE_NOT_WS}]", f"[{_WS_CLASS}]+")
 _BERT_KEEP = (f"[{_PY_SPACE_NOT_WS}\x0b\x0c\x85]", "[\t\n\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
-def _count_chunks(sequences, split, keep) -> Counter:
+def _count_chunks(sequences, split, keep, alnum_whole=False) -> Counter:
     """The pieces of the sequences, counted through their whitespace-free chunks: the pre-
     tokenizers that allow it drop whitespace and no piece spans it, and the normalizers that
     allow it work inside chunks, so each distinct chunk is normalized and split once and its
@@ -404,7 +433,9 @@ def _count_chunks(sequences, split, keep) -> Counter:
     words: Counter = Counter()
     wupdate = words.update
     for chunk, k in chunks.items():
-        if k == 1:
+        if alnum_whole and chunk.isalnum() and chunk.isascii():
+            words[chunk] += k
+        elif k == 1:
             wupdate(split(chunk))
         else:
             for p in split(chunk):

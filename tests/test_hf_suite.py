@@ -10,8 +10,8 @@ registry packages, read offline (`HF_HUB_OFFLINE=1`).
 The run must pass exactly the tests in PASSING (a test that stops passing fails this test; one that
 starts passing must be added there, so progress is recorded).  With the real tokenizers 0.23.3
 wheel the same run passes 180 tests (REAL_PASSING; `python tests/test_hf_suite.py --real` prints
-them); those not in PASSING are listed in TRAINERS (ParityBpeTrainer's, not implemented) or in
-NOT_YET with the reason.  ALWAYS_DESELECTED are left out of both runs, with the reason.  The run
+them); anytok.hf passes all 180 (PASSING); a test that stopped passing would be listed in NOT_YET
+with the reason.  ALWAYS_DESELECTED are left out of both runs, with the reason.  The run
 takes a few minutes (one trainer test trains a BPE of 30,000 tokens on big.txt, 6.5 MB; gpt-oss's
 28 MB tokenizer.json is loaded by a dozen tests: anytok.hf keeps loaded big files by hash).
 
@@ -230,24 +230,12 @@ REAL_PASSING = {
     'tests/test_serialization.py::TestSerialization::test_repr_str_ellipsis',
 }
 
-# Of those, the ones anytok.hf.trainers does not pass: tokenizers 0.23.3's ParityBpeTrainer (not
-# implemented; its tests skip).  The other 24 trainer tests pass.
-TRAINERS = {
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_can_pickle',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_instantiate_defaults',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_instantiate_variants',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_train_from_iterator',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_train_from_iterator_with_dev',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_train_from_iterator_with_ratio',
-    'tests/bindings/test_trainers.py::TestParityBpeTrainer::test_train_iterators_dev_iterators_length_mismatch',
-}
-
-# Tests of REAL_PASSING (besides TRAINERS) that do not pass against anytok.hf yet, with why: none.
+# Tests of REAL_PASSING that do not pass against anytok.hf yet, with why: none (the 7 of
+# ParityBpeTrainer pass since anytok.hf.trainers has it).
 NOT_YET: dict[str, str] = {}
 
-# The tests anytok.hf passes: exactly these must pass (173 of the real wheel's 180; the other 7
-# are TRAINERS).
-PASSING = REAL_PASSING - TRAINERS - set(NOT_YET)
+# The tests anytok.hf passes: exactly these must pass (all 180 of the real wheel's).
+PASSING = REAL_PASSING - set(NOT_YET)
 
 PLUGIN = '''
 """Make `tokenizers` and `tokenizers.X` the modules `anytok.hf` and `anytok.hf.X`."""
@@ -341,8 +329,7 @@ def test_tokenizers_suite_against_anytok_hf(tmp_path):
     output = proc.stdout[-8000:] + proc.stderr[-3000:]
     assert "tokenizers alias: anytok.hf" in proc.stdout, output
     passed = {name for name, outcome in outcomes.items() if outcome == "passed"}
-    print(f"tokenizers' suite against anytok.hf: {len(passed)} passed "
-          f"(the real wheel: {len(REAL_PASSING)}; {len(TRAINERS)} of those are trainer tests)")
+    print(f"tokenizers' suite against anytok.hf: {len(passed)} passed (the real wheel: {len(REAL_PASSING)})")
     assert PASSING <= REAL_PASSING
     lost = sorted(PASSING - passed)
     assert not lost, ("tests that passed no longer pass", lost, output)

@@ -215,3 +215,124 @@ def test_fast_word_cutting_equals_the_tokenizer_pipeline(setup):
             assert fast("\n".join(lines)) == [p for line in lines for p in exact(line)]
     tok.add_special_tokens(["[X]"])
     assert _fast_splitter(tok) is None  # added tokens: the tokenizer's own pipeline cuts them out
+
+
+# -- ParityBpeTrainer ------------------------------------------------------------------------------
+PARITY_KWARGS = [{}, {"num_merges": 123, "variant": "window", "window_size": 42, "alpha": 1.5},
+                 {"ratio": [1, 2.5], "special_tokens": ["<a>", "<b>"], "initial_alphabet": ["y", "z", "y"],
+                  "min_frequency": 3, "global_merges": 7, "total_symbols": True, "show_progress": False,
+                  "limit_alphabet": 40, "continuing_subword_prefix": "##", "end_of_word_suffix": "</w>",
+                  "max_token_length": 9, "alpha": float("nan")}]
+EN = ["hello world", "the quick brown fox jumps over the lazy dog", "hello there my friend how are you",
+      "the cat sat on the mat and the dog barked", "hello world hello world"]
+ES = ["hola mundo", "el rápido zorro marrón salta sobre el perro perezoso", "hola amigo cómo estás",
+      "el gato se sentó sobre el tapete y el perro ladró", "hola mundo hola mundo"]
+
+
+@pytest.mark.parametrize("kw", PARITY_KWARGS)
+def test_parity_state_repr_pickle(kw):
+    a = ours.ParityBpeTrainer(**kw)
+    b = theirs.ParityBpeTrainer(**kw)
+    sa, sb = a.__getstate__(), b.__getstate__()
+    assert sa.keys() == sb.keys() and repr(a) == repr(b) and str(a) == str(b)
+    for k in sa:
+        assert sa[k] == sb[k] or sa[k] != sa[k] and sb[k] != sb[k], k  # NaN alpha
+    for obj in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert isinstance(obj, ours.ParityBpeTrainer) and repr(obj) == repr(a)
+    for name in ("num_merges", "variant", "min_frequency", "global_merges", "window_size", "total_symbols",
+                 "show_progress", "limit_alphabet", "initial_alphabet", "continuing_subword_prefix",
+                 "end_of_word_suffix", "max_token_length"):
+        assert getattr(a, name) == getattr(b, name), name
+    assert [t.content for t in a.special_tokens] == [t.content for t in b.special_tokens]
+
+
+def test_parity_setters_and_errors():
+    a, b = ours.ParityBpeTrainer(), theirs.ParityBpeTrainer()
+    for name, value in [("num_merges", 5), ("min_frequency", 2), ("global_merges", 3), ("window_size", 4),
+                        ("alpha", 1), ("total_symbols", True), ("show_progress", False), ("limit_alphabet", 9),
+                        ("initial_alphabet", ["a", "b", "a"]), ("continuing_subword_prefix", "##"),
+                        ("end_of_word_suffix", None), ("max_token_length", 3), ("special_tokens", ["<s>"])]:
+        setattr(a, name, value)
+        setattr(b, name, value)
+    assert a.__getstate__() == b.__getstate__() and repr(a) == repr(b)
+    for obj in (a, b):
+        with pytest.raises(AttributeError):
+            obj.variant = "window"
+        with pytest.raises(AttributeError):
+            obj.ratio = [1.0]
+    bad = [({"variant": "foo"}, ValueError), ({"num_merges": -1}, OverflowError), ({"alpha": "x"}, TypeError),
+           ({"ratio": 1.0}, TypeError), ({"ratio": "ab"}, TypeError), ({"initial_alphabet": ["ab"]}, ValueError),
+           ({"total_symbols": 1}, TypeError), ({"special_tokens": [1]}, TypeError),
+           ({"special_tokens": ("a",)}, TypeError), ({"foo": 1}, TypeError)]
+    for kw, err in bad:
+        with pytest.raises(err) as want:
+            theirs.ParityBpeTrainer(**kw)
+        with pytest.raises(err) as got:
+            ours.ParityBpeTrainer(**kw)
+        if "foo" not in kw:
+            assert str(got.value) == str(want.value)
+
+
+def _parity_tokenizers(mod, normalizer: bool, pre: bool):
+    tok = mod.Tokenizer(mod.models.WordPiece(unk_token="[UNK]"))  # replaced by the new BPE
+    if normalizer:
+        tok.normalizer = mod.normalizers.Sequence([mod.normalizers.NFD(), mod.normalizers.Lowercase(),
+                                                   mod.normalizers.StripAccents()])
+    if pre:
+        tok.pre_tokenizer = mod.pre_tokenizers.Whitespace()
+    return tok
+
+
+@pytest.mark.parametrize("kw,train_kw", [
+    ({"special_tokens": ["[X]", "<s>"]}, {"dev_iterators": [ES, EN]}),
+    ({"ratio": [1.0, 3.0]}, {}),
+    ({"ratio": [1.0, 3.0]}, {"ratio": [2.0, 1.0]}),
+    ({"ratio": [1.0, 3.0]}, {"dev_iterators": [EN, ES]}),  # the dev data win
+    ({"num_merges": 30, "variant": "window", "window_size": 5}, {}),
+])
+@pytest.mark.parametrize("normalizer,pre", [(False, True), (True, False), (True, True)])
+def test_parity_train_from_iterator(kw, train_kw, normalizer, pre):
+    """The whole tokenizer.json after training, both ways (a list of lists as one language's
+    texts, an iterator as another's)."""
+    out = []
+    for mod in (tokenizers, hf):
+        tok = _parity_tokenizers(mod, normalizer, pre)
+        trainer = (theirs if mod is tokenizers else ours).ParityBpeTrainer(show_progress=False, **kw)
+        trainer.train_from_iterator(tok, train_iterators=[[EN[:2], EN[2:]], iter(ES)], **train_kw)
+        out.append(json.loads(tok.to_str()))
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("args,err", [
+    ({"train_iterators": []}, ValueError),
+    ({"train_iterators": [EN], "dev_iterators": []}, ValueError),
+    ({"train_iterators": [EN], "ratio": [1, 2]}, RuntimeError),
+    ({"train_iterators": [EN, ES], "ratio": [0.0, 1]}, RuntimeError),
+    ({"train_iterators": [[1]]}, TypeError),
+    ({"train_iterators": [[[1]]]}, TypeError),
+    ({"train_iterators": "abc"}, TypeError),
+])
+def test_parity_train_errors(args, err):
+    msgs = []
+    for mod, tr in ((tokenizers, theirs), (hf, ours)):
+        tok = mod.Tokenizer(mod.models.BPE())
+        with pytest.raises(err) as e:
+            tr.ParityBpeTrainer(num_merges=5, show_progress=False).train_from_iterator(tok, **args)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_parity_is_not_a_trainer(tmp_path):
+    """It trains through its own method only: `Tokenizer.train` / `train_from_iterator` refuse it."""
+    path = tmp_path / "a.txt"
+    path.write_text("a b\n", encoding="utf-8")
+    msgs = []
+    for mod, tr in ((tokenizers, theirs), (hf, ours)):
+        assert not isinstance(tr.ParityBpeTrainer(), tr.Trainer)
+        tok = mod.Tokenizer(mod.models.BPE())
+        for call in (lambda: tok.train_from_iterator(["a b"], trainer=tr.ParityBpeTrainer()),
+                     lambda: tok.train([str(path)], trainer=tr.ParityBpeTrainer())):
+            with pytest.raises(TypeError) as e:
+                call()
+            msgs.append(str(e.value))
+    assert msgs[:2] == msgs[2:]

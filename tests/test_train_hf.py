@@ -1,6 +1,7 @@
 """`tokenizers` 0.23.3's trainers (BpeTrainer with its general options, WordPieceTrainer,
-WordLevelTrainer, UnigramTrainer) against anytok's (`anytok.train.bpe_hf`, `wordpiece`,
-`wordlevel`, `unigram_hf`) on the four corpora (and big.txt under ANYTOK_FULL=1).
+WordLevelTrainer, UnigramTrainer, ParityBpeTrainer) against anytok's (`anytok.train.bpe_hf`,
+`wordpiece`, `wordlevel`, `unigram_hf`, `bpe_parity`) on the four corpora (and big.txt under
+ANYTOK_FULL=1; the parity cases take two or three corpora as languages).
 
 Each case trains the real `tokenizers` on lines of a corpus, and anytok's trainer on the word
 counts of the same lines as that tokenizer's own normalizer and pre-tokenizer cut them, so that
@@ -246,3 +247,94 @@ def test_unigram_small_inputs(lines):
     got = train_unigram(Counter(x for x in lines if x), vocab_size=10,
                         reference_pieces=[p for p, _ in want["vocab"]])
     assert_same_unigram(got, want)
+
+
+# -- ParityBpeTrainer ------------------------------------------------------------------------------
+# (languages, how the language is chosen, options, num_merges); each language is a seeded slice
+# of PARITY_LINES lines of a corpus, its dev set another slice of a third of that.
+PARITY_LINES = 400
+PARITY_VARIANTS = [
+    (("en", "code"), "train", {}, 600),
+    (("en", "zh", "ja"), "dev", {}, 800),
+    (("en", "zh", "ja"), "ratio", {"ratio": [1.0, 2.5, 1.5]}, 800),
+    (("en", "code", "ja"), "train", {"variant": "window", "window_size": 20, "alpha": 1.5}, 600),
+    (("en", "code", "zh"), "ratio", {"ratio": [1.0, 1.0, 3.0], "variant": "window", "window_size": 10}, 600),
+    (("en", "code"), "dev", {"variant": "window", "window_size": 10, "alpha": 1.0, "global_merges": 50}, 600),
+    (("en", "zh"), "train", {"global_merges": 100, "min_frequency": 4}, 400),
+    (("code", "en"), "train", {"total_symbols": True, "special_tokens": ["<s>", "e", "<s>"]}, 900),
+    (("en", "ja"), "dev", {"continuing_subword_prefix": "##", "end_of_word_suffix": "</w>", "max_token_length": 5,
+                           "limit_alphabet": 150, "initial_alphabet": ["€"]}, 700),
+    (("en", "code"), "bytelevel", {}, 700),
+]
+PARITY_SAMPLE = 4
+PARITY_CASES = PARITY_VARIANTS if FULL else random.Random("44-parity").sample(PARITY_VARIANTS, PARITY_SAMPLE)
+
+
+def _parity_lines(key: str, n: int, salt: str) -> list[str]:
+    lines = (CORPORA_DIR / CORPORA[key]).read_text(encoding="utf-8").splitlines(True)
+    start = random.Random(f"parity-{key}-{salt}").randrange(len(lines) - n)
+    return lines[start:start + n]
+
+
+@pytest.mark.parametrize("case", PARITY_CASES,
+                         ids=lambda c: f"{'+'.join(c[0])}-{c[1]}-{'+'.join(sorted(c[2])) or 'default'}-{c[3]}")
+def test_parity_same_as_tokenizers(case):
+    """anytok.train.bpe_parity against tokenizers' ParityBpeTrainer: every token, id and merge."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers.trainers import ParityBpeTrainer
+
+    from anytok.train.bpe_parity import train_parity_bpe
+
+    keys, mode, opts, num_merges = case
+    train = [_parity_lines(k, PARITY_LINES, "train") for k in keys]
+    dev = [_parity_lines(k, PARITY_LINES // 3, "dev") for k in keys] if mode == "dev" else None
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel() if mode == "bytelevel" else pre_tokenizers.Whitespace()
+    opts = dict(opts)
+    ratio = opts.pop("ratio", None)
+    ParityBpeTrainer(num_merges=num_merges, show_progress=False, **opts).train_from_iterator(
+        tok, train_iterators=train, dev_iterators=dev, ratio=ratio)
+    want = json.loads(tok.to_str())["model"]
+
+    counts = [word_counts(tok, lines) for lines in train]
+    dev_counts = [word_counts(tok, lines) for lines in dev] if dev else None
+    got = train_parity_bpe(counts, dev_counts, num_merges=num_merges, ratio=ratio, reference_ids=want["vocab"], **opts)
+    assert got.merges == [tuple(m) for m in want["merges"]]
+    assert got.vocab == want["vocab"]
+    assert (got.continuing_subword_prefix, got.end_of_word_suffix) == \
+        (want["continuing_subword_prefix"], want["end_of_word_suffix"])
+
+
+def test_parity_hand_cases():
+    """tokenizers' own unit cases for the parity trainer, replayed on the real one: equal
+    lengths go to the first language, ties to the greatest pair of strings; min_frequency sets
+    a language aside; with `total_symbols` num_merges is the vocabulary size."""
+    from tokenizers import Tokenizer, models
+    from tokenizers.trainers import ParityBpeTrainer
+
+    from anytok.train.bpe_parity import train_parity_bpe
+
+    cases = [
+        ([["aabb"] * 10, ["ccdd"] * 10], {"num_merges": 6, "min_frequency": 1}),
+        ([["ab"] * 9 + ["cd"] * 3, ["ef"] * 6], {"num_merges": 10, "min_frequency": 5}),
+        ([["abab", "baba"] * 3, ["cdcd"] * 2, ["ef gh"] * 4], {"num_merges": 12, "total_symbols": True,
+                                                              "special_tokens": ["<s>", "</s>"]}),
+        ([["aaaa", "abab"] * 2, ["cdcd"]], {"num_merges": 9, "variant": "window", "window_size": 2, "alpha": 1.0}),
+    ]
+    for langs, opts in cases:
+        tok = Tokenizer(models.BPE())  # no pre-tokenizer: each line, trimmed, is one word
+        ParityBpeTrainer(show_progress=False, **opts).train_from_iterator(tok, langs)
+        want = json.loads(tok.to_str())["model"]
+        got = train_parity_bpe([Counter(x.strip() for x in lang) for lang in langs], **opts)
+        assert (got.vocab, got.merges) == (want["vocab"], [tuple(m) for m in want["merges"]]), (langs, opts)
+
+
+def test_parity_never_loops():
+    """Under `ratio`, a language without text cannot be served once the others are spent:
+    tokenizers loops forever there, anytok says why."""
+    from anytok.train.bpe_parity import train_parity_bpe
+
+    with pytest.raises(ValueError, match="loop forever"):
+        train_parity_bpe([{"ab": 3}, {}], ratio=[1.0, 1.0], num_merges=10)
+    got = train_parity_bpe([{"ab": 3}, {}], num_merges=10)  # without ratio the empty one is set aside
+    assert got.merges == [("a", "b")]

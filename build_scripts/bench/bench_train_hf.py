@@ -1,4 +1,4 @@
-"""Benchmark tokenizers' trainers against anytok's: BPE, WordPiece, WordLevel, Unigram.
+"""Benchmark tokenizers' trainers against anytok's: BPE (plain and byte-level), WordPiece, WordLevel, Unigram.
 
     python build_scripts/bench/bench_train_hf.py                         # the four corpora (~4 MB)
     python build_scripts/bench/bench_train_hf.py --kinds unigram --vocab 8000 --scale 10
@@ -6,9 +6,12 @@
 Each run is its own subprocess pinned to one CPU (tokenizers with RAYON_NUM_THREADS=1 and
 TOKENIZERS_PARALLELISM=false) and reports CPU time (user + system: reading the files, cutting
 them into words, training) and the process's peak RSS (interpreter and imports included), with
-ratios to `tokenizers`.  Both read the files line by line.  The setups:
+ratios to `tokenizers`.  Both read the files line by line; anytok's bytecode is compiled
+before the runs (as an installed wheel has it).  The setups:
 
 * bpe: no normalizer, Whitespace pre-tokenizer, BpeTrainer(vocab_size);
+* bytelevel: ByteLevel pre-tokenizer (GPT-2's), BpeTrainer(vocab_size, initial_alphabet=the 256
+  byte characters) -- not in the default set of kinds, ask for it with --kinds;
 * wordpiece: BertNormalizer, BertPreTokenizer, WordPieceTrainer(vocab_size, special tokens);
 * wordlevel: Whitespace, WordLevelTrainer(vocab_size);
 * unigram: NFKC, Metaspace, UnigramTrainer(vocab_size, unk_token).
@@ -39,7 +42,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1] / d) for d in ("", "bench", "fetch", "gen")]  # build_scripts' folders
 from bench_common import CORPORA, CORPORA_DIR, ROOT, cpu_model  # noqa: E402
 
-KINDS = ["bpe", "wordpiece", "wordlevel", "unigram"]
+KINDS = ["bpe", "wordpiece", "wordlevel", "unigram", "bytelevel"]
+DEFAULT_KINDS = ["bpe", "wordpiece", "wordlevel", "unigram"]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
@@ -50,7 +54,7 @@ def _lines(files):
 
 
 def _summary(kind: str, model: dict) -> list:
-    if kind in ("bpe", "wordpiece"):
+    if kind in ("bpe", "wordpiece", "bytelevel"):
         return sorted(model["vocab"])
     if kind == "wordlevel":
         return sorted(model["vocab"].items())
@@ -68,6 +72,11 @@ def run_api(name: str, kind: str, vocab_size: int, files: list[str]) -> list:
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.Whitespace()
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False)
+    elif kind == "bytelevel":
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     elif kind == "wordpiece":
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer()
@@ -93,6 +102,8 @@ def run_words(kind: str, vocab_size: int, files: list[str]) -> list:
 
     if kind == "wordpiece":
         norm, pre = N.BertNormalizer(), P.BertPreTokenizer()
+    elif kind == "bytelevel":
+        norm, pre = None, P.ByteLevel()
     elif kind == "unigram":
         norm, pre = N.NFKC(), P.Metaspace()
     else:
@@ -107,10 +118,11 @@ def run_words(kind: str, vocab_size: int, files: list[str]) -> list:
         normalize = norm.normalize
         for line in _lines(files):
             update(split(normalize(line), True))
-    if kind == "bpe":
+    if kind in ("bpe", "bytelevel"):
         from anytok.train.bpe_hf import train_bpe
 
-        got = train_bpe(counts, vocab_size=vocab_size)
+        alphabet = list(P.BYTE_TO_CHAR) if kind == "bytelevel" else ()
+        got = train_bpe(counts, vocab_size=vocab_size, initial_alphabet=alphabet)
         return _summary(kind, {"vocab": got.vocab})
     if kind == "wordpiece":
         from anytok.train.wordpiece import train_wordpiece
@@ -152,7 +164,7 @@ def run_worker(name: str, kind: str, vocab_size: int, files: list[str], cpu: int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated subset of {','.join(KINDS)}")
+    ap.add_argument("--kinds", default=",".join(DEFAULT_KINDS), help=f"comma-separated subset of {','.join(KINDS)}")
     ap.add_argument("--vocab", type=int, default=8000, help="vocabulary size (default 8000)")
     ap.add_argument("--scale", type=int, default=1, help="train on the corpora this many times over")
     ap.add_argument("--runs", default="anytok.hf,anytok-words", help="anytok runs: anytok.hf, anytok-words")
@@ -172,6 +184,11 @@ def main() -> None:
         if k not in KINDS:
             raise SystemExit(f"unknown kind {k!r}: use {','.join(KINDS)}")
     cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+    # Bytecode compiled beforehand, as an installed wheel has it (with PYTHONDONTWRITEBYTECODE
+    # set, every worker would otherwise compile anytok's sources again).
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "pkg" / "anytok"), quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for fname in CORPORA.values():

@@ -8,6 +8,10 @@ in the trainer, as `words`, like tokenizers' `feed`); the algorithms of `anytok.
 is updated in place (BPE keeps its dropout/unk/fuse/byte-fallback options, WordPiece its unk
 token and word length, Unigram is replaced) and the trainer's special tokens are added to the
 tokenizer.
+`ParityBpeTrainer` (not a `Trainer`, as in tokenizers) has its own `train_from_iterator(tokenizer,
+train_iterators, dev_iterators, ratio)`: each language's texts are cut by the tokenizer's
+normalizer and pre-tokenizer only, counted per language, and `anytok.train.bpe_parity` learns
+from the counts; the tokenizer gets a new `BPE` model.
 
 Options are attributes that read and write as in `tokenizers`; `__getstate__` is the same JSON
 (`pickle`, `copy` work through it).  Where `tokenizers` orders things by a randomly seeded hash
@@ -19,7 +23,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-__all__ = ["Trainer", "BpeTrainer", "WordPieceTrainer", "WordLevelTrainer", "UnigramTrainer"]
+__all__ = ["Trainer", "BpeTrainer", "WordPieceTrainer", "WordLevelTrainer", "UnigramTrainer", "ParityBpeTrainer"]
 
 _PROGRESS = {"json": "JsonLines", "silent": "Silent"}
 _PROGRESS_NAMES = {"Indicatif": "indicatif", "JsonLines": "json", "Silent": "silent"}
@@ -238,22 +242,24 @@ class Trainer:
     # -- training ------------------------------------------------------------------------------
     def _count(self, tokenizer, sequences) -> Counter:
         split = _splitter(tokenizer)
-        words: Counter = Counter()
-        update = words.update
-        if getattr(split, "joinable", False):
-            # Sequences joined by "\n" split into the same pieces as one by one (the split drops
-            # whitespace and no piece spans it): one regex pass per batch instead of per line.
-            batch: list[str] = []
+        chunked = getattr(split, "chunked", None)
+        raw = getattr(split, "raw", None)
+        if chunked is not None:
+            words = _count_chunks(sequences, *chunked)
+        elif raw is not None:
+            # Pieces counted before their byte-level spelling, which is then made once per
+            # distinct piece (it is one to one, so nothing merges).
+            raw_split, spell = raw
+            counts: Counter = Counter()
+            update = counts.update
             for seq in sequences:
                 if not isinstance(seq, str):
                     raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
-                batch.append(seq)
-                if len(batch) >= 2048:
-                    update(split("\n".join(batch)))
-                    batch.clear()
-            if batch:
-                update(split("\n".join(batch)))
+                update(raw_split(seq))
+            words = Counter({spell(p): n for p, n in counts.items()})
         else:
+            words = Counter()
+            update = words.update
             for seq in sequences:
                 if not isinstance(seq, str):
                     raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
@@ -316,7 +322,8 @@ def _fast_splitter(tokenizer):
     """Counting needs the pieces' text only, not their offsets: when the tokenizer has no added
     tokens and its normalizer and pre-tokenizer are ones `anytok.pipeline` implements (the
     string-only versions anytok encodes with), those cut the text -- several times faster.
-    None otherwise (then the tokenizer's own pipeline does)."""
+    None otherwise (then the tokenizer's own pipeline does).  The function has a `chunked`
+    attribute (see `_count_chunks`) when its pieces can be counted per whitespace-free chunk."""
     try:
         doc = json.loads(tokenizer.to_str())
     except Exception:
@@ -340,14 +347,100 @@ def _fast_splitter(tokenizer):
     # An empty (normalized) sequence has no split at all: nothing for a Metaspace or ByteLevel
     # to prefix.
     if norm is None:
-        if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer):
-            def whitespace_split(seq: str) -> list[str]:
-                return [p for p in split(seq, True) if p] if seq else []
-            whitespace_split.joinable = True  # type: ignore[attr-defined]
-            return whitespace_split
-        return lambda seq: [p for p in split(seq, True) if p] if seq else []
-    normalize = norm.normalize
-    return lambda seq: [p for p in split(t, True) if p] if (t := normalize(seq)) else []
+        def fast_split(seq: str) -> list[str]:
+            return [p for p in split(seq, True) if p] if seq else []
+    else:
+        normalize = norm.normalize
+
+        def fast_split(seq: str) -> list[str]:
+            return [p for p in split(t, True) if p] if (t := normalize(seq)) else []
+    if norm is None and type(pre) is P.ByteLevel and pre._pattern is not None:
+        findall = pre._pattern.findall
+        prefix = pre.add_prefix_space
+
+        def raw_split(seq: str) -> list[str]:
+            if not seq:
+                return []
+            if prefix and not seq.startswith(" "):
+                seq = " " + seq
+            pieces = findall(seq)
+            if pieces is None:  # the pattern leaves gaps: ByteLevel keeps them as pieces
+                pieces = P.split_by(seq, spans(seq), "Isolated")
+            return [p for p in pieces if p]
+        spans = pre._pattern.spans
+        fast_split.raw = (raw_split, P.bytes_to_unicode_text)  # type: ignore[attr-defined]
+    if type(pre) in (P.Whitespace, P.WhitespaceSplit, P.BertPreTokenizer) and _chunk_safe(norm, N):
+        bert = norm is not None and _has_bert(norm, N)
+        # Without a normalizer an ASCII letters-and-digits chunk is one piece, itself.
+        fast_split.chunked = (fast_split, _BERT_KEEP if bert else _PLAIN_KEEP,  # type: ignore[attr-defined]
+                              norm is None)
+    return fast_split
+
+
+def _chunk_safe(norm, N) -> bool:
+    """Whether the normalizer maps each whitespace-free chunk on its own (characters one by
+    one, or compositions that never involve White_Space), White_Space to White_Space."""
+    if norm is None:
+        return True
+    if type(norm) is N.Sequence:
+        return all(_chunk_safe(n, N) for n in norm.normalizers)
+    return type(norm) in (N.NFC, N.NFD, N.NFKC, N.NFKD, N.Lowercase, N.StripAccents, N.BertNormalizer)
+
+
+def _has_bert(norm, N) -> bool:
+    if type(norm) is N.Sequence:
+        return any(_has_bert(n, N) for n in norm.normalizers)
+    return type(norm) is N.BertNormalizer and norm.clean_text
+
+
+# `str.split()` cuts at Python's whitespace: White_Space plus U+001C..U+001F, which are not
+# White_Space, so a text holding them is cut at White_Space by a regex instead.  BertNormalizer
+# also deletes U+000B, U+000C and U+0085 (controls) rather than making them spaces: with it,
+# those do not cut either.
+_PY_SPACE_NOT_WS = "\x1c-\x1f"
+_WS_CLASS = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_PLAIN_KEEP = (f"[{_PY_SPACE_NOT_WS}]", f"[{_WS_CLASS}]+")
+_BERT_KEEP = (f"[{_PY_SPACE_NOT_WS}\x0b\x0c\x85]", "[\t\n\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
+
+
+def _count_chunks(sequences, split, keep, alnum_whole=False) -> Counter:
+    """The pieces of the sequences, counted through their whitespace-free chunks: the pre-
+    tokenizers that allow it drop whitespace and no piece spans it, and the normalizers that
+    allow it work inside chunks, so each distinct chunk is normalized and split once and its
+    pieces weighted by its count.  Pieces come out in the order they are first seen in the text
+    (a piece's first occurrence lies in the first occurrence of its chunk)."""
+    import re
+
+    unsafe = re.compile(keep[0]).search
+    ws_split = re.compile(keep[1]).split
+    chunks: Counter = Counter()
+    update = chunks.update
+    batch: list[str] = []
+    n = 0
+    for seq in sequences:
+        if not isinstance(seq, str):
+            raise TypeError(f"training sequences must be str, not {type(seq).__name__}")
+        batch.append(seq)
+        n += len(seq)
+        if n >= 1 << 20:
+            text = "\n".join(batch)
+            update(text.split() if unsafe(text) is None else filter(None, ws_split(text)))
+            batch.clear()
+            n = 0
+    if batch:
+        text = "\n".join(batch)
+        update(text.split() if unsafe(text) is None else filter(None, ws_split(text)))
+    words: Counter = Counter()
+    wupdate = words.update
+    for chunk, k in chunks.items():
+        if alnum_whole and chunk.isalnum() and chunk.isascii():
+            words[chunk] += k
+        elif k == 1:
+            wupdate(split(chunk))
+        else:
+            for p in split(chunk):
+                words[p] += k
+    return words
 
 
 # -- the property factory -------------------------------------------------------------------------
@@ -629,3 +722,338 @@ class UnigramTrainer(Trainer):
 
 
 _BY_KIND = {c._kind: c for c in (BpeTrainer, WordPieceTrainer, WordLevelTrainer, UnigramTrainer)}
+
+
+# -- ParityBpeTrainer ------------------------------------------------------------------------------
+
+# Rust's char::is_whitespace (the White_Space property), which `str.strip()` does not quite match.
+_RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+def _index(value, name: str) -> int:
+    """A usize as pyo3 takes it (anything with __index__, bool included)."""
+    if isinstance(value, float) or not hasattr(value, "__index__"):
+        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer")
+    v = value.__index__()
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    return v
+
+
+def _opt_index(value, name: str):
+    return None if value is None else _index(value, name)
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__float__") and not hasattr(value, "__index__"):
+        raise TypeError(f"must be real number, not {type(value).__name__}")
+    return float(value)
+
+
+def _strict_bool(value, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'bool'")
+    return value
+
+
+def _opt_string(value, name: str):
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'str'")
+    return value
+
+
+def _sequence(value, name: str) -> list:
+    if isinstance(value, str):
+        raise TypeError("Can't extract `str` to `Vec`")
+    if not hasattr(value, "__len__") or not hasattr(value, "__getitem__") or isinstance(value, dict):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'Sequence'")
+    return list(value)
+
+
+def _opt_ratio(value, name: str):
+    return None if value is None else [_real(v, name) for v in _sequence(value, name)]
+
+
+def _char_list(value, name: str) -> list[str]:
+    out = []
+    for s in _sequence(value, name):
+        if not isinstance(s, str):
+            raise TypeError(f"'{type(s).__name__}' object is not an instance of 'str'")
+        if len(s) != 1:
+            raise ValueError("expected a string of length 1")
+        out.append(s)
+    return out
+
+
+def _parity_special(value, name: str) -> list[dict]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'list'")
+    return _special(value, "special_tokens must be a List[Union[str, AddedToken]]")
+
+
+def _variant(value, name: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"'{'None' if value is None else type(value).__name__}' is not an instance of 'str'")
+    if value not in ("base", "window"):
+        raise ValueError(f"Unknown variant '{value}'. Use 'base' or 'window'.")
+    return value
+
+
+_PARITY_OPTIONS = {
+    "num_merges": (32000, _index), "variant": ("base", _variant), "min_frequency": (0, _index),
+    "ratio": (None, _opt_ratio), "global_merges": (0, _index), "window_size": (100, _index),
+    "alpha": (2.0, _real), "total_symbols": (False, _strict_bool), "special_tokens": ([], _parity_special),
+    "show_progress": (True, _strict_bool), "limit_alphabet": (None, _opt_index),
+    "initial_alphabet": ([], lambda v, k: [] if v is None else _char_list(v, k)),
+    "continuing_subword_prefix": (None, _opt_string), "end_of_word_suffix": (None, _opt_string),
+    "max_token_length": (None, _opt_index),
+}
+
+
+def _parity_prop(key: str, doc: str, read=None):
+    convert = _PARITY_OPTIONS[key][1]
+
+    def fget(self):
+        v = self._state[key]
+        return read(v) if read is not None else v
+
+    def fset(self, value):
+        if key == "special_tokens" and value is None:
+            raise TypeError("'NoneType' object is not an instance of 'list'")
+        self._state[key] = convert(value, key)
+
+    return property(fget, fset, doc=doc)
+
+
+class ParityBpeTrainer:
+    """Trainer for parity-aware BPE (tokenizers' `ParityBpeTrainer`): one corpus per language,
+    and at each merge the language that compresses worst is served.
+
+    Args: num_merges (32000; with total_symbols the whole vocabulary size), variant ("base", or
+    "window": no language takes more than alpha / n_languages of the last window_size merges),
+    min_frequency (0), ratio (target compression rates per language, instead of dev data),
+    global_merges (0: first merges chosen on the pooled counts), window_size (100), alpha
+    (2.0), total_symbols (False), special_tokens, show_progress, limit_alphabet,
+    initial_alphabet, continuing_subword_prefix, end_of_word_suffix, max_token_length.
+    Train with `train_from_iterator(tokenizer, train_iterators, dev_iterators=None, ratio=None)`.
+    """
+
+    __slots__ = ("_state",)
+
+    def __new__(cls, *args, **kwargs):
+        self = object.__new__(cls)
+        self._state = {k: (list(d) if isinstance(d, list) else d) for k, (d, _) in _PARITY_OPTIONS.items()}
+        return self
+
+    def __init__(self, num_merges=32000, variant="base", min_frequency=0, ratio=None, global_merges=0,
+                 window_size=100, alpha=2.0, total_symbols=False, special_tokens=None, show_progress=True,
+                 limit_alphabet=None, initial_alphabet=None, continuing_subword_prefix=None,
+                 end_of_word_suffix=None, max_token_length=None):
+        given = dict(num_merges=num_merges, variant=variant, min_frequency=min_frequency, ratio=ratio,
+                     global_merges=global_merges, window_size=window_size, alpha=alpha, total_symbols=total_symbols,
+                     special_tokens=special_tokens, show_progress=show_progress, limit_alphabet=limit_alphabet,
+                     initial_alphabet=initial_alphabet, continuing_subword_prefix=continuing_subword_prefix,
+                     end_of_word_suffix=end_of_word_suffix, max_token_length=max_token_length)
+        state = {}
+        for k, v in given.items():
+            state[k] = _PARITY_OPTIONS[k][1](v, k)
+        self._state = state
+
+    num_merges = _parity_prop("num_merges", "The number of merges (with total_symbols: the vocabulary size).")
+    variant = property(lambda self: self._state["variant"], doc='"base" or "window".')
+    min_frequency = _parity_prop("min_frequency", "The minimum count of a merged pair.")
+    global_merges = _parity_prop("global_merges", "The first merges, chosen on the pooled counts.")
+    window_size = _parity_prop("window_size", "The window of the \"window\" variant.")
+    alpha = _parity_prop("alpha", "The share parameter of the \"window\" variant.")
+    total_symbols = _parity_prop("total_symbols", "Whether num_merges counts the whole vocabulary.")
+    show_progress = _parity_prop("show_progress", "Whether to show progress.")
+    special_tokens = _parity_prop("special_tokens", "The special tokens.", read=_read_special)
+    limit_alphabet = _parity_prop("limit_alphabet", "The most characters kept in the alphabet.")
+    initial_alphabet = _parity_prop("initial_alphabet", "Characters always in the alphabet.", read=list)
+    continuing_subword_prefix = _parity_prop("continuing_subword_prefix", "Prefix of non-initial subwords.")
+    end_of_word_suffix = _parity_prop("end_of_word_suffix", "Suffix of word-final subwords.")
+    max_token_length = _parity_prop("max_token_length", "The longest token (in characters) merges make.")
+
+    def __repr__(self) -> str:
+        from ..train.bpe_parity import _rust_f64
+
+        st = self._state
+        return (f"ParityBpeTrainer(num_merges={st['num_merges']}, variant=\"{st['variant']}\", "
+                f"min_frequency={st['min_frequency']}, global_merges={st['global_merges']}, "
+                f"window_size={st['window_size']}, alpha={_rust_f64(st['alpha'])}, "
+                f"total_symbols={'true' if st['total_symbols'] else 'false'})")
+
+    __str__ = __repr__
+
+    def __getstate__(self) -> dict:
+        st = self._state
+        return {"num_merges": st["num_merges"], "variant": st["variant"], "min_frequency": st["min_frequency"],
+                "global_merges": st["global_merges"], "window_size": st["window_size"], "alpha": st["alpha"],
+                "total_symbols": st["total_symbols"], "show_progress": st["show_progress"],
+                "ratio": None if st["ratio"] is None else list(st["ratio"]),
+                "special_tokens": [t["content"] for t in st["special_tokens"]],
+                "limit_alphabet": st["limit_alphabet"], "initial_alphabet": list(st["initial_alphabet"]),
+                "continuing_subword_prefix": st["continuing_subword_prefix"],
+                "end_of_word_suffix": st["end_of_word_suffix"], "max_token_length": st["max_token_length"]}
+
+    def __setstate__(self, state) -> None:
+        """tokenizers' order: the required keys one by one (KeyError naming a missing one, the
+        earlier ones already set); the optional ones left unset or None when unreadable."""
+        if not isinstance(state, dict):
+            raise TypeError(f"'{type(state).__name__}' object is not an instance of 'dict'")
+        st = self._state
+        for k in ("num_merges", "variant", "min_frequency", "global_merges", "window_size", "alpha",
+                  "total_symbols", "show_progress"):
+            if k not in state:
+                raise KeyError(k)
+            st[k] = _PARITY_OPTIONS[k][1](state[k], k)
+        st["ratio"] = _lenient(lambda: _opt_ratio(state.get("ratio"), "ratio"))
+        if "special_tokens" not in state:
+            raise KeyError("special_tokens")
+        tokens = state["special_tokens"]
+        if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError("special_tokens must be a list of str")
+        st["special_tokens"] = _special(list(tokens), "special_tokens must be a list of str")
+        st["limit_alphabet"] = _lenient(lambda: _opt_index(state.get("limit_alphabet"), "limit_alphabet"))
+        alphabet = _lenient(lambda: [s for s in _sequence(state.get("initial_alphabet"), "")
+                                     if isinstance(s, str) or _fail()])
+        st["initial_alphabet"] = [s[0] for s in alphabet or [] if s]
+        for k in ("continuing_subword_prefix", "end_of_word_suffix"):
+            st[k] = _lenient(lambda: _opt_string(state.get(k), k))
+        st["max_token_length"] = _lenient(lambda: _opt_index(state.get("max_token_length"), "max_token_length"))
+
+    def _train_tokenizer(self, tokenizer, sequences) -> None:
+        # `Tokenizer.train(..., trainer)` / `train_from_iterator(..., trainer)` refuse it, as
+        # tokenizers' do: it is not a Trainer.
+        raise TypeError("'ParityBpeTrainer' object is not an instance of 'Trainer'")
+
+    def train_from_iterator(self, tokenizer, train_iterators, dev_iterators=None, ratio=None) -> None:
+        """Train `tokenizer` with parity-aware BPE: one iterator per language (each yielding
+        str or lists of str), optionally one dev iterator per language (then `ratio` is not
+        used), or `ratio` (target compression rates per language, else the trainer's).  The
+        tokenizer gets a new BPE model and the special tokens."""
+        from ..train.bpe_parity import train_parity_bpe
+        from .models import BPE
+
+        train_iterators = _sequence(train_iterators, "train_iterators")
+        if dev_iterators is not None:
+            dev_iterators = _sequence(dev_iterators, "dev_iterators")
+        if ratio is not None:
+            ratio = _opt_ratio(ratio, "ratio")
+        if not train_iterators:
+            raise ValueError("train_iterators must not be empty")
+        n = len(train_iterators)
+        if dev_iterators is not None and len(dev_iterators) != n:
+            raise ValueError(f"dev_iterators length ({len(dev_iterators)}) must match train_iterators length ({n})")
+        has_dev = bool(dev_iterators)
+        st = self._state
+        effective_ratio = None if has_dev else (ratio if ratio is not None else st["ratio"])
+        # tokenizers reads every iterator (training, then dev) before cutting any text.
+        train_texts = [_texts(it) for it in train_iterators]
+        dev_texts = [_texts(it) for it in dev_iterators] if dev_iterators is not None else []
+        split = _parity_splitter(tokenizer)
+        try:
+            train_counts = [_count_texts(texts, split) for texts in train_texts]
+            dev_counts = [_count_texts(texts, split) for texts in dev_texts]
+        except Exception as e:
+            raise RuntimeError(str(e)) from e
+        try:
+            got = train_parity_bpe(
+                train_counts, dev_counts, num_merges=st["num_merges"], variant=st["variant"],
+                min_frequency=st["min_frequency"], ratio=effective_ratio, global_merges=st["global_merges"],
+                window_size=st["window_size"], alpha=st["alpha"], total_symbols=st["total_symbols"],
+                special_tokens=[t["content"] for t in st["special_tokens"]], limit_alphabet=st["limit_alphabet"],
+                initial_alphabet=st["initial_alphabet"], continuing_subword_prefix=st["continuing_subword_prefix"],
+                end_of_word_suffix=st["end_of_word_suffix"], max_token_length=st["max_token_length"])
+        except ValueError as e:
+            raise RuntimeError(f"Training error: {e}") from None
+        tokenizer.model = BPE(got.vocab, got.merges, continuing_subword_prefix=got.continuing_subword_prefix,
+                              end_of_word_suffix=got.end_of_word_suffix)
+        specials = [_added_token(**t) for t in st["special_tokens"]]
+        if specials:
+            tokenizer.add_special_tokens(specials)
+
+
+def _fail():
+    raise TypeError
+
+
+def _lenient(read):
+    """pyo3's `.extract().ok()`: an unreadable optional value becomes None."""
+    try:
+        return read()
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _texts(iterable) -> list[str]:
+    """An iterator's texts as tokenizers buffers them: a str is one text, anything else is
+    iterated for str."""
+    out: list[str] = []
+    for x in iter(iterable):
+        if isinstance(x, str):
+            out.append(x)
+            continue
+        for s in iter(x):
+            if not isinstance(s, str):
+                raise TypeError(f"'{type(s).__name__}' object is not an instance of 'str'")
+            out.append(s)
+    return out
+
+
+def _count_texts(texts: list[str], split) -> Counter:
+    words: Counter = Counter()
+    update = words.update
+    for t in texts:
+        update(split(t))
+    return words
+
+
+def _parity_splitter(tokenizer):
+    """tokenizers' `pretokenize_sequence` for the parity trainer: the normalizer, then the
+    pre-tokenizer's non-empty splits; added tokens are not cut out; without a pre-tokenizer the
+    normalized text, trimmed, is one word (none when empty)."""
+    norm = tokenizer.normalizer
+    pre = tokenizer.pre_tokenizer
+    fast = None
+    try:
+        doc = json.loads(tokenizer.to_str())
+    except Exception:
+        doc = None
+    if doc is not None:
+        from ..errors import UnsupportedTokenizerError
+        from ..pipeline import normalizers as N
+        from ..pipeline import pre_tokenizers as P
+
+        try:
+            fnorm = N.from_config(doc.get("normalizer"))
+            fpre = P.from_config(doc.get("pre_tokenizer"))
+            fast = (fnorm, fpre)
+        except (UnsupportedTokenizerError, KeyError, TypeError, ValueError):
+            fast = None
+    if fast is not None:
+        fnorm, fpre = fast
+        normalize = fnorm.normalize if fnorm is not None else None
+        if fpre is None:
+            def split_whole(seq: str) -> list[str]:
+                t = (normalize(seq) if normalize is not None else seq).strip(_RUST_WHITESPACE)
+                return [t] if t else []
+            return split_whole
+        psplit = fpre.split
+
+        def split_fast(seq: str) -> list[str]:
+            t = normalize(seq) if normalize is not None else seq
+            return [p for p in psplit(t, True) if p] if t else []
+        return split_fast
+
+    def split_public(seq: str) -> list[str]:
+        t = norm.normalize_str(seq) if norm is not None else seq
+        if pre is None:
+            t = t.strip(_RUST_WHITESPACE)
+            return [t] if t else []
+        return [p for p, _ in pre.pre_tokenize_str(t) if p]
+    return split_public

@@ -159,7 +159,9 @@ class BertNormalizer(Normalizer):
             text = self._drop.sub("", text)
             text = self._space.sub(" ", text)
         if self.handle_chinese_chars and not text.isascii():
-            text = _CHINESE.sub(r" \1 ", text)
+            # " c " for each CJK character c: splitting on the captured character and joining
+            # with " " gives that without re's Python-level template expansion per match.
+            text = " ".join(_CHINESE.split(text))
         strip = self.lowercase if self.strip_accents is None else self.strip_accents
         if strip and not text.isascii():
             text = self._mn.sub("", U.nfd(text))

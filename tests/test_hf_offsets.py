@@ -569,3 +569,47 @@ def test_fast_offsets_path_fields(name, corpora):
                 got = [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ours, field)]
                 assert got == [tuple(x) if isinstance(x, (list, tuple)) else x for x in getattr(ref, field)], \
                     (name, field, text, pair, add)
+
+
+def _variant(base: str, edit) -> dict:
+    cfg = json.loads(model_path(base).read_text(encoding="utf-8"))
+    edit(cfg)
+    return cfg
+
+
+_BYTE_LEVEL_PREFIX = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+LIST_PATH_VARIANTS = {
+    "byte-level-prefix-trim": ("llama3", lambda c: c.update(pre_tokenizer=_BYTE_LEVEL_PREFIX,
+                                                             post_processor=_BYTE_LEVEL_PREFIX)),
+    "nfkc": ("llama3", lambda c: c.update(normalizer={"type": "NFKC"})),
+    "lowercase-replace": ("llama3", lambda c: c.update(normalizer={"type": "Sequence", "normalizers": [
+        {"type": "Lowercase"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]})),
+    "wordpiece-whitespace": ("minilm", lambda c: c.update(pre_tokenizer={"type": "Whitespace"})),
+    "bert-keep-accents": ("minilm", lambda c: c["normalizer"].update(strip_accents=False)),
+    "prepend-two": ("llama2", lambda c: c.update(normalizer={"type": "Prepend", "prepend": "▁▁"})),
+    "byte-fallback-digits": ("llama2", lambda c: c.update(pre_tokenizer={"type": "Digits", "individual_digits": True})),
+}
+
+
+@pytest.mark.parametrize("variant", list(LIST_PATH_VARIANTS))
+def test_list_path_variants(variant):
+    """Components the fixtures do not have, each taking a branch of pipeline/offsets.py (a
+    prefix space, NFKC, length-keeping normalizers, Whitespace's spans, BERT without accent
+    stripping, a two-character Prepend, byte fallback under a pre-tokenizer): anytok.hf's
+    Encoding and the pipeline's encode_with_offsets as tokenizers."""
+    from anytok.pipeline.tokenizer import Tokenizer as Pipeline
+
+    cfg = _variant(*LIST_PATH_VARIANTS[variant])
+    ref = hf_from_json(cfg)
+    ours = A.Tokenizer.from_str(json.dumps(cfg))
+    ours.no_truncation()
+    ours.no_padding()
+    pipe = Pipeline.from_config(cfg)
+    assert ours._offsets_path() is not None
+    for text in ["Hello World", " leading", "Ünïcödé ﬁ x²  ÉCOLE", "中文 测试 12345 日本語", "a\u0301e\u0323\u0302 İstanbul ΣΑΣ",
+                 "", "   ", "<s>x</s> [CLS] y", "tab\tnl\n\nend  "]:
+        for add in (False, True):
+            e1, e2 = ours.encode(text, add_special_tokens=add), ref.encode(text, add_special_tokens=add)
+            expected = (e2.ids, e2.tokens, [tuple(o) for o in e2.offsets], e2.word_ids)
+            assert (e1.ids, e1.tokens, e1.offsets, e1.word_ids) == expected, (variant, text, add)
+            assert pipe.encode_with_offsets(text, add_special_tokens=add) == (expected[0], expected[2])

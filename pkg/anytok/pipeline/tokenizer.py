@@ -176,6 +176,13 @@ class Tokenizer(IncrementalMixin):
         enc = self._offsets_tokenizer().encode(text, add_special_tokens=add_special_tokens)
         return list(enc.ids), [tuple(o) for o in enc.offsets]
 
+    def __getstate__(self):
+        # The offsets paths are caches built on first use (and hold local functions).
+        state = dict(self.__dict__)
+        state.pop("_offsets_path_built", None)
+        state.pop("_hf_offsets", None)
+        return state
+
     def _offsets_path(self):
         # pipeline/offsets.py's fast path (None: every text takes the general one).  A
         # post-processor that trims offsets (ByteLevel / Roberta trim_offsets) changes them

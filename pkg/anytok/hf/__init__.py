@@ -21,7 +21,11 @@ from .added import AddedToken  # noqa: E402
 from .decoders import DecodeStream  # noqa: E402
 from .encoding import Encoding  # noqa: E402
 from .normalized import NormalizedString, PreTokenizedString, Regex, Token  # noqa: E402
-from .tokenizer import Tokenizer  # noqa: E402
+from .tokenizer import PIPELINE_TOKENIZER, Tokenizer  # noqa: E402
+from ..pipeline.tokenizer import Tokenizer as _PipelineTokenizer  # noqa: E402
+
+PIPELINE_TOKENIZER[0] = _PipelineTokenizer  # (see anytok.hf.tokenizer: no import circle)
+del PIPELINE_TOKENIZER, _PipelineTokenizer
 from . import implementations, tools  # noqa: E402
 from .implementations import (  # noqa: E402
     BertWordPieceTokenizer,

@@ -702,6 +702,12 @@ class Tokenizer:
                             id(getattr(m, "_pieces", None))],
                            sort_keys=True, default=str)
 
+    @staticmethod
+    def _new_model(kind: str, *args, **kwargs):
+        """A new `anytok.hf.models` model of class `kind` (for trainers, which do not import
+        the models module: the models import them)."""
+        return getattr(_models, kind)(*args, **kwargs)
+
     def _ids_path(self, state):
         """anytok's ids-only pipeline (`anytok.pipeline.Tokenizer`) with this tokenizer's
         components, for the fast path (no offsets, no token strings); None when a component has
@@ -714,7 +720,8 @@ class Tokenizer:
         built = None
         try:
             from ..pipeline.added_tokens import AddedToken as _PAT
-            from ..pipeline.tokenizer import Tokenizer as _PipelineTokenizer
+
+            _PipelineTokenizer = PIPELINE_TOKENIZER[0]
 
             norm = self._normalizer._pipeline if self._normalizer is not None else None
             pre = self._pre_tokenizer._pipeline if self._pre_tokenizer is not None else None
@@ -830,6 +837,11 @@ class Tokenizer:
                     yield from x
 
         trainer._train_tokenizer(self, flat())
+
+
+# anytok.pipeline's Tokenizer class, set by anytok/hf/__init__.py: the pipeline's exact offsets
+# path uses this module, so this module does not import the pipeline's (no import circle).
+PIPELINE_TOKENIZER: list = [None]
 
 
 def _strategy_to_json(s):

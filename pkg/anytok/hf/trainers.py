@@ -937,7 +937,6 @@ class ParityBpeTrainer:
         used), or `ratio` (target compression rates per language, else the trainer's).  The
         tokenizer gets a new BPE model and the special tokens."""
         from ..train.bpe_parity import train_parity_bpe
-        from .models import BPE
 
         train_iterators = _sequence(train_iterators, "train_iterators")
         if dev_iterators is not None:
@@ -971,8 +970,10 @@ class ParityBpeTrainer:
                 end_of_word_suffix=st["end_of_word_suffix"], max_token_length=st["max_token_length"])
         except ValueError as e:
             raise RuntimeError(f"Training error: {e}") from None
-        tokenizer.model = BPE(got.vocab, got.merges, continuing_subword_prefix=got.continuing_subword_prefix,
-                              end_of_word_suffix=got.end_of_word_suffix)
+        # The tokenizer makes the model (anytok.hf.models needs the trainers: get_trainer).
+        tokenizer.model = tokenizer._new_model("BPE", got.vocab, got.merges,
+                                               continuing_subword_prefix=got.continuing_subword_prefix,
+                                               end_of_word_suffix=got.end_of_word_suffix)
         specials = [_added_token(**t) for t in st["special_tokens"]]
         if specials:
             tokenizer.add_special_tokens(specials)

@@ -264,7 +264,8 @@ def test_seed_nodes():
     for _ in range(150):
         t = "".join(rng.choice("\0\x05\x07\u3042\U0010ffff") for _ in range(rng.randrange(1, 40))) + "\0"
         width = rng.randrange(3, 9)
-        got = sorted(_node_candidates(t, width, lambda w: "\0" not in w), key=lambda c: c[2])
+        got = sorted(_node_candidates(t + "\0" * (width - 1), width, lambda w: "\0" not in w),
+                     key=lambda c: c[2])
         n = len(t)
         suffixes = sorted(t[i:] for i in range(n))
         want = []

@@ -86,13 +86,11 @@ def meta_pieces(opt: TrainerOptions) -> dict[int, tuple[str, int]]:
 def read_lines(files: Iterable[str]) -> Iterable[str]:
     """Lines as `std::getline` gives them: split at "\\n" only, no final empty line."""
     for path in files:
-        with open(path, "rb") as f:
-            data = f.read()
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        for line in lines:
-            yield line.decode("utf-8", errors="strict")
+        with open(path, "rb") as f:  # read as it goes: a binary file's lines end at b"\n"
+            for line in f:
+                if line[-1:] == b"\n":
+                    line = line[:-1]
+                yield line.decode("utf-8", errors="strict")
 
 
 def _global_replace(text: str, metas: list[str]) -> str:

@@ -79,7 +79,8 @@ def _to_log_prob(pieces: list[list]) -> None:
 
 
 def _node_candidates(text: str, width: int, accept):
-    """The internal nodes of the suffix tree of `text` (which ends with "\\0") no deeper
+    """The internal nodes of the suffix tree of `text` (which ends with "\\0", followed by
+    width - 1 more as padding) no deeper
     than width - 1 whose string `accept`s, as (substring, frequency, order) with `order` ascending in esaxx's
     order of the nodes (post-order: by the end of the node's suffix-array range, deeper
     first).
@@ -89,8 +90,7 @@ def _node_candidates(text: str, width: int, accept):
     of depth d is a run of sorted prefixes sharing d characters in which two neighbours
     share exactly d; its frequency is the run's length (two bisections).  The suffixes go
     in groups of first characters, so that only one group's prefixes are held at once."""
-    padded = text + "\0" * (width - 1)
-    chunk = max(1, (1 << 25) // width)  # prefixes held at once
+    chunk = max(1, (1 << 24) // width)  # prefixes held at once
     counts = Counter(text)
     groups = []
     size = 0
@@ -108,7 +108,7 @@ def _node_candidates(text: str, width: int, accept):
     top = 32 * width
     for g, (lo, hi) in enumerate(groups):
         cls = re.escape(lo) if lo == hi else re.escape(lo) + "-" + re.escape(hi)
-        keys = re.findall("(?=([" + cls + "].{%d}))" % (width - 1), padded, re.S)
+        keys = re.findall("(?=([" + cls + "].{%d}))" % (width - 1), text, re.S)
         keys.sort()
         # common prefix length of neighbours (width when equal): the highest differing
         # bit of their UTF-32-BE code units read as one integer
@@ -136,11 +136,12 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
     # every sentence followed by a boundary 0
-    text = "\0".join(s for s, _ in sentences) + "\0"
-    if len(text) > 0x7FFFFFFF:
+    width = checker.max_len + 1
+    text = "\0".join(s for s, _ in sentences) + "\0" * width
+    if len(text) - width + 1 > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
     cands = []
-    for w, freq, order in _node_candidates(text, checker.max_len + 1,
+    for w, freq, order in _node_candidates(text, width,
                                            lambda w: "\0" not in w and checker(w)):
         cands.append((-freq * len(w), order, w))
     del text
@@ -192,46 +193,94 @@ class _Model:
         end = [[] for _ in range(n + 1)]
         end[0].append(0)
         begin[n].append(1)
-        cur = self.cur
         sc = self.scores
         unk = self.unk_score
+        flat = self.matches.of(text)
         k = 2
-        for b, row in enumerate(self.matches.of(text)):
-            single = False
-            bl = begin[b]
-            for e, seed in row:
-                pid = cur[seed]
-                if pid >= 0:
-                    ids.append(pid)
-                    scores.append(sc[pid])
-                    starts.append(b)
-                    ends.append(e)
-                    bl.append(k)
-                    end[e].append(k)
+        pb = -1
+        single = True
+        for b, e, pid in zip(flat[0::3], flat[1::3], map(self.cur.__getitem__, flat[2::3])):
+            if pid < 0:
+                continue
+            if b != pb:
+                # the positions before b are complete: an unknown node where no piece of
+                # one character
+                if not single:
+                    ids.append(0)
+                    scores.append(unk)
+                    starts.append(pb)
+                    ends.append(pb + 1)
+                    begin[pb].append(k)
+                    end[pb + 1].append(k)
                     k += 1
-                    if e == b + 1:
-                        single = True
-            if not single:
-                ids.append(0)
-                scores.append(unk)
-                starts.append(b)
-                ends.append(b + 1)
-                bl.append(k)
-                end[b + 1].append(k)
-                k += 1
+                for q in range(pb + 1, b):
+                    ids.append(0)
+                    scores.append(unk)
+                    starts.append(q)
+                    ends.append(q + 1)
+                    begin[q].append(k)
+                    end[q + 1].append(k)
+                    k += 1
+                pb = b
+                single = False
+            ids.append(pid)
+            scores.append(sc[pid])
+            starts.append(b)
+            ends.append(e)
+            begin[b].append(k)
+            end[e].append(k)
+            k += 1
+            if e == b + 1:
+                single = True
+        if not single:
+            ids.append(0)
+            scores.append(unk)
+            starts.append(pb)
+            ends.append(pb + 1)
+            begin[pb].append(k)
+            end[pb + 1].append(k)
+            k += 1
+        for q in range(pb + 1, n):
+            ids.append(0)
+            scores.append(unk)
+            starts.append(q)
+            ends.append(q + 1)
+            begin[q].append(k)
+            end[q + 1].append(k)
+            k += 1
         return ids, scores, starts, ends, begin, end
 
 
+    def flat_lattice(self, text: str):
+        """The lattice as parallel lists in node order (start, end, score, piece id) and
+        each position's first node, or None when a position has no one-character piece
+        (then `lattice` puts the unknown node in)."""
+        flat = self.matches.of(text)
+        pids = list(map(self.cur.__getitem__, flat[2::3]))
+        if -1 in pids:
+            keep = list(map((-1).__ne__, pids))
+            starts = list(compress(flat[0::3], keep))
+            ends = list(compress(flat[1::3], keep))
+            pids = list(compress(pids, keep))
+        else:
+            starts = flat[0::3].tolist()
+            ends = flat[1::3].tolist()
+        n = len(text)
+        if list(map(sub, ends, starts)).count(1) != n:
+            return None
+        first = list(map(bisect_left, repeat(starts), range(n + 1)))
+        return starts, ends, list(map(self.scores.__getitem__, pids)), pids, first
+
+
 class _Matches:
-    """For each text, per start position the (end, seed index) of the seed pieces found there,
-    shortest first -- the pieces of later models are a subset of the seeds."""
+    """The seed pieces found in texts (the pieces of later models are a subset of the seeds)."""
 
     def __init__(self, seeds: list[list]):
         self.index: dict[str, int] = {p: i for i, (p, _) in enumerate(seeds)}
         self.prefixes: set[str] = set()
         for p in self.index:
             self._add_prefixes(p)
-        self.memo: dict[str, list] = {}
+        self.memo: dict[str, array] = {}
 
     def _add_prefixes(self, p: str) -> None:
         for k in range(1, len(p) + 1):
@@ -243,16 +292,18 @@ class _Matches:
         self.memo.clear()
         return k
 
-    def of(self, text: str) -> list:
-        rows = self.memo.get(text)
-        if rows is not None:
-            return rows
+    def of(self, text: str) -> array:
+        """The seed pieces in `text`: (start, end, seed index) triples, flat, by start then
+        end (kept per text: the pieces of every model are seeds)."""
+        flat = self.memo.get(text)
+        if flat is not None:
+            return flat
         n = len(text)
         prefixes = self.prefixes
         get = self.index.get
-        rows = []
+        flat = array("i")
+        add = flat.extend
         for b in range(n):
-            row = []
             e = b + 1
             while e <= n:
                 sub = text[b:e]
@@ -260,11 +311,10 @@ class _Matches:
                     break
                 k = get(sub)
                 if k is not None:
-                    row.append((e, k))
+                    add((b, e, k))
                 e += 1
-            rows.append(row)
-        self.memo[text] = rows
-        return rows
+        self.memo[text] = flat
+        return flat
 
 
 _BUF = array("f", [0.0])
@@ -369,6 +419,67 @@ def _marginal(scores, begin, end, n, ids, freq: float, expected, starts, ends) -
             expected[pid] = buf[0]
 
 
+def _marginal_flat(starts, ends, scores, pids, first, n, freq: float, expected) -> None:
+    """`_marginal` on a lattice without unknown nodes, in node order: a node's alpha is
+    final once the nodes before it are done (they start earlier), so alpha folds in one
+    pass; beta goes over the start positions backwards."""
+    buf = _BUF
+    log = _log
+    exp = _exp
+    alpha = [None] * (n + 1)
+    alpha[0] = 0.0
+    for b, e, s in zip(starts, ends, scores):
+        buf[0] = s + alpha[b]
+        v = buf[0]
+        a = alpha[e]
+        if a is None:
+            alpha[e] = v
+        elif v < a:
+            buf[0] = v + 50.0
+            if a <= buf[0]:
+                buf[0] = v - a
+                buf[0] = a + log(exp(buf[0]) + 1.0)
+                alpha[e] = buf[0]
+        else:
+            buf[0] = a + 50.0
+            if v > buf[0]:
+                alpha[e] = v
+            else:
+                buf[0] = a - v
+                buf[0] = v + log(exp(buf[0]) + 1.0)
+                alpha[e] = buf[0]
+    beta = [0.0] * (n + 1)
+    for pos in range(n - 1, -1, -1):
+        k = first[pos]
+        buf[0] = scores[k] + beta[ends[k]]
+        b = buf[0]
+        for k in range(k + 1, first[pos + 1]):
+            buf[0] = scores[k] + beta[ends[k]]
+            v = buf[0]
+            if v < b:
+                buf[0] = v + 50.0
+                if b <= buf[0]:
+                    buf[0] = v - b
+                    buf[0] = b + log(exp(buf[0]) + 1.0)
+                    b = buf[0]
+            else:
+                buf[0] = b + 50.0
+                if v > buf[0]:
+                    b = v
+                else:
+                    buf[0] = b - v
+                    buf[0] = v + log(exp(buf[0]) + 1.0)
+                    b = buf[0]
+        beta[pos] = b
+    z = alpha[n]
+    for b, e, s, pid in zip(starts, ends, scores, pids):
+        buf[0] = alpha[b] + s
+        buf[0] = buf[0] + beta[e]
+        buf[0] = buf[0] - z
+        buf[0] = expected[pid] + freq * exp(buf[0])
+        expected[pid] = buf[0]
+
+
 def _nbest2(scores, starts, begin, end, n):
     """Lattice::NBest(2): the two best paths by A* from EOS, with std::priority_queue's
     order (a binary max-heap on fx; libstdc++'s push_heap / pop_heap)."""
@@ -445,6 +556,10 @@ def _e_step(model: _Model, sentences: list[list], threads: int) -> list[float]:
         expected = [0.0] * size
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
+            lat = model.flat_lattice(text)
+            if lat is not None:
+                _marginal_flat(*lat, len(text), f32(float(freq)), expected)
+                continue
             ids, scores, starts, ends, begin, end = model.lattice(text)
             _marginal(scores, begin, end, len(text), ids, f32(float(freq)), expected, starts, ends)
         parts.append(expected)

@@ -252,9 +252,8 @@ class _Model:
 
 
     def flat_lattice(self, text: str):
-        """The lattice as parallel lists in node order (start, end, score, piece id) and
-        each position's first node, or None when a position has no one-character piece
-        (then `lattice` puts the unknown node in)."""
+        """`lattice` as parallel lists in node order (start, end, score, piece id; no BOS
+        and EOS) and each position's first node."""
         flat = self.matches.of(text)
         pids = list(map(self.cur.__getitem__, flat[2::3]))
         if -1 in pids:
@@ -266,10 +265,33 @@ class _Model:
             starts = flat[0::3].tolist()
             ends = flat[1::3].tolist()
         n = len(text)
-        if list(map(sub, ends, starts)).count(1) != n:
-            return None
+        scores = list(map(self.scores.__getitem__, pids))
+        singles = set(compress(starts, map((1).__eq__, map(sub, ends, starts))))
+        if len(singles) != n:
+            # an unknown node (id 0) after the pieces of each position without a piece of
+            # one character
+            unk = self.unk_score
+            s2, e2, p2, c2 = [], [], [], []
+            j = 0
+            for b in range(n):
+                if b in singles:
+                    continue
+                k = bisect_right(starts, b, j)
+                s2 += starts[j:k]
+                e2 += ends[j:k]
+                p2 += pids[j:k]
+                c2 += scores[j:k]
+                s2.append(b)
+                e2.append(b + 1)
+                p2.append(0)
+                c2.append(unk)
+                j = k
+            starts = s2 + starts[j:]
+            ends = e2 + ends[j:]
+            pids = p2 + pids[j:]
+            scores = c2 + scores[j:]
         first = list(map(bisect_left, repeat(starts), range(n + 1)))
-        return starts, ends, list(map(self.scores.__getitem__, pids)), pids, first
+        return starts, ends, scores, pids, first
 
 
 class _Matches:
@@ -348,79 +370,13 @@ def _viterbi(scores, begin, end, n):
     return path, bt
 
 
-def _marginal(scores, begin, end, n, ids, freq: float, expected, starts, ends) -> None:
+def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> None:
     """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
 
     LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
     else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float.
     All the nodes starting at a position have the same alpha (a sum over the nodes ending
-    there), all the nodes ending at a position the same beta: both are kept per position."""
-    buf = _BUF
-    log = _log
-    exp = _exp
-    alpha = [0.0] * (n + 1)  # of the nodes starting at pos; BOS gives 0 + 0 at 0
-    for pos in range(1, n + 1):
-        first = True
-        a = 0.0
-        for l in end[pos]:
-            buf[0] = scores[l] + alpha[starts[l]]
-            v = buf[0]
-            if first:
-                a = v
-                first = False
-            elif v < a:
-                buf[0] = v + 50.0
-                if a <= buf[0]:
-                    buf[0] = v - a
-                    buf[0] = a + log(exp(buf[0]) + 1.0)
-                    a = buf[0]
-            else:
-                buf[0] = a + 50.0
-                if v > buf[0]:
-                    a = v
-                else:
-                    buf[0] = a - v
-                    buf[0] = v + log(exp(buf[0]) + 1.0)
-                    a = buf[0]
-        alpha[pos] = a
-    beta = [0.0] * (n + 1)  # of the nodes ending at pos; EOS gives 0 + 0 at n
-    for pos in range(n - 1, -1, -1):
-        first = True
-        b = 0.0
-        for r in begin[pos]:
-            buf[0] = scores[r] + beta[ends[r]]
-            v = buf[0]
-            if first:
-                b = v
-                first = False
-            elif v < b:
-                buf[0] = v + 50.0
-                if b <= buf[0]:
-                    buf[0] = v - b
-                    buf[0] = b + log(exp(buf[0]) + 1.0)
-                    b = buf[0]
-            else:
-                buf[0] = b + 50.0
-                if v > buf[0]:
-                    b = v
-                else:
-                    buf[0] = b - v
-                    buf[0] = v + log(exp(buf[0]) + 1.0)
-                    b = buf[0]
-        beta[pos] = b
-    z = alpha[n]
-    for k in range(2, len(scores)):
-        pid = ids[k]
-        if pid >= 0:
-            buf[0] = alpha[starts[k]] + scores[k]
-            buf[0] = buf[0] + beta[ends[k]]
-            buf[0] = buf[0] - z
-            buf[0] = expected[pid] + freq * exp(buf[0])
-            expected[pid] = buf[0]
-
-
-def _marginal_flat(starts, ends, scores, pids, first, n, freq: float, expected) -> None:
-    """`_marginal` on a lattice without unknown nodes, in node order: a node's alpha is
+    there), all the nodes ending at a position the same beta.  In node order a node's alpha is
     final once the nodes before it are done (they start earlier), so alpha folds in one
     pass; beta goes over the start positions backwards."""
     buf = _BUF
@@ -556,12 +512,7 @@ def _e_step(model: _Model, sentences: list[list], threads: int) -> list[float]:
         expected = [0.0] * size
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
-            lat = model.flat_lattice(text)
-            if lat is not None:
-                _marginal_flat(*lat, len(text), f32(float(freq)), expected)
-                continue
-            ids, scores, starts, ends, begin, end = model.lattice(text)
-            _marginal(scores, begin, end, len(text), ids, f32(float(freq)), expected, starts, ends)
+            _marginal(*model.flat_lattice(text), len(text), f32(float(freq)), expected)
         parts.append(expected)
     total = parts[0]
     for other in parts[1:]:

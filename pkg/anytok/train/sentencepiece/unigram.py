@@ -440,6 +440,7 @@ def _nbest2(scores, starts, begin, end, n):
     """Lattice::NBest(2): the two best paths by A* from EOS, with std::priority_queue's
     order (a binary max-heap on fx; libstdc++'s push_heap / pop_heap)."""
     path, bt = _viterbi(scores, begin, end, n)
+    buf = _BUF
     # hypotheses: [node, gx, fx, next]
     heap: list = []
 
@@ -496,8 +497,12 @@ def _nbest2(scores, starts, begin, end, n):
             if len(results) == 2:
                 break
             continue
+        g = top[1]
         for l in end[starts[node]]:
-            push([l, f32(scores[l] + top[1]), f32(bt[l] + top[1]), top])
+            buf[0] = scores[l] + g
+            gx = buf[0]
+            buf[0] = bt[l] + g
+            push([l, gx, buf[0], top])
         if len(heap) >= 10000:
             raise ValueError("n-best agenda over 10000 (sentencepiece would shrink it)")
     return results

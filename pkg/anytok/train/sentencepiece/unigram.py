@@ -436,6 +436,40 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
         expected[pid] = buf[0]
 
 
+def _viterbi_flat(starts, ends, scores, n) -> list[int]:
+    """`_viterbi`'s path (node indices) on `flat_lattice`'s lists: in node order a node's
+    left neighbours (the nodes ending where it starts, in node order) are all done."""
+    buf = _BUF
+    ending: list[list] = [[] for _ in range(n + 1)]
+    ending[0].append((0.0, -1))  # BOS
+    prev = []
+    for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
+        best = -2
+        best_score = 0.0
+        for bt, l in ending[b]:
+            buf[0] = bt + s
+            v = buf[0]
+            if best == -2 or v > best_score:
+                best = l
+                best_score = v
+        prev.append(best)
+        ending[e].append((best_score, k))
+    best = -2
+    best_score = 0.0
+    for bt, l in ending[n]:  # EOS, score 0
+        buf[0] = bt + 0.0
+        v = buf[0]
+        if best == -2 or v > best_score:
+            best = l
+            best_score = v
+    path = []
+    while best != -1:
+        path.append(best)
+        best = prev[best]
+    path.reverse()
+    return path
+
+
 def _nbest2(scores, starts, begin, end, n):
     """Lattice::NBest(2): the two best paths by A* from EOS, with std::priority_queue's
     order (a binary max-heap on fx; libstdc++'s push_heap / pop_heap)."""
@@ -560,21 +594,23 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     vsums = []
     freqs = []
     inverteds = []
+    buf = _BUF
     for t in range(threads):
         vsum = 0.0
         freq = [0.0] * size
         inverted: dict[int, list[int]] = {}
         for i in range(t, len(sentences), threads):
             text, count = sentences[i]
-            ids, scores, starts, ends, begin, end = model.lattice(text)
-            fc = f32(float(count))
-            vsum = f32(vsum + fc)
-            path, _ = _viterbi(scores, begin, end, len(text))
-            for k in path:
-                pid = ids[k]
-                if pid >= 0:
-                    freq[pid] = f32(freq[pid] + fc)
-                    inverted.setdefault(pid, []).append(i)
+            starts, ends, scores, pids, _ = model.flat_lattice(text)
+            buf[0] = float(count)
+            fc = buf[0]
+            buf[0] = vsum + fc
+            vsum = buf[0]
+            for k in _viterbi_flat(starts, ends, scores, len(text)):
+                pid = pids[k]
+                buf[0] = freq[pid] + fc
+                freq[pid] = buf[0]
+                inverted.setdefault(pid, []).append(i)
         vsums.append(vsum)
         freqs.append(freq)
         inverteds.append(inverted)

@@ -278,34 +278,31 @@ def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
         assert ours == ref, (kind, _first_difference(ref, ours))
 
 
-def test_suffix_array_and_tree_nodes():
-    # The seeds come from these: checked against sorting the suffixes and against the
-    # definition of the suffix tree's internal nodes (right-maximal repeats).
-    from anytok.train.sentencepiece.unigram import suffix_array, suffix_tree_nodes
+def test_seed_nodes():
+    # The seeds are the suffix tree's internal nodes (right-maximal repeats) in esaxx's
+    # order (post-order: by the end of their suffix-array range, deeper first): checked
+    # against the definition and against sorting all the suffixes.
+    from anytok.train.sentencepiece.unigram import _node_candidates
 
     rng = random.Random(11)
     for _ in range(150):
-        t = [rng.choice([0, 5, 7, 0x3042, 0x10FFFF]) for _ in range(rng.randrange(1, 40))]
-        sa = suffix_array(t)
-        assert list(sa) == sorted(range(len(t)), key=lambda i: t[i:])
-        nodes = suffix_tree_nodes(t, sa)
-        seen = set()
-        for left, right, depth in nodes:
-            w = tuple(t[sa[left]: sa[left] + depth])
-            assert all(tuple(t[sa[k]: sa[k] + depth]) == w for k in range(left, right))
-            assert w not in seen
-            seen.add(w)
-        # every repeated substring extended differently (or at the end) is a node
+        t = "".join(rng.choice("\0\x05\x07\u3042\U0010ffff") for _ in range(rng.randrange(1, 40))) + "\0"
+        width = rng.randrange(3, 9)
+        got = sorted(_node_candidates(t + "\0" * (width - 1), width, lambda w: "\0" not in w),
+                     key=lambda c: c[2])
         n = len(t)
-        want = set()
-        for i in range(n):
-            for j in range(i + 1, n + 1):
-                w = tuple(t[i:j])
-                occ = [k for k in range(n - len(w) + 1) if tuple(t[k:k + len(w)]) == w]
-                nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
-                if len(occ) > 1 and len(nexts) > 1:
-                    want.add(w)
-        assert seen - {()} == want
+        suffixes = sorted(t[i:] for i in range(n))
+        want = []
+        for w in {t[i:j] for i in range(n) for j in range(i + 2, min(n, i + width - 1) + 1)}:
+            if "\0" in w:
+                continue
+            occ = [k for k in range(n) if t.startswith(w, k)]
+            nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
+            if len(occ) > 1 and len(nexts) > 1:
+                right = max(i for i, s in enumerate(suffixes) if s.startswith(w)) + 1
+                want.append(((right, -len(w)), w, len(occ)))
+        want.sort()
+        assert [(w, f) for w, f, _ in got] == [(w, f) for _, w, f in want]
 
 
 def test_unigram_japanese_small(tmp_path):

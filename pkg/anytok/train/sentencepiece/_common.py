@@ -86,13 +86,11 @@ def meta_pieces(opt: TrainerOptions) -> dict[int, tuple[str, int]]:
 def read_lines(files: Iterable[str]) -> Iterable[str]:
     """Lines as `std::getline` gives them: split at "\\n" only, no final empty line."""
     for path in files:
-        with open(path, "rb") as f:
-            data = f.read()
-        lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        for line in lines:
-            yield line.decode("utf-8", errors="strict")
+        with open(path, "rb") as f:  # read as it goes: a binary file's lines end at b"\n"
+            for line in f:
+                if line[-1:] == b"\n":
+                    line = line[:-1]
+                yield line.decode("utf-8", errors="strict")
 
 
 def _global_replace(text: str, metas: list[str]) -> str:
@@ -253,20 +251,28 @@ class PieceChecker:
         self.by_number = opt.split_by_number
         self.digits = opt.split_digits
         self.by_script = opt.split_by_unicode_script
+        self._kinds: dict = {}
 
     def __call__(self, piece: str) -> bool:
         n = len(piece)
         if n == 0 or n > self.max_len:
             return False
+        kinds = self._kinds
+        try:
+            ks = [kinds[c] for c in piece]
+        except KeyError:
+            for c in piece:
+                if c not in kinds:
+                    kinds[c] = _kind(c)
+            ks = [kinds[c] for c in piece]
+        if None in ks:
+            return False
         prev = _ANY
-        all_ws = piece.count(WS) == n
-        for pos, c in enumerate(piece):
-            if c == UNK_CHAR or c == "\0" or c == BOUNDARY or c == " ":
-                return False
-            o = ord(c)
-            if 0xD800 <= o <= 0xDFFF or o > 0x10FFFF:
-                return False
-            if c == WS:
+        all_ws = None
+        for pos, k in enumerate(ks):
+            if k is _WS_KIND:
+                if all_ws is None:
+                    all_ws = piece.count(WS) == n
                 if not self.ws_only or not all_ws:
                     if self.suffix:
                         if (self.by_ws and pos < n - 1) or (not self.by_ws and pos < n - 1 and pos == 0):
@@ -274,16 +280,34 @@ class PieceChecker:
                     elif (self.by_ws and pos > 0) or (not self.by_ws and pos > 0 and pos == n - 1):
                         return False
             else:
-                s = script_of(c)
-                if s == _HIRAGANA or s == _KATAKANA or o == 0x30FC:
-                    s = _HAN
-                elif s == _INHERITED:
+                s, decimal = k
+                if s == _INHERITED:
                     s = prev
-                if not self.by_number and _is_decimal(c):
-                    s = _ANY
-                if self.digits and _is_decimal(c) and n > 1:
-                    return False
+                if decimal:
+                    if self.digits and n > 1:
+                        return False
+                    if not self.by_number:
+                        s = _ANY
                 if self.by_script and s != _ANY and prev != _ANY and prev != s:
                     return False
                 prev = s
         return True
+
+
+_WS_KIND = (-2, False)
+
+
+def _kind(c: str):
+    """What PieceChecker needs of a character: None when no piece may hold it, _WS_KIND,
+    or (script, is decimal) with kana counted as Han."""
+    if c == UNK_CHAR or c == "\0" or c == BOUNDARY or c == " ":
+        return None
+    o = ord(c)
+    if 0xD800 <= o <= 0xDFFF or o > 0x10FFFF:
+        return None
+    if c == WS:
+        return _WS_KIND
+    s = script_of(c)
+    if s == _HIRAGANA or s == _KATAKANA or o == 0x30FC:
+        s = _HAN
+    return (s, _is_decimal(c))

@@ -1,8 +1,10 @@
 """SentencePiece's Unigram trainer (`unigram_model_trainer.cc`), float for float.
 
 1. Seeds: every character, then the substrings that are internal nodes of the suffix tree of
-   all sentences (suffix array + LCP, enumerated as esaxx does), scored frequency x length;
-   the best `seed_sentencepiece_size` (ties: node order); log-probabilities (`_to_log_prob`).
+   all sentences (as esaxx enumerates them from the suffix array; only nodes no longer than
+   `max_sentencepiece_length` can be pieces, so only that many characters of each suffix are
+   sorted), scored frequency x length; the best `seed_sentencepiece_size` (ties: node
+   order); log-probabilities (`_to_log_prob`).
 2. EM on the words (`split_by_whitespace`): the E-step runs forward-backward over each word's
    lattice and sums expected counts; the M-step drops pieces under 0.5 and scores the rest
    digamma(count) - digamma(total) (Bayesian EM).  `num_sub_iterations` times, then
@@ -20,10 +22,15 @@ and adds the threads' float32 sums in thread order; so does this (one thread at 
 from __future__ import annotations
 
 import math
+import re
 import struct
 from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from itertools import compress, repeat
+from operator import getitem, rshift, sub, xor
 
-from ._common import UNK_CHAR, PieceChecker
+from ._common import BOUNDARY, UNK_CHAR, PieceChecker
 
 __all__ = ["train_unigram"]
 
@@ -35,6 +42,9 @@ _unpack = _F.unpack
 def f32(x: float) -> float:
     return _unpack(_pack(x))[0]
 
+
+# characters no piece holds (PieceChecker): no seed starts with one
+_NEVER_IN_PIECE = frozenset(("\0", UNK_CHAR, BOUNDARY, " "))
 
 _FLT_MAX = 3.4028234663852886e38
 _UNK_PENALTY = 10.0
@@ -59,83 +69,6 @@ def digamma(x: float) -> float:
 
 # -- seeds -------------------------------------------------------------------------------------
 
-def suffix_array(t) -> array:
-    """The suffix array of `t` (a sequence of ints; a shorter suffix sorts before its
-    extensions), by prefix doubling; any correct algorithm gives the same array.  Ranks live
-    in int64 arrays: only the sort's list and keys hold Python ints."""
-    n = len(t)
-    if n == 0:
-        return array("q")
-    # ranks from 1 (0 is "past the end"), dense so that rank * (n + 1) + rank orders pairs
-    dense = {c: i + 1 for i, c in enumerate(sorted(set(t)))}
-    rank = array("q", [dense[c] for c in t])
-    sa = sorted(range(n), key=rank.__getitem__)
-    k = 1
-    nk = n + 1
-    while True:
-        key = [rank[i] * nk + (rank[i + k] if i + k < n else 0) for i in range(n)]
-        sa.sort(key=key.__getitem__)
-        new = array("q", bytes(8 * n))
-        r = 1
-        prev = key[sa[0]]
-        new[sa[0]] = 1
-        for i in sa[1:] if n > 1 else ():
-            ki = key[i]
-            if ki != prev:
-                r += 1
-                prev = ki
-            new[i] = r
-        del key
-        rank = new
-        if r == n:
-            return array("q", sa)
-        k <<= 1
-
-
-def suffix_tree_nodes(t: list[int], sa: list[int]) -> list[tuple[int, int, int]]:
-    """esaxx's `suffixtree`: the internal nodes as (left, right, depth) in its order."""
-    n = len(t)
-    if n == 0:
-        return []
-    psi = array("q", bytes(8 * n))
-    psi[sa[0]] = sa[n - 1]
-    for i in range(1, n):
-        psi[sa[i]] = sa[i - 1]
-    plcp = array("q", bytes(8 * n))
-    h = 0
-    for i in range(n):
-        j = psi[i]
-        while i + h < n and j + h < n and t[i + h] == t[j + h]:
-            h += 1
-        plcp[i] = h
-        if h > 0:
-            h -= 1
-    del psi
-    hh = array("q", [plcp[s] for s in sa])
-    del plcp
-    hh[0] = -1
-    nodes = []
-    stack = [(-1, -1)]
-    i = 0
-    while True:
-        cur_first = i
-        cur_second = -1 if i == n else hh[i]
-        cand = stack[-1]
-        while cand[1] > cur_second:
-            if i - cand[0] > 1:
-                nodes.append((cand[0], i, cand[1]))
-            cur_first = cand[0]
-            stack.pop()
-            cand = stack[-1]
-        if cand[1] < cur_second:
-            stack.append((cur_first, cur_second))
-        if i == n:
-            break
-        stack.append((i, n - sa[i] + 1))
-        i += 1
-    return nodes
-
-
 def _to_log_prob(pieces: list[list]) -> None:
     total = 0.0
     for p in pieces:
@@ -143,6 +76,55 @@ def _to_log_prob(pieces: list[list]) -> None:
     logsum = f32(_log(total))
     for p in pieces:
         p[1] = f32(_log(p[1]) - logsum)
+
+
+def _node_candidates(text: str, width: int, accept):
+    """The internal nodes of the suffix tree of `text` (which ends with "\\0", followed by
+    width - 1 more as padding) no deeper
+    than width - 1 whose string `accept`s, as (substring, frequency, order) with `order` ascending in esaxx's
+    order of the nodes (post-order: by the end of the node's suffix-array range, deeper
+    first).
+
+    Only the suffixes' first `width` characters are sorted -- as strings, by the C sort --
+    so the nodes down to depth width - 1 come out as with the full suffix array.  A node
+    of depth d is a run of sorted prefixes sharing d characters in which two neighbours
+    share exactly d; its frequency is the run's length (two bisections).  The suffixes go
+    in groups of first characters, so that only one group's prefixes are held at once."""
+    chunk = max(1, (1 << 24) // width)  # prefixes held at once
+    counts = Counter(text)
+    groups = []
+    size = 0
+    for c in sorted(counts):
+        if c in _NEVER_IN_PIECE:
+            continue
+        if size and size + counts[c] > chunk:
+            size = 0
+        if size == 0:
+            groups.append([c, c])
+        groups[-1][1] = c
+        size += counts[c]
+    depths = range(2, width)
+    enc = repeat("utf-32-be")
+    top = 32 * width
+    for g, (lo, hi) in enumerate(groups):
+        cls = re.escape(lo) if lo == hi else re.escape(lo) + "-" + re.escape(hi)
+        keys = re.findall("(?=([" + cls + "].{%d}))" % (width - 1), text, re.S)
+        keys.sort()
+        # common prefix length of neighbours (width when equal): the highest differing
+        # bit of their UTF-32-BE code units read as one integer
+        lcp = [0]
+        for b in range(0, len(keys), 1 << 16):
+            nums = list(map(int.from_bytes, map(str.encode, keys[max(b - 1, 0): b + (1 << 16)], enc)))
+            lcp += map(rshift, map(sub, repeat(top), map(int.bit_length, map(xor, nums, nums[1:]))),
+                       repeat(5))
+        nodes = set(map(getitem, compress(keys, map(depths.__contains__, lcp)),
+                        map(slice, compress(lcp, map(depths.__contains__, lcp)))))
+        del lcp
+        for w in filter(accept, nodes):
+            left = bisect_left(keys, w)
+            right = bisect_right(keys, w + "\U0010ffff" * (width - len(w)), left)
+            yield w, right - left, (g, right, -len(w))
+        del keys, nodes
 
 
 def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
@@ -154,24 +136,15 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
     # every sentence followed by a boundary 0
-    text = "\0".join(s for s, _ in sentences) + "\0"
-    n = len(text)
-    if n > 0x7FFFFFFF:
+    width = checker.max_len + 1
+    text = "\0".join(s for s, _ in sentences) + "\0" * width
+    if len(text) - width + 1 > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
-    codes = array("I", text.encode("utf-32-le"))
-    sa = suffix_array(codes)
-    nodes = suffix_tree_nodes(codes, sa)
-    del codes
     cands = []
-    for idx, (left, right, depth) in enumerate(nodes):
-        offset = sa[left]
-        if depth <= 1 or offset >= n or offset + depth >= n:
-            continue
-        w = text[offset: offset + depth]
-        if "\0" in w or not checker(w):
-            continue
-        cands.append((-(right - left) * depth, idx, w))
-    del nodes, sa
+    for w, freq, order in _node_candidates(text, width,
+                                           lambda w: "\0" not in w and checker(w)):
+        cands.append((-freq * len(w), order, w))
+    del text
     cands.sort()
     for score, _, w in cands[:seed_size]:
         seeds.append([w, -score])
@@ -210,53 +183,126 @@ class _Model:
     def lattice(self, text: str):
         """PopulateNodes: node 0 is BOS, 1 EOS, then per start position the pieces there by
         length (an unknown one-character node, id 0, when no piece has one character).
-        Returns (ids, scores, starts, begin lists, end lists)."""
+        Returns (ids, scores, starts, ends, begin lists, end lists)."""
         n = len(text)
         ids = [-1, -1]
         scores = [0.0, 0.0]
         starts = [0, n]
+        ends = [0, n]
         begin = [[] for _ in range(n + 1)]
         end = [[] for _ in range(n + 1)]
         end[0].append(0)
         begin[n].append(1)
-        cur = self.cur
         sc = self.scores
         unk = self.unk_score
+        flat = self.matches.of(text)
         k = 2
-        for b, row in enumerate(self.matches.of(text)):
-            single = False
-            bl = begin[b]
-            for e, seed in row:
-                pid = cur[seed]
-                if pid >= 0:
-                    ids.append(pid)
-                    scores.append(sc[pid])
-                    starts.append(b)
-                    bl.append(k)
-                    end[e].append(k)
+        pb = -1
+        single = True
+        for b, e, pid in zip(flat[0::3], flat[1::3], map(self.cur.__getitem__, flat[2::3])):
+            if pid < 0:
+                continue
+            if b != pb:
+                # the positions before b are complete: an unknown node where no piece of
+                # one character
+                if not single:
+                    ids.append(0)
+                    scores.append(unk)
+                    starts.append(pb)
+                    ends.append(pb + 1)
+                    begin[pb].append(k)
+                    end[pb + 1].append(k)
                     k += 1
-                    if e == b + 1:
-                        single = True
-            if not single:
-                ids.append(0)
-                scores.append(unk)
-                starts.append(b)
-                bl.append(k)
-                end[b + 1].append(k)
-                k += 1
-        return ids, scores, starts, begin, end
+                for q in range(pb + 1, b):
+                    ids.append(0)
+                    scores.append(unk)
+                    starts.append(q)
+                    ends.append(q + 1)
+                    begin[q].append(k)
+                    end[q + 1].append(k)
+                    k += 1
+                pb = b
+                single = False
+            ids.append(pid)
+            scores.append(sc[pid])
+            starts.append(b)
+            ends.append(e)
+            begin[b].append(k)
+            end[e].append(k)
+            k += 1
+            if e == b + 1:
+                single = True
+        if not single:
+            ids.append(0)
+            scores.append(unk)
+            starts.append(pb)
+            ends.append(pb + 1)
+            begin[pb].append(k)
+            end[pb + 1].append(k)
+            k += 1
+        for q in range(pb + 1, n):
+            ids.append(0)
+            scores.append(unk)
+            starts.append(q)
+            ends.append(q + 1)
+            begin[q].append(k)
+            end[q + 1].append(k)
+            k += 1
+        return ids, scores, starts, ends, begin, end
+
+
+    def flat_lattice(self, text: str):
+        """`lattice` as parallel lists in node order (start, end, score, piece id; no BOS
+        and EOS) and each position's first node."""
+        flat = self.matches.of(text)
+        pids = list(map(self.cur.__getitem__, flat[2::3]))
+        if -1 in pids:
+            keep = list(map((-1).__ne__, pids))
+            starts = list(compress(flat[0::3], keep))
+            ends = list(compress(flat[1::3], keep))
+            pids = list(compress(pids, keep))
+        else:
+            starts = flat[0::3].tolist()
+            ends = flat[1::3].tolist()
+        n = len(text)
+        scores = list(map(self.scores.__getitem__, pids))
+        singles = set(compress(starts, map((1).__eq__, map(sub, ends, starts))))
+        if len(singles) != n:
+            # an unknown node (id 0) after the pieces of each position without a piece of
+            # one character
+            unk = self.unk_score
+            s2, e2, p2, c2 = [], [], [], []
+            j = 0
+            for b in range(n):
+                if b in singles:
+                    continue
+                k = bisect_right(starts, b, j)
+                s2 += starts[j:k]
+                e2 += ends[j:k]
+                p2 += pids[j:k]
+                c2 += scores[j:k]
+                s2.append(b)
+                e2.append(b + 1)
+                p2.append(0)
+                c2.append(unk)
+                j = k
+            starts = s2 + starts[j:]
+            ends = e2 + ends[j:]
+            pids = p2 + pids[j:]
+            scores = c2 + scores[j:]
+        first = list(map(bisect_left, repeat(starts), range(n + 1)))
+        return starts, ends, scores, pids, first
 
 
 class _Matches:
-    """For each text, per start position the (end, seed index) of the seed pieces found there,
-    shortest first -- the pieces of later models are a subset of the seeds."""
+    """The seed pieces found in texts (the pieces of later models are a subset of the seeds)."""
 
     def __init__(self, seeds: list[list]):
         self.index: dict[str, int] = {p: i for i, (p, _) in enumerate(seeds)}
         self.prefixes: set[str] = set()
         for p in self.index:
             self._add_prefixes(p)
-        self.memo: dict[str, list] = {}
+        self.memo: dict[str, array] = {}
 
     def _add_prefixes(self, p: str) -> None:
         for k in range(1, len(p) + 1):
@@ -268,16 +314,18 @@ class _Matches:
         self.memo.clear()
         return k
 
-    def of(self, text: str) -> list:
-        rows = self.memo.get(text)
-        if rows is not None:
-            return rows
+    def of(self, text: str) -> array:
+        """The seed pieces in `text`: (start, end, seed index) triples, flat, by start then
+        end (kept per text: the pieces of every model are seeds)."""
+        flat = self.memo.get(text)
+        if flat is not None:
+            return flat
         n = len(text)
         prefixes = self.prefixes
         get = self.index.get
-        rows = []
+        flat = array("i")
+        add = flat.extend
         for b in range(n):
-            row = []
             e = b + 1
             while e <= n:
                 sub = text[b:e]
@@ -285,11 +333,10 @@ class _Matches:
                     break
                 k = get(sub)
                 if k is not None:
-                    row.append((e, k))
+                    add((b, e, k))
                 e += 1
-            rows.append(row)
-        self.memo[text] = rows
-        return rows
+        self.memo[text] = flat
+        return flat
 
 
 _BUF = array("f", [0.0])
@@ -323,76 +370,111 @@ def _viterbi(scores, begin, end, n):
     return path, bt
 
 
-def _marginal(scores, begin, end, n, ids, freq: float, expected) -> None:
+def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> None:
     """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
 
     LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
-    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float."""
+    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float.
+    All the nodes starting at a position have the same alpha (a sum over the nodes ending
+    there), all the nodes ending at a position the same beta.  In node order a node's alpha is
+    final once the nodes before it are done (they start earlier), so alpha folds in one
+    pass; beta goes over the start positions backwards."""
     buf = _BUF
     log = _log
     exp = _exp
-    size = len(scores)
-    alpha = [0.0] * size
-    for pos in range(n + 1):
-        lefts = end[pos]
-        for r in begin[pos]:
-            first = True
-            a = 0.0
-            for l in lefts:
-                buf[0] = scores[l] + alpha[l]
-                v = buf[0]
-                if first:
-                    a = v
-                    first = False
-                    continue
-                vmin = v if v < a else a
-                vmax = v if a < v else a
-                buf[0] = vmin + 50.0
-                if vmax > buf[0]:
-                    a = vmax
-                else:
-                    buf[0] = vmin - vmax
-                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
-                    a = buf[0]
-            alpha[r] = a
-    beta = [0.0] * size
-    for pos in range(n, -1, -1):
-        rights = begin[pos]
-        for l in end[pos]:
-            first = True
-            b = 0.0
-            for r in rights:
-                buf[0] = scores[r] + beta[r]
-                v = buf[0]
-                if first:
-                    b = v
-                    first = False
-                    continue
-                vmin = v if v < b else b
-                vmax = v if b < v else b
-                buf[0] = vmin + 50.0
-                if vmax > buf[0]:
-                    b = vmax
-                else:
-                    buf[0] = vmin - vmax
-                    buf[0] = vmax + log(exp(buf[0]) + 1.0)
+    alpha = [None] * (n + 1)
+    alpha[0] = 0.0
+    for b, e, s in zip(starts, ends, scores):
+        buf[0] = s + alpha[b]
+        v = buf[0]
+        a = alpha[e]
+        if a is None:
+            alpha[e] = v
+        elif v < a:
+            buf[0] = v + 50.0
+            if a <= buf[0]:
+                buf[0] = v - a
+                buf[0] = a + log(exp(buf[0]) + 1.0)
+                alpha[e] = buf[0]
+        else:
+            buf[0] = a + 50.0
+            if v > buf[0]:
+                alpha[e] = v
+            else:
+                buf[0] = a - v
+                buf[0] = v + log(exp(buf[0]) + 1.0)
+                alpha[e] = buf[0]
+    beta = [0.0] * (n + 1)
+    for pos in range(n - 1, -1, -1):
+        k = first[pos]
+        buf[0] = scores[k] + beta[ends[k]]
+        b = buf[0]
+        for k in range(k + 1, first[pos + 1]):
+            buf[0] = scores[k] + beta[ends[k]]
+            v = buf[0]
+            if v < b:
+                buf[0] = v + 50.0
+                if b <= buf[0]:
+                    buf[0] = v - b
+                    buf[0] = b + log(exp(buf[0]) + 1.0)
                     b = buf[0]
-            beta[l] = b
-    z = alpha[1]
-    for k in range(2, size):
-        pid = ids[k]
-        if pid >= 0:
-            buf[0] = alpha[k] + scores[k]
-            buf[0] = buf[0] + beta[k]
-            buf[0] = buf[0] - z
-            buf[0] = expected[pid] + freq * exp(buf[0])
-            expected[pid] = buf[0]
+            else:
+                buf[0] = b + 50.0
+                if v > buf[0]:
+                    b = v
+                else:
+                    buf[0] = b - v
+                    buf[0] = v + log(exp(buf[0]) + 1.0)
+                    b = buf[0]
+        beta[pos] = b
+    z = alpha[n]
+    for b, e, s, pid in zip(starts, ends, scores, pids):
+        buf[0] = alpha[b] + s
+        buf[0] = buf[0] + beta[e]
+        buf[0] = buf[0] - z
+        buf[0] = expected[pid] + freq * exp(buf[0])
+        expected[pid] = buf[0]
+
+
+def _viterbi_flat(starts, ends, scores, n) -> list[int]:
+    """`_viterbi`'s path (node indices) on `flat_lattice`'s lists: in node order a node's
+    left neighbours (the nodes ending where it starts, in node order) are all done."""
+    buf = _BUF
+    ending: list[list] = [[] for _ in range(n + 1)]
+    ending[0].append((0.0, -1))  # BOS
+    prev = []
+    for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
+        best = -2
+        best_score = 0.0
+        for bt, l in ending[b]:
+            buf[0] = bt + s
+            v = buf[0]
+            if best == -2 or v > best_score:
+                best = l
+                best_score = v
+        prev.append(best)
+        ending[e].append((best_score, k))
+    best = -2
+    best_score = 0.0
+    for bt, l in ending[n]:  # EOS, score 0
+        buf[0] = bt + 0.0
+        v = buf[0]
+        if best == -2 or v > best_score:
+            best = l
+            best_score = v
+    path = []
+    while best != -1:
+        path.append(best)
+        best = prev[best]
+    path.reverse()
+    return path
 
 
 def _nbest2(scores, starts, begin, end, n):
     """Lattice::NBest(2): the two best paths by A* from EOS, with std::priority_queue's
     order (a binary max-heap on fx; libstdc++'s push_heap / pop_heap)."""
     path, bt = _viterbi(scores, begin, end, n)
+    buf = _BUF
     # hypotheses: [node, gx, fx, next]
     heap: list = []
 
@@ -449,8 +531,12 @@ def _nbest2(scores, starts, begin, end, n):
             if len(results) == 2:
                 break
             continue
+        g = top[1]
         for l in end[starts[node]]:
-            push([l, f32(scores[l] + top[1]), f32(bt[l] + top[1]), top])
+            buf[0] = scores[l] + g
+            gx = buf[0]
+            buf[0] = bt[l] + g
+            push([l, gx, buf[0], top])
         if len(heap) >= 10000:
             raise ValueError("n-best agenda over 10000 (sentencepiece would shrink it)")
     return results
@@ -465,8 +551,7 @@ def _e_step(model: _Model, sentences: list[list], threads: int) -> list[float]:
         expected = [0.0] * size
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
-            ids, scores, starts, begin, end = model.lattice(text)
-            _marginal(scores, begin, end, len(text), ids, f32(float(freq)), expected)
+            _marginal(*model.flat_lattice(text), len(text), f32(float(freq)), expected)
         parts.append(expected)
     total = parts[0]
     for other in parts[1:]:
@@ -496,7 +581,7 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     always_keep = [True] * size
     alternatives: list[list[int]] = [[] for _ in range(size)]
     for i, (w, _) in enumerate(pieces):
-        ids, scores, starts, begin, end = model.lattice(w)
+        ids, scores, starts, ends, begin, end = model.lattice(w)
         nbests = _nbest2(scores, starts, begin, end, len(w))
         if len(nbests) == 1:
             always_keep[i] = True
@@ -509,21 +594,23 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     vsums = []
     freqs = []
     inverteds = []
+    buf = _BUF
     for t in range(threads):
         vsum = 0.0
         freq = [0.0] * size
         inverted: dict[int, list[int]] = {}
         for i in range(t, len(sentences), threads):
             text, count = sentences[i]
-            ids, scores, starts, begin, end = model.lattice(text)
-            fc = f32(float(count))
-            vsum = f32(vsum + fc)
-            path, _ = _viterbi(scores, begin, end, len(text))
-            for k in path:
-                pid = ids[k]
-                if pid >= 0:
-                    freq[pid] = f32(freq[pid] + fc)
-                    inverted.setdefault(pid, []).append(i)
+            starts, ends, scores, pids, _ = model.flat_lattice(text)
+            buf[0] = float(count)
+            fc = buf[0]
+            buf[0] = vsum + fc
+            vsum = buf[0]
+            for k in _viterbi_flat(starts, ends, scores, len(text)):
+                pid = pids[k]
+                buf[0] = freq[pid] + fc
+                freq[pid] = buf[0]
+                inverted.setdefault(pid, []).append(i)
         vsums.append(vsum)
         freqs.append(freq)
         inverteds.append(inverted)

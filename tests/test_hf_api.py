@@ -231,3 +231,64 @@ def test_random_mixtures(name):
             for r, g in zip(ref.encode_batch_fast(inputs, is_pretokenized=pre),
                             got.encode_batch_fast(inputs, is_pretokenized=pre)):
                 _same(r, g, (name, batch, pre, "fast"))
+
+
+# BPE meeting characters its vocabulary lacks ------------------------------------------------
+# Vocabularies trained by tokenizers' own BpeTrainer on a text without ",", "x", "é" or emoji,
+# then given each way of handling an unknown character.  Without an unk token tokenizers drops
+# the character: its neighbours become adjacent symbols that may merge, and the offsets of the
+# tokens after it are running sums of the kept symbols' byte lengths (so they start earlier).
+_UNK_TRAIN = "hello world hola hello howdy wood abba dab bad cab a b c d " * 3
+_UNK_ALPHABET = list("abcdhelowry  ,x") + ["é", "😀", "  ", "hello", " world", "ab"]
+
+
+def _unk_variants():
+    out = []
+    for pre in (None, "Whitespace", "WhitespaceSplit"):
+        for unk, fuse in ((None, False), ("<unk>", False), ("<unk>", True)):
+            for bf in (False, True):
+                out.append((pre, unk, fuse, bf, None, None))
+        out.append((pre, None, False, False, "##", None))
+        out.append((pre, None, False, True, "##", "</w>"))
+        out.append((pre, "<unk>", True, False, None, "</w>"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _unk_trained(prefix, suffix):
+    affixes = {k: v for k, v in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix)) if v}
+    ref = tokenizers.Tokenizer(tokenizers.models.BPE(**affixes))
+    trainer = tokenizers.trainers.BpeTrainer(vocab_size=70, show_progress=False, special_tokens=["<unk>"], **affixes)
+    ref.train_from_iterator([_UNK_TRAIN], trainer=trainer)
+    return ref.to_str()
+
+
+@pytest.mark.parametrize("pre,unk,fuse,bf,prefix,suffix", _unk_variants())
+def test_bpe_unknown_characters(pre, unk, fuse, bf, prefix, suffix):
+    import json
+
+    import anytok
+
+    cfg = json.loads(_unk_trained(prefix, suffix))
+    model = cfg["model"]
+    model.update(unk_token=unk, fuse_unk=fuse, byte_fallback=bf)
+    if bf:  # bytes of "," and "é": "x", the emoji and (prefix "##") non-first "," and "é" stay unknown
+        for b in (0x2C, 0xC3, 0xA9):
+            model["vocab"][f"<0x{b:02X}>"] = len(model["vocab"])
+    cfg["pre_tokenizer"] = {"type": pre} if pre else None
+    data = json.dumps(cfg)
+    ref, got = tokenizers.Tokenizer.from_str(data), ahf.Tokenizer.from_str(data)
+    ids_path = anytok.load(data.encode())
+    rng = random.Random(f"{pre}{unk}{fuse}{bf}{prefix}{suffix}")
+    texts = ["hello world, hola", "he,llo", ",,ab,", "héllo wörld, hola", "x", "dab,ba cab",
+             "hello world hola hello, howdy wood wood"]
+    texts += ["".join(rng.choice(_UNK_ALPHABET) for _ in range(rng.randint(1, 30))) for _ in range(25)]
+    what = (pre, unk, fuse, bf, prefix, suffix)
+    for i, text in enumerate(texts):
+        r, g = ref.encode(text), got.encode(text)
+        _same(r, g, (what, text))
+        assert ids_path.encode(text) == r.ids, (what, text)
+        other = texts[(i * 7 + 3) % len(texts)]
+        _same(ref.encode(text, other), got.encode(text, other), (what, text, other))
+    for r, g in zip(ref.encode_batch_fast(texts), got.encode_batch_fast(texts)):
+        _same(r, g, (what, "fast"))

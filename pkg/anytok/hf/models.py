@@ -298,6 +298,32 @@ class BPE(Model):
             raise Exception(f"BPE error: unk token `{self._cfg['unk_token']}` not found in the vocabulary")
         return ids
 
+    def _tokens_of(self, sequence: str, ids: list[int]) -> list[Token]:
+        id_to_token = self._impl.id_to_token
+        values = [id_to_token(i) for i in ids]
+        surfaces = [self._surface(v, k, len(ids)) for k, v in enumerate(values)]
+        if all(type(s) is str for s in surfaces) and "".join(surfaces) == sequence:
+            out = []
+            pos = 0
+            for i, v, s in zip(ids, values, surfaces):
+                out.append(Token(i, v, (pos, pos + len(s))))
+                pos += len(s)
+            return out
+        # Unknown characters, byte fallback, prefixes: the Rust crate's own byte offsets (which
+        # skip a dropped character), each byte range widened to the characters its first and
+        # last bytes are in -- what tokenizers' byte-wise alignments and its byte-to-character
+        # conversion make of it.
+        ids, bounds = self._impl.spans(sequence)
+        char_of = [k for k, ch in enumerate(sequence) for _ in range(len(ch.encode("utf-8", "surrogatepass")))]
+        if bounds and bounds[-1] > len(char_of):
+            # Byte-fallback tokens for a continuing-subword prefix's bytes count them too and
+            # can run past the piece, where tokenizers' offsets leave the piece altogether
+            # (unaligned byte offsets); anytok clamps them to its end instead.
+            n = len(sequence)
+            char_of += [n - 1] * (bounds[-1] - len(char_of))
+        return [Token(i, id_to_token(i), (char_of[s], char_of[e - 1] + 1))
+                for i, s, e in zip(ids, bounds[::2], bounds[1::2])]
+
     def _surface(self, tok, index, count):
         c = self._cfg
         if c["byte_fallback"] and _BYTE_TOKEN.match(tok):

@@ -214,6 +214,31 @@ class BPEMerges:
             cache[part] = out
         return out
 
+    def spans(self, piece: str) -> tuple[list[int], list[int]]:
+        """The ids of one pre-token and the byte offsets the Rust crate gives their tokens: each
+        symbol counts the UTF-8 bytes of the characters it stands for (a byte-fallback token
+        one byte, an unk token the unknown characters it replaces), a merged token the sum of
+        its symbols', and offsets are running sums of these lengths -- so a character dropped
+        for want of an unk token counts nowhere, and the tokens after it start that many bytes
+        earlier than their text.  Returns (ids, [start, end, start, end, ...]).  Merges with
+        `_merge_heap` (no cutting, no cache): this is the rare path of token offsets."""
+        if not piece:
+            return [], []
+        if self.ignore_merges:
+            i = self.vocab.get(piece)
+            if i is not None:
+                return [i], [0, len(piece.encode("utf-8", "surrogatepass"))]
+        lens: list[int] = []
+        syms = self._symbols(piece, lens)
+        if len(syms) > 1:
+            syms = self._merge_heap(syms, lens)
+        bounds: list[int] = []
+        at = 0
+        for n in lens:
+            bounds += (at, at + n)
+            at += n
+        return syms, bounds
+
     def tokenize_many(self, pieces: list[str]) -> list[int]:
         """The ids of several pre-tokens, concatenated: `tokenize` on each, with the long
         words of a byte-level model cut into segments first, all in one segmenter call."""
@@ -318,6 +343,14 @@ class BPEMerges:
                 invalid.append(data)
         if len(texts) + len(invalid) < 256:
             return False  # not a byte-level vocabulary
+        from ..pipeline.pre_tokenizers import BYTE_TO_CHAR
+
+        # A character missing from the vocabulary is dropped (no unk token here), and its
+        # neighbours may then merge across it: a boundary the segmenter would think unspannable.
+        # Bytes that valid UTF-8 never holds (C0, C1, F5-FF) never reach it.
+        vocab = self.vocab
+        if any(BYTE_TO_CHAR[b] not in vocab for b in range(256) if b < 0xC0 or 0xC2 <= b < 0xF5):
+            return False
         return Segmenter(texts, invalid)
 
     def _word(self, word: str) -> list[int]:
@@ -328,16 +361,18 @@ class BPEMerges:
             return self._merge_list(syms)
         return self._merge_heap(syms)
 
-    def _symbols(self, word: str) -> list[int]:
-        """Initial symbols: one per character, as `BPE::merge_word` in the Rust crate."""
+    def _symbols(self, word: str, lens: list[int] | None = None) -> list[int]:
+        """Initial symbols: one per character, as `BPE::merge_word` in the Rust crate.  With
+        `lens`, each symbol's length in UTF-8 bytes of the characters it stands for is appended
+        to it (the Rust crate's symbol lengths, from which its offsets are summed)."""
         vocab_get = self.vocab.get
         prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
-        if prefix is None and suffix is None:
+        if prefix is None and suffix is None and lens is None:
             ids = list(map(vocab_get, word))
             if None not in ids:
                 return ids  # type: ignore[return-value]
         out: list[int] = []
-        unk: list[int] | None = None  # [unk_id, pending]
+        unk: list[int] | None = None  # [unk_id, its length in bytes]
         last = len(word) - 1
         for pos, ch in enumerate(word):
             s = ch
@@ -349,24 +384,39 @@ class BPEMerges:
             if i is not None:
                 if unk is not None:
                     out.append(unk[0])
+                    if lens is not None:
+                        lens.append(unk[1])
                     unk = None
                 out.append(i)
+                if lens is not None:
+                    lens.append(len(ch.encode("utf-8", "surrogatepass")))
                 continue
             if self._byte_ids is not None:
-                byte_ids = [self._byte_ids[b] for b in s.encode("utf-8")]
+                # (a prefix or suffix added to the character is spelled in bytes too, as in Rust)
+                byte_ids = [self._byte_ids[b] for b in s.encode("utf-8", "surrogatepass")]
                 if None not in byte_ids:
                     out.extend(byte_ids)  # type: ignore[arg-type]
+                    if lens is not None:
+                        lens += [1] * len(byte_ids)
                     continue  # (a pending unk stays pending, as in Rust)
             if self._unk_id is not None:
                 if self._unk_id < 0:
                     raise ValueError(f"unk token {self.unk_token!r} is not in the vocabulary")
-                if unk is not None and not self.fuse_unk:
+                n = len(ch.encode("utf-8", "surrogatepass")) if lens is not None else 0
+                if unk is not None and self.fuse_unk:
+                    unk[1] += n
+                    continue
+                if unk is not None:
                     out.append(unk[0])
-                if unk is None or not self.fuse_unk:
-                    unk = [self._unk_id]
-            # no unk token: the character is dropped, as in Rust
+                    if lens is not None:
+                        lens.append(unk[1])
+                unk = [self._unk_id, n]
+            # No unk token: the character is dropped, as in Rust, and the symbols on either
+            # side become neighbours (they may merge); it counts in no symbol's length.
         if unk is not None:
             out.append(unk[0])
+            if lens is not None:
+                lens.append(unk[1])
         return out
 
     def _merge_list(self, syms: list[int]) -> list[int]:
@@ -388,7 +438,9 @@ class BPEMerges:
                 pv[i - 1] = get(syms[i - 1] * k + new, _NO)
         return syms
 
-    def _merge_heap(self, syms: list[int]) -> list[int]:
+    def _merge_heap(self, syms: list[int], lens: list[int] | None = None) -> list[int]:
+        """The heap merge; with `lens` (one per symbol), the merged symbols' lengths are summed
+        and `lens` is left holding the final tokens' lengths."""
         get = self._pairs.get
         k = self._k
         n = len(syms)
@@ -412,6 +464,8 @@ class BPEMerges:
             new = v & _ID_MASK
             syms[i] = new
             alive[j] = 0
+            if lens is not None:
+                lens[i] += lens[j]
             after = nxt[j]
             nxt[i] = after
             if after < n:
@@ -424,6 +478,8 @@ class BPEMerges:
                 v2 = get(syms[before] * k + new)
                 if v2 is not None:
                     push(heap, (v2, before))
+        if lens is not None:
+            lens[:] = [n for n, a in zip(lens, alive) if a]
         return [s for s, a in zip(syms, alive) if a]
 
     # ----------------------------------------------------------------------------------------
@@ -438,6 +494,10 @@ class BPEMerges:
             stand_ins.add(self.unk_token)
         if stand_ins and any(a in stand_ins or b in stand_ins for a, b in self.merges):
             return None
+        # Without an unk token (and without a byte fallback that spells every character), a
+        # character missing from the vocabulary is dropped and its neighbours become adjacent
+        # symbols that may merge: a cut is then safe only after a character known to be kept.
+        drops = self.unk_token is None and not (self._byte_ids is not None and None not in self._byte_ids)
         for boundary in ("\u2581", " "):
             if boundary not in self.vocab:
                 continue
@@ -449,8 +509,15 @@ class BPEMerges:
                 while j > 0:
                     blocked.add(tok[j - 1])
                     j = tok.find(boundary, j + 1)
-            cls = "".join(re.escape(c) for c in sorted(blocked))
-            rx = re.compile(f"(?<![{cls}])(?={re.escape(boundary)})")
+            if drops:
+                kept = sorted(c for c in self.vocab if len(c) == 1 and c not in blocked)
+                if not kept:
+                    return None
+                cls = "".join(re.escape(c) for c in kept)
+                rx = re.compile(f"(?<=[{cls}])(?={re.escape(boundary)})")
+            else:
+                cls = "".join(re.escape(c) for c in sorted(blocked))
+                rx = re.compile(f"(?<![{cls}])(?={re.escape(boundary)})")
 
             def cut(word: str, _split=rx.split) -> list[str]:
                 return [p for p in _split(word) if p]

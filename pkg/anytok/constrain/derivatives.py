@@ -728,8 +728,10 @@ class ExprSet(StateSet):
             return ids
         idx = self._alt_index.get(e)
         if idx is None:
-            fb = self.first_bytes
-            idx = self._alt_index[e] = ([(fb(i), i) for i in ids], {})
+            fb, known = self.first_bytes, self._first.get
+            idx = self._alt_index[e] = ([(fb(i) if (m := known(i)) is None else m, i) for i in ids], {})
+            if self.fuel is not None:  # (a look at every member, known first bytes or not)
+                self.fuel -= len(ids)
         firsts, by_byte = idx
         r = by_byte.get(byte)
         if r is None:

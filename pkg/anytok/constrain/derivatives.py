@@ -53,6 +53,13 @@ from __future__ import annotations
 NOTHING = 0
 EPSILON = 1
 FULL_MASK = (1 << 256) - 1
+# The row of an expression no derivative of which is known yet, shared until the first one is
+# (a forced-byte walk makes an expression per byte and derives most of them by one byte only:
+# a 256-entry list each would be most of its memory and time)
+UNKNOWN_ROW = (-1,) * 256
+# Fuel for an expression's own row, made at its first derivative: its memory (~2 KB), as much
+# work again as the expression (a forced-byte walk makes one per byte, and little else)
+ROW_FUEL = 16
 # Alternations of this many members are derived through an index of their members' first bytes.
 ALT_INDEX_MIN = 8
 
@@ -118,6 +125,7 @@ class ExprSet(StateSet):
         self._class_of: list = [0] * 256  # byte -> its class: bytes no byte set tells apart
         self._classes_for = 0  # how many of `_masks` `_class_of` has split by
         self._reps: tuple = (0,)  # the first byte of each class
+        self._class_bytes: list = [list(range(256))]  # the bytes of each class, ascending
         self._rep_rows: dict = {}  # expression id -> its derivatives by the bytes of `_reps`
         # expressions that every expression given to `conj` is a subset of (a caller's promise;
         # JSON strings: any JSON string body), left out of intersections with others
@@ -166,7 +174,7 @@ class ExprSet(StateSet):
             self.exprs.append(key)
             self.ids[key] = i
             self.nullable.append(nullable)
-            self.rows.append([-1] * 256)
+            self.rows.append(UNKNOWN_ROW)
         return i
 
     def byteset(self, mask: int) -> int:
@@ -251,9 +259,10 @@ class ExprSet(StateSet):
             return NOTHING
         return self._intern(key, all(self.nullable[c] for c in t))
 
-    def _rep_row(self, e: int) -> tuple:
-        """The derivatives of `e` by one byte of each byte class: bytes that every byte set of
-        this ExprSet treats alike have the same derivatives, for every expression."""
+    def byte_classes(self) -> tuple:
+        """(class of each byte, first byte of each class): bytes that every byte set made so
+        far treats alike have the same derivatives, for every expression made so far (a byte
+        is looked at only through byte sets, and first-byte sets are unions of them)."""
         masks = self._masks
         if self._classes_for != len(masks):  # split the classes by the byte sets made since
             cls = self._class_of
@@ -261,12 +270,18 @@ class ExprSet(StateSet):
                 ids: dict = {}
                 cls = [ids.setdefault((c, m >> b & 1), len(ids)) for b, c in enumerate(cls)]
             self._class_of, self._classes_for = cls, len(masks)
-            first: dict = {}
+            members: dict = {}
             for b, c in enumerate(cls):
-                first.setdefault(c, b)
-            reps = tuple(first.values())
+                members.setdefault(c, []).append(b)
+            self._class_bytes = list(members.values())
+            reps = tuple(m[0] for m in self._class_bytes)
             if reps != self._reps:
                 self._reps, self._rep_rows = reps, {}
+        return self._class_of, self._reps
+
+    def _rep_row(self, e: int) -> tuple:
+        """The derivatives of `e` by one byte of each byte class (`byte_classes`)."""
+        self.byte_classes()
         r = self._rep_rows.get(e)
         if r is None:
             d = self.derive
@@ -445,8 +460,7 @@ class ExprSet(StateSet):
                     memo[e] = e
         for k, b in enumerate(self.rule_bodies):
             self.rule_bodies[k] = NOTHING if k in dead else memo[b]
-        for row in self.rows[2:]:
-            row[:] = [-1] * 256
+        self.rows[2:] = [UNKNOWN_ROW] * (len(self.rows) - 2)
         for cache in (self._minus, self.minus_base, self.slice_facts, self._trunc, self._rep_rows,
                       self._first, self._alt_index):
             cache.clear()
@@ -632,43 +646,79 @@ class ExprSet(StateSet):
 
     def first_bytes(self, e: int) -> int:
         """The 256-bit set of the bytes whose derivative of `e` may be other than NOTHING (the
-        first bytes of its strings; for an end marker, those of its ignored run)."""
+        first bytes of its strings; for an end marker, those of its ignored run).
+
+        Without recursion (states nest as deep as the output), children first from an explicit
+        stack; each set computed costs 1 plus its parts of the fuel, as a derivative."""
         memo = self._first
         r = memo.get(e)
         if r is not None:
             return r
-        exprs, nullable = self.exprs, self.nullable
+        exprs, nullable, bodies = self.exprs, self.nullable, self.rule_bodies
         x = exprs[e]
-        k = x[0]
-        if k == "b":
-            r = x[1]
-        elif k == "c":  # along the chain while the heads are nullable
-            r, y = 0, e
-            while exprs[y][0] == "c":
-                h = exprs[y][1]
-                r |= self.first_bytes(h)
-                if not nullable[h]:
-                    break
-                y = exprs[y][2]
+        if x[0] == "c" and not nullable[x[1]]:  # (the usual new state: a head already known)
+            r = memo.get(x[1])
+            if r is not None:
+                memo[e] = r
+                if self.fuel is not None:
+                    self.fuel -= 2
+                return r
+        stack = [e]
+        open_: set = set()  # expressions whose parts are being computed
+        work = 0
+        while stack:
+            n = stack[-1]
+            if n in memo:
+                stack.pop()
+                continue
+            x = exprs[n]
+            k = x[0]
+            if k == "c":  # the heads along the chain while they are nullable
+                kids = []
+                y = n
+                while exprs[y][0] == "c":
+                    h = exprs[y][1]
+                    kids.append(h)
+                    if not nullable[h]:
+                        break
+                    y = exprs[y][2]
+                else:
+                    kids.append(y)
+            elif k == "o" or k == "a":
+                kids = x[1]
+            elif k == "r" or k == "f":
+                kids = (x[1],)
+            elif k == "x":
+                kids = (bodies[x[1]],)
             else:
-                r |= self.first_bytes(y)
-        elif k == "o":
-            r = 0
-            for i in x[1]:
-                r |= self.first_bytes(i)
-        elif k == "r" or k == "f":
-            r = self.first_bytes(x[1])
-        elif k == "x":  # (a rule reaches itself only after a byte: never through its first bytes)
-            memo[e] = 0
-            r = self.first_bytes(self.rule_bodies[x[1]])
-        elif k == "a":  # an intersection's strings start with a byte every member's may start with
-            r = -1
-            for i in x[1]:
-                r &= self.first_bytes(i)
-        else:  # NOTHING, EPSILON
-            r = 0
-        memo[e] = r
-        return r
+                stack.pop()
+                memo[n] = x[1] if k == "b" else 0  # (NOTHING, EPSILON: no first byte)
+                continue
+            if n not in open_:
+                # (a rule reaches itself only after a byte: never through its first bytes, so
+                # a part still open is a rule's own reference, contributing nothing)
+                open_.add(n)
+                stack.extend(c for c in kids if c not in memo and c not in open_)
+                continue
+            stack.pop()
+            open_.discard(n)
+            get = memo.get
+            if k == "a":  # an intersection's strings start with a byte every member's may
+                r = -1
+                for c in kids:
+                    r &= get(c, 0)
+            else:
+                r = 0
+                for c in kids:
+                    r |= get(c, 0)
+            memo[n] = r
+            work += 1 + len(kids)
+        if self.fuel is not None:
+            self.fuel -= work
+            if self.fuel < 0:
+                self.fuel = 0
+                self._out_of_fuel()
+        return memo[e]
 
     def _members(self, e: int, ids: tuple, byte: int):
         """The members of alternation `e` whose derivative by `byte` may be other than NOTHING:
@@ -678,8 +728,10 @@ class ExprSet(StateSet):
             return ids
         idx = self._alt_index.get(e)
         if idx is None:
-            fb = self.first_bytes
-            idx = self._alt_index[e] = ([(fb(i), i) for i in ids], {})
+            fb, known = self.first_bytes, self._first.get
+            idx = self._alt_index[e] = ([(fb(i) if (m := known(i)) is None else m, i) for i in ids], {})
+            if self.fuel is not None:  # (a look at every member, known first bytes or not)
+                self.fuel -= len(ids)
         firsts, by_byte = idx
         r = by_byte.get(byte)
         if r is None:
@@ -712,14 +764,19 @@ class ExprSet(StateSet):
                 stack.extend(missing)
                 continue
             stack.pop()
-            rows[n][byte] = node(n, byte)
+            d = node(n, byte)
+            row = rows[n]
+            if row is UNKNOWN_ROW:
+                row = rows[n] = list(UNKNOWN_ROW)
+                done += ROW_FUEL
+            row[byte] = d
             done += 1 + len(ds)
         if self.fuel is not None:  # each derivative computed costs 1 + its parts (rows stay valid)
             self.fuel -= done
             if self.fuel < 0:
                 self.fuel = 0
                 self._out_of_fuel()
-        return row[byte]
+        return rows[e][byte]
 
     def _derive_deps(self, e: int, byte: int) -> list:
         """The expressions whose derivatives (by the same byte) the derivative of `e` uses."""
@@ -785,8 +842,33 @@ class ExprSet(StateSet):
         return NOTHING  # NOTHING, EPSILON, an end marker on its own
 
     def viable_bytes(self, e: int) -> list[int]:
-        """The bytes after which `e` is not dead."""
-        return [b for b, d in enumerate(self.full_row(e)) if d != NOTHING]
+        """The bytes after which `e` is not dead, ascending (one derivative per byte class)."""
+        row = self.rows[e]
+        first = self.first_bytes(e)  # (the classes no string of `e` starts with: not derived)
+        if not first & (first - 1):  # one first byte at most (as where bytes are forced)
+            if not first:
+                return []
+            b = first.bit_length() - 1
+            d = row[b]
+            if d < 0:
+                d = self.derive(e, b)
+            return [b] if d else []
+        _, reps = self.byte_classes()
+        derive = self.derive
+        out: list = []
+        n = 0
+        for c, b in enumerate(reps):
+            if not first >> b & 1:
+                continue
+            d = row[b]
+            if d < 0:
+                d = derive(e, b)
+            if d:
+                out += self._class_bytes[c]
+                n += 1
+        if n > 1:
+            out.sort()
+        return out
 
     def derivative_groups(self, e: int) -> dict:
         """{derivative: mask of the bytes leading to it} over the bytes that keep `e` live."""
@@ -799,13 +881,15 @@ class ExprSet(StateSet):
         return g
 
     def full_row(self, e: int) -> list:
-        """The derivatives of `e` by every byte (its row, with none left unknown)."""
+        """The derivatives of `e` by every byte (its row, with none left unknown): one
+        derivative per byte class, copied to the other bytes of the class (forced bytes ask
+        this of every state they pass: 256 derivatives each would be most of their work)."""
         row = self.rows[e]
         if -1 in row:
+            cls, reps = self.byte_classes()
             derive = self.derive
-            for b in range(256):
-                if row[b] < 0:
-                    derive(e, b)
+            by_class = [row[b] if row[b] >= 0 else derive(e, b) for b in reps]
+            row = self.rows[e] = [by_class[c] for c in cls]
         return row
 
 

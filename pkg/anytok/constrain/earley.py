@@ -167,6 +167,8 @@ class States(D.StateSet):
         es = self.es
         self.item_fuel = None  # Earley items left in this matcher call (None: unbounded)
         self._lexeme_sets = list({id(x): x for x in g.lexeme_es}.values())
+        self._classes_key = None  # see `_byte_classes`
+        self._classes: tuple = ()
         for x in self._lexeme_sets:
             x.set_limits(self.limits)
         self.lex_tuples: list = [()]
@@ -348,6 +350,7 @@ class States(D.StateSet):
     def _lex_intern(self, t: tuple) -> int:
         i = self.lex_ids.get(t)
         if i is None:
+            self._row_fuel()
             if len(self.lex_tuples) >= self.limits.max_lexer_states:
                 raise GrammarLimitError(
                     f"more than {self.limits.max_lexer_states} lexer states (Limits.max_lexer_states)")
@@ -363,6 +366,16 @@ class States(D.StateSet):
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
         return i
+
+    def _row_fuel(self) -> None:
+        """A new row of 256 transitions (a lexer or combined state) costs lexer fuel, as an
+        expression's row does (`derivatives.ROW_FUEL`): a forced-byte walk makes two per byte."""
+        es = self._lexeme_sets[0] if self._lexeme_sets else self.es
+        if es.fuel is not None:
+            es.fuel -= 2 * D.ROW_FUEL  # (a row and the Python objects of a state: twice an expression's)
+            if es.fuel < 0:
+                es.fuel = 0
+                es._out_of_fuel()
 
     def _lex_start(self, allowed: int) -> int:
         r = self._start_ls.get(allowed)
@@ -408,6 +421,7 @@ class States(D.StateSet):
         key = (node, ls, fresh)
         i = self.cs_ids.get(key)
         if i is None:
+            self._row_fuel()
             i = len(self.cs)
             self.cs_ids[key] = i
             self.cs.append(key)
@@ -435,7 +449,7 @@ class States(D.StateSet):
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
                 d = self._lex_derive
-                r = not any(d(ls, b) for b in range(256))
+                r = not any(d(ls, b) for b in self._byte_classes()[1])
             self.lex_final[ls] = r
         return r
 
@@ -563,9 +577,45 @@ class States(D.StateSet):
                 return self.derive(self.derive(s, 0xFF), j)
         return 0
 
+    def _byte_classes(self) -> tuple:
+        """(the bytes of each class, first byte of each class): bytes that no byte set of any
+        lexeme tells apart (`ExprSet.byte_classes`) take every state to the same state, as
+        lexemes see bytes only through their derivatives."""
+        sets = self._lexeme_sets
+        for x in sets:
+            x.byte_classes()
+        if len(sets) == 1:
+            return sets[0]._class_bytes, sets[0]._reps
+        key = tuple(x._classes_for for x in sets)
+        if self._classes_key != key:
+            ids: dict = {}
+            cls = [ids.setdefault(k, len(ids)) for k in zip(*[x._class_of for x in sets])]
+            members: dict = {}
+            for b, c in enumerate(cls):
+                members.setdefault(c, []).append(b)
+            cb = list(members.values())
+            self._classes = (cb, tuple(m[0] for m in cb))
+            self._classes_key = key
+        return self._classes
+
     def viable_bytes(self, s: int) -> list:
+        """The bytes after which `s` is not dead, ascending (one derivative per byte class:
+        forced bytes ask this of every state they pass)."""
+        row = self.rows[s]
+        class_bytes, reps = self._byte_classes()
         d = self.derive
-        return [b for b in range(256) if d(s, b)]
+        out: list = []
+        n = 0
+        for c, b in enumerate(reps):
+            r = row[b]
+            if r < 0:
+                r = d(s, b)
+            if r:
+                out += class_bytes[c]
+                n += 1
+        if n > 1:
+            out.sort()
+        return out
 
     def truncated(self, s: int, depth: int) -> int:
         return s

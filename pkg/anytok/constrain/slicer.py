@@ -123,6 +123,7 @@ class _Slice:
                         budget[0] -= 1
                 if budget[0] < 0:
                     return False
+                row = rows[q]  # (a row shared while unknown is replaced by its first derivative)
                 qs = get(row)
             if 0 in qs:
                 return False
@@ -150,6 +151,7 @@ class _Slice:
                     for b in members:
                         if row[b] < 0:
                             derive(q, b)
+                    row = rows[q]
                     qs = get(row)
                 q2 = qs[0]
                 if qs.count(q2) != len(qs):

@@ -42,6 +42,26 @@ def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
             raise ProtobufError("varint longer than 10 bytes")
 
 
+def write_varint(n: int) -> bytes:
+    """The varint of `n`; a negative int32/int64 is its ten-byte two's complement, as protobuf
+    writes it."""
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if not n:
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
+def length_delimited(number: int, data: bytes) -> bytes:
+    """Field `number` holding `data` (wire type 2: bytes, strings, sub-messages)."""
+    return write_varint(number << 3 | 2) + write_varint(len(data)) + data
+
+
 def parse_fields(buf: bytes) -> dict[int, list[tuple[int, object]]]:
     """All fields of one message: field number -> [(wire_type, raw value), ...] in order.
 

@@ -35,6 +35,7 @@ from typing import Iterator, Sequence
 from .bpe import BPEModel
 from .charword import CharModel, WordModel
 from .normalizer import _SPACES, SPACE_SYMBOL, Normalizer, _class_escape
+from .protobuf import length_delimited, write_varint
 from .unigram import UnigramModel
 
 __all__ = ["Piece", "SentencePieceText", "encode_proto", "encode_spans", "normalize_with_alignment",
@@ -110,18 +111,18 @@ class SentencePieceText:
     def SerializeAsString(self) -> bytes:
         """The `SentencePieceText` protobuf message, as sentencepiece's Python module
         serializes it (begin/end in code points, as its attributes)."""
-        out = bytearray(_len_field(1, self.text.encode("utf-8")))
+        out = bytearray(length_delimited(1, self.text.encode("utf-8")))
         for p in self.pieces:
             body = bytearray()
-            body += _len_field(1, p.piece.encode("utf-8"))
-            body += _varint(2 << 3) + _varint(p.id)
+            body += length_delimited(1, p.piece.encode("utf-8"))
+            body += write_varint(2 << 3) + write_varint(p.id)
             if p._surface_set:
-                body += _len_field(3, p.surface.encode("utf-8"))
-            body += _varint(4 << 3) + _varint(p.begin)
-            body += _varint(5 << 3) + _varint(p.end)
-            out += _len_field(2, bytes(body))
+                body += length_delimited(3, p.surface.encode("utf-8"))
+            body += write_varint(4 << 3) + write_varint(p.begin)
+            body += write_varint(5 << 3) + write_varint(p.end)
+            out += length_delimited(2, bytes(body))
         if self.score:
-            out += _varint(3 << 3 | 5) + struct.pack("<f", self.score)
+            out += write_varint(3 << 3 | 5) + struct.pack("<f", self.score)
         return bytes(out)
 
     def __str__(self) -> str:
@@ -130,22 +131,6 @@ class SentencePieceText:
 
     def __repr__(self) -> str:
         return f"SentencePieceText(text={self.text!r}, pieces={list(self.pieces)!r})"
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _len_field(number: int, data: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
 
 
 # -- normalization with alignment --------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 
 from ...sentencepiece.model_proto import BPE, CHAR, UNIGRAM, WORD
+from ...sentencepiece.protobuf import length_delimited, write_varint
 
 __all__ = ["TRAINER_FIELDS", "NORMALIZER_FIELDS", "MODEL_TYPES", "TrainerOptions", "write_model"]
 
@@ -153,31 +154,17 @@ class TrainerOptions:
 
 # -- protobuf writing --------------------------------------------------------------------------
 
-def _varint(n: int) -> bytes:
-    if n < 0:
-        n += 1 << 64  # int32/int64 negatives are ten-byte varints
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def _field(number: int, kind: str, value) -> bytes:
     if kind in ("str", "bytes"):
         data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-        return _varint(number << 3 | 2) + _varint(len(data)) + data
+        return length_delimited(number, data)
     if kind == "strs":
         return b"".join(_field(number, "str", v) for v in value)
     if kind == "float":
-        return _varint(number << 3 | 5) + struct.pack("<f", value)
+        return write_varint(number << 3 | 5) + struct.pack("<f", value)
     if kind == "bool":
-        return _varint(number << 3) + (b"\x01" if value else b"\x00")
-    return _varint(number << 3) + _varint(int(value))
+        return write_varint(number << 3) + (b"\x01" if value else b"\x00")
+    return write_varint(number << 3) + write_varint(int(value))
 
 
 def _message(table: dict, values: dict) -> bytes:
@@ -194,8 +181,8 @@ def write_model(pieces: list[tuple[str, float, int]], trainer: dict, normalizer:
         body = _field(1, "str", piece) + _field(2, "float", score)
         if ptype != 1:
             body += _field(3, "int", ptype)
-        out.append(tag + _varint(len(body)) + body)
+        out.append(tag + write_varint(len(body)) + body)
     for number, table, values in ((2, TRAINER_FIELDS, trainer), (3, NORMALIZER_FIELDS, normalizer)):
         body = _message(table, values)
-        out.append(_varint(number << 3 | 2) + _varint(len(body)) + body)
+        out.append(length_delimited(number, body))
     return b"".join(out)

@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -82,6 +84,25 @@ class NetworkGuard:
 
     def check(self) -> None:
         assert self.blocked == [], f"requests that would have left 127.0.0.1: {self.blocked}"
+
+
+# Module fixtures of the browser tests (imported by each module): its demo server and Chromium.
+@pytest.fixture(scope="module")
+def demo_url():
+    server = DemoServer()
+    yield server.url
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
 
 
 def new_context(browser, **kwargs):

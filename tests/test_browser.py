@@ -19,9 +19,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, JS_LOAD, ROOT, DemoServer, new_context, wait_status
+from browser_support import JS_LOAD, ROOT, new_context, wait_status
+from browser_support import browser, demo_url  # noqa: F401 (module fixtures: a Chromium, the demo server)
 from conftest import ALL_ENCODINGS, anytok_encoding, tiktoken_encoding
 
 from anytok import format as vocab_format
@@ -32,22 +32,6 @@ SAMPLE_CHARS = 12_000
 
 
 # --- fixtures -------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def demo_url():
-    server = DemoServer()
-    yield server.url
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
 
 @pytest.fixture
 def context(browser):

@@ -11,12 +11,11 @@ Screenshots of every view at every size go to build/web-test/ (gitignored) for p
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, ROOT, DemoServer, new_context, wait_status
+from browser_support import ROOT, new_context, wait_status
+from browser_support import browser, demo_url  # noqa: F401 (module fixtures: a Chromium, the demo server)
 from conftest import anytok_encoding
 
 pytestmark = pytest.mark.xdist_group("browser")
@@ -24,22 +23,6 @@ pytestmark = pytest.mark.xdist_group("browser")
 SIZES = [(375, 812), (768, 1024), (1400, 1000)]
 VIEWS = ["count", "train", "constrain", "compare", "chat"]
 SHOTS = ROOT / "build" / "web-test"
-
-
-@pytest.fixture(scope="module")
-def demo_url():
-    server = DemoServer()
-    yield server.url
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -19,30 +19,14 @@ import io
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, DemoServer, new_context, wait_status
+from browser_support import new_context, wait_status
+from browser_support import browser, demo_url  # noqa: F401 (module fixtures: a Chromium, the demo server)
 
 pytestmark = pytest.mark.xdist_group("browser")
 
 SAMPLE_CHARS = 6000
 PROBE = "Emma Woodhouse, handsome, clever, and rich, 1816: a comfortable home."
-
-
-@pytest.fixture(scope="module")
-def demo_url():
-    server = DemoServer()
-    yield server.url
-    server.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium (build_scripts/test.sh does)"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -144,17 +144,7 @@ def train_bpe(
         token_len = [1] * len(token_strs)
 
         def new_token(a: str, b: str) -> int:
-            left = token_strs[ord(a)]
-            right = token_strs[ord(b)]
-            if prefix is not None and right.startswith(prefix):
-                right = right[len(prefix):]
-            s = left + right
-            z = ids.get(s)
-            if z is None:
-                z = ids[s] = len(token_strs)
-                token_strs.append(s)
-                token_len.append(token_len[ord(a)] + token_len[ord(b)])
-            return z
+            return join_pair(a, b, ids, token_strs, token_len, prefix)
 
         def done() -> bool:
             return len(ids) >= vocab_size
@@ -168,6 +158,23 @@ def train_bpe(
     pairs = [(token_strs[a], token_strs[b]) for (a, b), _ in sorted(last.items(), key=lambda kv: kv[1])]
     vocab = dict(sorted(ids.items(), key=lambda kv: kv[1]))
     return BpeTrained(vocab, pairs, prefix, suffix, list(dict.fromkeys(special_tokens)))
+
+
+def join_pair(a: str, b: str, ids: dict[str, int], token_strs: list[str], token_len: list[int], prefix) -> int:
+    """The id of the token that merging symbols `a` and `b` (ids as characters) makes: their
+    texts joined, the right one without the continuing-subword `prefix`; a new token is added to
+    `ids`, `token_strs` and `token_len` (its length in symbols)."""
+    left = token_strs[ord(a)]
+    right = token_strs[ord(b)]
+    if prefix is not None and right.startswith(prefix):
+        right = right[len(prefix):]
+    s = left + right
+    z = ids.get(s)
+    if z is None:
+        z = ids[s] = len(token_strs)
+        token_strs.append(s)
+        token_len.append(token_len[ord(a)] + token_len[ord(b)])
+    return z
 
 
 def _symbolize(word_counts, ids, token_strs, prefix, suffix, reference_ids):

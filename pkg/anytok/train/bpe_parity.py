@@ -123,7 +123,7 @@ def train_parity_bpe(
     forever (a language that must be picked and has nothing left to merge).
     """
     from .._gc import gc_paused
-    from .bpe_hf import _alphabet, _check_options, _symbolize
+    from .bpe_hf import _alphabet, _check_options, _symbolize, join_pair
 
     languages = list(languages)
     dev_languages = list(dev_languages or ())
@@ -276,16 +276,7 @@ def train_parity_bpe(
             stalled.clear()
             pair = best[0]
             a, b = pair[0], pair[1]
-            left = token_strs[ord(a)]
-            right = token_strs[ord(b)]
-            if prefix is not None and right.startswith(prefix):
-                right = right[len(prefix):]
-            s = left + right
-            z = ids.get(s)
-            if z is None:
-                z = ids[s] = len(token_strs)
-                token_strs.append(s)
-                token_len.append(token_len[ord(a)] + token_len[ord(b)])
+            z = join_pair(a, b, ids, token_strs, token_len, prefix)
             zc = chr(z)
             merges.append((ord(a), ord(b), z))
 

@@ -195,6 +195,17 @@ class _Model:
         begin[n].append(1)
         sc = self.scores
         unk = self.unk_score
+
+        def unknown(q: int, k: int) -> int:
+            # the unknown node of the one character at q (rare: no piece covers it alone)
+            ids.append(0)
+            scores.append(unk)
+            starts.append(q)
+            ends.append(q + 1)
+            begin[q].append(k)
+            end[q + 1].append(k)
+            return k + 1
+
         flat = self.matches.of(text)
         k = 2
         pb = -1
@@ -206,21 +217,9 @@ class _Model:
                 # the positions before b are complete: an unknown node where no piece of
                 # one character
                 if not single:
-                    ids.append(0)
-                    scores.append(unk)
-                    starts.append(pb)
-                    ends.append(pb + 1)
-                    begin[pb].append(k)
-                    end[pb + 1].append(k)
-                    k += 1
+                    k = unknown(pb, k)
                 for q in range(pb + 1, b):
-                    ids.append(0)
-                    scores.append(unk)
-                    starts.append(q)
-                    ends.append(q + 1)
-                    begin[q].append(k)
-                    end[q + 1].append(k)
-                    k += 1
+                    k = unknown(q, k)
                 pb = b
                 single = False
             ids.append(pid)
@@ -233,21 +232,9 @@ class _Model:
             if e == b + 1:
                 single = True
         if not single:
-            ids.append(0)
-            scores.append(unk)
-            starts.append(pb)
-            ends.append(pb + 1)
-            begin[pb].append(k)
-            end[pb + 1].append(k)
-            k += 1
+            k = unknown(pb, k)
         for q in range(pb + 1, n):
-            ids.append(0)
-            scores.append(unk)
-            starts.append(q)
-            ends.append(q + 1)
-            begin[q].append(k)
-            end[q + 1].append(k)
-            k += 1
+            k = unknown(q, k)
         return ids, scores, starts, ends, begin, end
 
 

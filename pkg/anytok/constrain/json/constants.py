@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from .. import derivatives as D
 from ..errors import ConstraintError, UnsupportedFeatureError
@@ -12,6 +13,9 @@ from .keywords import CONST_SIBLINGS, REJECTED, Unsat, has_type, json_equal, sch
 from .merge import pattern_found
 from .numbers import bounds, i64, plain_float
 from .strings import lit_tree
+
+# Text JSON writes as it is: no control character, quote, backslash, DEL or lone surrogate.
+_PLAIN_TEXT = re.compile(r'[^\x00-\x1f"\\\x7f\ud800-\udfff]*')
 
 
 class ConstantsMixin:
@@ -182,6 +186,10 @@ class ConstantsMixin:
         if isinstance(v, (int, float)):
             return self.lexeme(self.es.literal(self.constant_text(v, as_int, where).encode()))
         if isinstance(v, str):
+            if _PLAIN_TEXT.fullmatch(v):
+                # Nothing to escape: the one JSON spelling, a literal (as the quoted tree of its
+                # characters would match, without an expression per character).
+                return self.lexeme(self.es.literal(f'"{v}"'.encode()))
             return self.string_lexeme(lit_tree(v))
         if isinstance(v, list):
             items = [self.constant(x, False, where) for x in v]

@@ -387,6 +387,27 @@ class _UGMEngine:
         n = len(norm)
         if not n:
             return
+        back_tok, back_pos = self._lattice(norm)
+        unk = self.unk
+        ids = []
+        prev_unknown = False
+        at = n
+        while True:
+            t = back_tok[at]
+            is_unknown = t == unk
+            if not (prev_unknown and is_unknown):
+                ids.append(t)
+            at = back_pos[at]
+            if at == 0:
+                break
+            prev_unknown = is_unknown
+        ids.reverse()
+        out += ids
+
+    def _lattice(self, norm: str) -> tuple[list[int], list[int]]:
+        """The best segmentation of `norm`: for each end position, the last token's id and
+        where it starts (unknown pieces one character each)."""
+        n = len(norm)
         get = self._prefixes
         if get is None:
             # The longest-match scan stops at the first substring that starts no token (the
@@ -426,20 +447,7 @@ class _UGMEngine:
                     best[i + 1] = s
                     back_tok[i + 1] = unk
                     back_pos[i + 1] = i
-        ids = []
-        prev_unknown = False
-        at = n
-        while True:
-            t = back_tok[at]
-            is_unknown = t == unk
-            if not (prev_unknown and is_unknown):
-                ids.append(t)
-            at = back_pos[at]
-            if at == 0:
-                break
-            prev_unknown = is_unknown
-        ids.reverse()
-        out += ids
+        return back_tok, back_pos
 
 
 class GGUFTokenizer(IncrementalMixin):
@@ -474,32 +482,44 @@ class GGUFTokenizer(IncrementalMixin):
     # ------------------------------------------------------------------------------------------
     def _partition(self, text: str) -> list:
         """llama.cpp's tokenizer_st_partition: a list of str (text) and int (token) fragments."""
-        frags: list = [text]
+        if self._cut_rx is None or not self._cut_rx.search(text):
+            return [text]
+        return [f[0] for f in self._partition_spans(text)]
+
+    def _partition_spans(self, text: str) -> list:
+        """`_partition` with spans: (text, start) for a text fragment, (token id, start, end)
+        for a token cut out (its span holding the white space its lstrip / rstrip removed)."""
+        frags: list = [(text, 0)]
         if self._cut_rx is None or not self._cut_rx.search(text):
             return frags
         for tok, tid, lstrip, rstrip in self._cut:
-            if not any(isinstance(f, str) and tok in f for f in frags):
+            if not any(len(f) == 2 and tok in f[0] for f in frags):
                 continue
             new: list = []
-            for f in frags:
-                if not isinstance(f, str) or tok not in f:
-                    new.append(f)
+            for frag in frags:
+                if len(frag) == 3 or tok not in frag[0]:
+                    new.append(frag)
                     continue
+                f, base = frag
                 while True:
                     at = f.find(tok)
                     if at < 0:
                         if f:
-                            new.append(f)
+                            new.append((f, base))
                         break
                     left = f[:at]
                     if lstrip:
                         left = left.rstrip(_C_SPACE)
                     if left:
-                        new.append(left)
-                    new.append(tid)
+                        new.append((left, base))
+                    end = base + at + len(tok)
                     f = f[at + len(tok):]
                     if rstrip:
-                        f = f.lstrip(_C_SPACE)
+                        kept = f.lstrip(_C_SPACE)
+                        end += len(f) - len(kept)
+                        f = kept
+                    new.append((tid, base + len(left), end))
+                    base = end
             frags = new
         return frags
 
@@ -542,6 +562,16 @@ class GGUFTokenizer(IncrementalMixin):
                     raise UnsupportedTokenizerError(f"{self.name}: add_eos is set but there is no EOS token")
                 out.append(v.special["eos"])
         return out
+
+    def encode_with_offsets(self, text: str, *, add_special_tokens: bool = False
+                            ) -> tuple[list[int], list[tuple[int, int]]]:
+        """`(ids, offsets)`: the ids of `encode(text, add_special_tokens=...)` and, for each
+        token, its (start, end) code-point span in `text` (llama.cpp reports none; see
+        anytok.gguf.offsets for how each engine's are made and which reference they equal).
+        Tokens that add_special_tokens adds get (0, 0)."""
+        from .offsets import encode_with_offsets
+
+        return encode_with_offsets(self, text, add_special_tokens)
 
     def encode_batch(self, texts: Sequence[str], *, add_special_tokens: bool = False) -> list[list[int]]:
         return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FULL
-from test_gguf import HF_MODELS, MODELS, _spm_reference, corpus_samples, gguf_tok, read_cases
+from test_gguf import HF_MODELS, _spm_reference, corpus_samples, gguf_tok, read_cases
 
 _ALL = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
 _CHUNKS = [_ALL[i:i + 500] for i in range(0, len(_ALL), 500)]

@@ -146,9 +146,8 @@ export interface Piece {
   end: number;
   /** The UTF-8 bytes of each id's own text (-1 where the page cannot tell). */
   byteLengths: number[];
-  /** Whether the pieces come from the tokenizer's exact offsets (`encode(text, { offsets: true })`);
-   * false only for a tokenizer that has none (a GGUF whose tokens do not spell the text), whose
-   * pieces are then an alignment made for display. */
+  /** Always true: the pieces come from the tokenizer's exact offsets (`encode(text, { offsets: true })`),
+   * which every format has (kept for code written when GGUF WordPiece and Unigram files had none). */
   exact: boolean;
 }
 

@@ -427,14 +427,14 @@ function idsAndOffsets(flat) {
   return { ids, offsets };
 }
 
-// Group tokens into pieces of the text by their offsets (the worker's tokenize: a flag, then id,
-// start, end, byte length per token).  Most pieces are one token; tokens whose spans overlap
-// (a character whose UTF-8 bytes are split between tokens, or one a normalizer turned into
-// several tokens) make one piece.  Text no token covers (what a normalizer removed) is a piece
-// of no ids.  A token that stands for no text (a BOS the tokenizer adds) joins the next piece
-// (tokens after the text, an EOS, the last one).
+// Group tokens into pieces of the text by their offsets (the worker's tokenize: id, start, end,
+// byte length per token; the offsets are encode's exact ones, for every format).  Most pieces
+// are one token; tokens whose spans overlap (a character whose UTF-8 bytes are split between
+// tokens, or one a normalizer turned into several tokens) make one piece.  Text no token covers
+// (what a normalizer removed) is a piece of no ids.  A token that stands for no text (a BOS the
+// tokenizer adds) joins the next piece (tokens after the text, an EOS, the last one).
 function piecesOf(text, flat) {
-  const exact = flat[0] === 1;
+  const exact = true; // kept in each piece for code written when some formats had no offsets
   const pieces = [];
   let at = 0; // where the next piece starts
   let cur = null;
@@ -445,7 +445,7 @@ function piecesOf(text, flat) {
     at = cur.end;
     cur = null;
   };
-  for (let t = 1; t < flat.length; t += 4) {
+  for (let t = 0; t < flat.length; t += 4) {
     const [id, start, end, bytes] = [flat[t], flat[t + 1], flat[t + 2], flat[t + 3]];
     if (end <= start) {
       (cur ?? pending).ids.push(id);
@@ -1029,8 +1029,7 @@ export class AnyTok {
    * one piece per token except where tokens share characters (a character split between
    * tokens); text no token covers (a normalizer removed it) is a piece of no ids.  `start`/`end`
    * index `text` (UTF-16); the pieces follow each other and cover all of it.  They come from
-   * `encode(text, { offsets: true })` (`exact` true); a tokenizer with no offsets (a GGUF whose
-   * tokens do not spell the text) gets an alignment made for display only (`exact` false).
+   * `encode(text, { offsets: true })`, exact for every format (`exact` is always true).
    * `byteLengths`: each id's own bytes (-1 where unknown).
    */
   async tokenize(text, options) {

@@ -18,9 +18,7 @@ It knows nothing of the browser beyond that, and nothing of anytok beyond its pu
 from __future__ import annotations
 
 import json
-import unicodedata
 from array import array
-from functools import lru_cache
 
 import anytok
 from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
@@ -404,72 +402,12 @@ def count_batch(key: str, texts, allowed, disallowed, add_special=None) -> array
     return array("i", [tok.count(text, **kwargs) for text in _py(texts)])
 
 
-class NoOffsets(ValueError):
-    """This tokenizer cannot give exact offsets (the page's token view then aligns its tokens to
-    the text itself)."""
-
-
-def _native_offsets(key: str, tok, text: str, kwargs: dict) -> tuple[list[int], list[tuple[int, int]]]:
+def _native_offsets(tok, text: str, kwargs: dict) -> tuple[list[int], list[tuple[int, int]]]:
     """The ids of `tok.encode(text, **kwargs)` and each token's (start, end) code-point span in
-    `text`, as the tokenizer's own `encode_with_offsets` gives them.  A GGUF tokenizer has none
-    (llama.cpp reports no offsets): its offsets are exact when its tokens spell the text byte for
-    byte (byte-level BPE; SentencePiece-style with its dummy-prefix space, which is in no span),
-    by the rule `Encoding.encode_with_offsets` follows for a character split between tokens.
-    Otherwise `NoOffsets`, worded for the JavaScript API."""
-    method = getattr(tok, "encode_with_offsets", None)
-    if method is not None:
-        ids, offsets = method(text, **kwargs)
-        return list(ids), offsets
-    ids = tok.encode(text, **kwargs)
-    if _kind(tok) == "gguf":
-        lengths = _exact_lengths(key, tok, text, ids)
-        if lengths is not None:
-            return ids, _byte_offsets(text, lengths)
-    raise NoOffsets(
-        f"encode(text, {{ offsets: true }}) is not available for {tok.name} ({_KIND_NAMES[_kind(tok)]}): "
-        + ("its tokens do not spell the text byte for byte, and llama.cpp gives no offsets"
-           if _kind(tok) == "gguf" else "this version of anytok gives no offsets for it")
-    )
-
-
-def _exact_lengths(key: str, tok, text: str, ids: list[int]) -> list[int] | None:
-    """The UTF-8 byte length of `text` each token stands for, when the tokens' texts join to
-    exactly `text` (or " " + `text`: the dummy prefix, given to no character); else None."""
-    surfaces = [_surface(key, tok, i) for i in ids]
-    if None in surfaces:
-        return None
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    joined = b"".join(surfaces)
-    lengths = [len(x) for x in surfaces]
-    if joined == data:
-        return lengths
-    if joined == b" " + data and lengths:
-        first = next(k for k, n in enumerate(lengths) if n)
-        lengths[first] -= 1
-        return lengths
-    return None
-
-
-def _byte_offsets(text: str, lengths: list[int]) -> list[tuple[int, int]]:
-    """Code-point spans of consecutive runs of `lengths` UTF-8 bytes of `text`; a run that starts
-    or ends inside a character spans that whole character (Encoding.encode_with_offsets' rule)."""
-    out = []
-    ci = 0  # the character byte `at` is in
-    start_of = 0  # byte at which character ci starts
-    at = 0
-    n = len(text)
-    for length in lengths:
-        start = ci
-        at += length
-        while ci < n and start_of + _utf8_len(text[ci]) <= at:
-            start_of += _utf8_len(text[ci])
-            ci += 1
-        end = ci + 1 if at > start_of and ci < n else ci
-        out.append((start, max(start, end) if length else start))
-    return out
+    `text`: the tokenizer's own `encode_with_offsets` (every kind has it; a GGUF's are made
+    by anytok.gguf.offsets, llama.cpp reporting none)."""
+    ids, offsets = tok.encode_with_offsets(text, **kwargs)
+    return list(ids), offsets
 
 
 def _utf16_index(text: str):
@@ -486,7 +424,7 @@ def _utf16_index(text: str):
 def encode_offsets(key: str, text: str, allowed, disallowed, add_special=None) -> array:
     """ids and UTF-16 offsets, flat: id0, start0, end0, id1, ... (JavaScript string indexes)."""
     tok = _tok(key)
-    ids, offsets = _native_offsets(key, tok, text, _kwargs(tok, allowed, disallowed, add_special))
+    ids, offsets = _native_offsets(tok, text, _kwargs(tok, allowed, disallowed, add_special))
     u16 = _utf16_index(text)
     out = array("i", bytes(12 * len(ids)))
     out[0::3] = array("i", ids)
@@ -496,31 +434,21 @@ def encode_offsets(key: str, text: str, allowed, disallowed, add_special=None) -
 
 
 def tokenize(key: str, text: str, allowed, disallowed, add_special=None) -> array:
-    """For the page's token view: id, start, end (UTF-16 offsets), byte length, for each token,
-    flat.  The offsets are `encode_offsets`' (exact) whenever the tokenizer gives them; else an
-    alignment for display only (`_spans`; the ids are exact either way), flagged by a first
-    value of -1.  The byte length is that of the token's own text (-1 where unknown): for a
-    token holding part of a character, the bytes it holds."""
+    """For the page's token view: id, start, end (UTF-16 offsets, `encode_offsets`' exact
+    ones), byte length, for each token, flat.  The byte length is that of the token's own text
+    (-1 where unknown): for a token holding part of a character, the bytes it holds."""
     tok = _tok(key)
-    kwargs = _kwargs(tok, allowed, disallowed, add_special)
-    exact = True
-    try:
-        ids, offsets = _native_offsets(key, tok, text, kwargs)
-    except NoOffsets:
-        exact = False
-        ids = tok.encode(text, **kwargs)
-        offsets = _byte_offsets(text, _spans(key, tok, text, ids))
+    ids, offsets = _native_offsets(tok, text, _kwargs(tok, allowed, disallowed, add_special))
     if isinstance(tok, anytok.Encoding):
         sizes = list(map(len, tok.decode_tokens_bytes(ids)))
     else:
         sizes = [-1 if (b := _surface(key, tok, i)) is None else len(b) for i in ids]
     u16 = _utf16_index(text)
-    out = array("i", bytes(16 * len(ids) + 4))
-    out[0] = 1 if exact else -1
-    out[1::4] = array("i", ids)
-    out[2::4] = array("i", [u16(a) for a, _ in offsets])
-    out[3::4] = array("i", [u16(b) for _, b in offsets])
-    out[4::4] = array("i", sizes)
+    out = array("i", bytes(16 * len(ids)))
+    out[0::4] = array("i", ids)
+    out[1::4] = array("i", [u16(a) for a, _ in offsets])
+    out[2::4] = array("i", [u16(b) for _, b in offsets])
+    out[3::4] = array("i", sizes)
     return out
 
 
@@ -761,25 +689,12 @@ def split_by_tokens(key: str, text: str, max_tokens: int) -> list[str]:
     return list(_tok(key).split_by_tokens(text, max_tokens))
 
 
-# --- where each token of a Hugging Face or SentencePiece tokenizer is in the text ------------
+# --- each token's own bytes, for the page's token view (tokenize's byte lengths) --------------
 #
-# Such tokenizers normalize the text first (lowercase, strip accents, NFKC, spaces to "▁",
-# a dummy "▁" in front, ...), so their tokens need not spell the text.  Each token's text is
-# found from the token alone (`_surface`), then:
-#   1. if the tokens' bytes are the text's bytes (but for the space SentencePiece adds in
-#      front), those are the lengths: exact (byte-level BPE such as Llama 3 and Qwen, and
-#      SentencePiece models with byte fallback on text their normalizer leaves alone);
-#   2. otherwise the tokens are matched to the text in a folded form (`_fold`: compatibility
-#      decomposition, case folding, no accents, no whitespace or control characters), token by
-#      token; a token that does not match there (an unknown token, a BOS added in front) takes
-#      the text up to where the next tokens match again;
-#   3. where that fails too, the rest of the text is shared out in proportion to the tokens'
-#      lengths.
-# 2 and 3 are approximations, for showing tokens only; the ids never depend on them.
+# Such tokenizers normalize the text first (lowercase, strip accents, NFKC, spaces to "▁", a
+# dummy "▁" in front, ...), so a token's text is found from the token alone (`_surface`).
 
 _SP_NORMAL, _SP_UNKNOWN, _SP_CONTROL, _SP_USER, _SP_UNUSED, _SP_BYTE = 1, 2, 3, 4, 5, 6
-_RESYNC_TOKENS = 8  # tokens tried after one that does not match
-_RESYNC_CHARS = 64  # how far ahead (folded characters) they may match
 
 
 def _gpt2_byte_table() -> dict[str, int]:
@@ -887,154 +802,6 @@ def _hf_surface(key: str, tok, i: int) -> bytes | None:
         if both.startswith(before):
             return both[len(before):].encode("utf-8", "surrogatepass")
     return tok.decode([i]).encode("utf-8", "surrogatepass")
-
-
-@lru_cache(maxsize=65536)
-def _fold(c: str) -> str:
-    out = []
-    for ch in unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", c).casefold()):
-        if ch.isspace() or ch == "\u2581" or unicodedata.combining(ch) or unicodedata.category(ch) in ("Cc", "Cf"):
-            continue
-        out.append(ch)
-    return "".join(out)
-
-
-def _utf8_len(c: str) -> int:
-    n = ord(c)
-    return 1 if n < 0x80 else 2 if n < 0x800 else 3 if n < 0x10000 else 4
-
-
-def _spans(key: str, tok, text: str, ids: list[int]) -> list[int]:
-    surfaces = [_surface(key, tok, i) for i in ids]
-    char_lengths = [_utf8_len(c) for c in text]
-    if not ids:
-        return []
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates
-        data = None
-    if data is not None and None not in surfaces:
-        joined = b"".join(surfaces)
-        lengths = [len(s) for s in surfaces]
-        if joined == data:
-            return lengths
-        if joined == b" " + data:  # SentencePiece's dummy prefix: the first space is not in the text
-            first = next(k for k, n in enumerate(lengths) if n)
-            lengths[first] -= 1
-            return lengths
-
-    # Tokens in groups that decode to whole characters (byte pieces of one character go together).
-    units: list[tuple[list[int], str]] = []  # (token indexes, text)
-    pending: list[int] = []
-    buf = b""
-    for k, s in enumerate(surfaces):
-        pending.append(k)
-        buf += s or b""
-        try:
-            decoded = buf.decode("utf-8")
-        except UnicodeDecodeError:
-            if len(pending) < 8:
-                continue
-            decoded = buf.decode("utf-8", "replace")
-        units.append((pending, decoded))
-        pending, buf = [], b""
-    if pending:
-        units.append((pending, buf.decode("utf-8", "replace")))
-
-    # The text folded, each folded character with the index of the character it came from.
-    folded: list[str] = []
-    origin: list[int] = []
-    for ci, c in enumerate(text):
-        f = _fold(c)
-        folded.append(f)
-        origin += [ci] * len(f)
-    flat = "".join(folded)
-
-    # Match units to the folded text: owner[p] = the unit that covers folded position p.
-    owner = [-1] * len(flat)
-    keys = [_fold_text(t) for _, t in units]
-    pos = 0
-    u = 0
-    while u < len(units) and pos < len(flat):
-        k = keys[u]
-        if flat.startswith(k, pos):
-            owner[pos:pos + len(k)] = [u] * len(k)
-            pos += len(k)
-            u += 1
-            continue
-        # Not here: find the next unit that matches a little further on; this one (and any
-        # before that one) takes the text in between.
-        for v in range(u + 1, min(len(units), u + 1 + _RESYNC_TOKENS)):
-            if not keys[v]:
-                continue
-            q = flat.find(keys[v], pos, pos + _RESYNC_CHARS + len(keys[v]))
-            if q != -1:
-                owner[pos:q] = [u] * (q - pos)
-                pos, u = q, v
-                break
-        else:
-            break
-    matched_units = u
-
-    # Each character goes to the unit of its first folded character; characters that fold to
-    # nothing (spaces, controls) go to the unit of the next character that does not.
-    char_unit = [-1] * len(text)
-    p = 0
-    for ci, f in enumerate(folded):
-        if f:
-            char_unit[ci] = owner[p]
-            p += len(f)
-    nxt = -1
-    for ci in range(len(text) - 1, -1, -1):
-        if char_unit[ci] == -1:
-            char_unit[ci] = nxt
-        else:
-            nxt = char_unit[ci]
-
-    # Characters from the first one matching did not reach are shared out below (3.).
-    stop = len(text)
-    p = 0
-    for ci, f in enumerate(folded):
-        if f:
-            if owner[p] == -1:
-                stop = ci
-                break
-            p += len(f)
-    unit_bytes = [0] * len(units)
-    last = 0
-    for ci in range(stop):
-        uu = char_unit[ci]
-        if uu == -1:  # spaces at the very end, or just before where matching stopped
-            uu = last
-        unit_bytes[uu] += char_lengths[ci]
-        last = uu
-    leftover_start = stop
-    # 3. what matching left: shared out over the units not matched, by their length.
-    rest = sum(char_lengths[leftover_start:])
-    if rest:
-        tail = list(range(matched_units, len(units))) or [len(units) - 1]
-        weights = [max(1, len(units[x][1])) for x in tail]
-        total, given = sum(weights), 0
-        for n, (x, w) in enumerate(zip(tail, weights)):
-            share = rest - given if n == len(tail) - 1 else rest * w // total
-            unit_bytes[x] += share
-            given += share
-
-    # Within a unit: the tokens' own byte lengths when they add up, else all on its last token
-    # (the page shows a unit of several tokens as one piece anyway).
-    lengths = [0] * len(ids)
-    for (members, _), nbytes in zip(units, unit_bytes):
-        own = [len(surfaces[k] or b"") for k in members]
-        if sum(own) == nbytes:
-            for k, n in zip(members, own):
-                lengths[k] = n
-        else:
-            lengths[members[-1]] = nbytes
-    return lengths
-
-
-def _fold_text(s: str) -> str:
-    return "".join(_fold(c) for c in s)
 
 
 # --- training (a `train` request; web/worker.js runs it in a worker of its own) ------------

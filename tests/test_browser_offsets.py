@@ -6,8 +6,11 @@ JavaScript uses: on text with astral characters, combining marks, characters spl
 tokens and a special or added token.  The references: a bundled encoding and tekken
 (`Encoding.encode_with_offsets`, itself tested against `tokenizers`), tokenizer.json files
 (`Tokenizer.encode_with_offsets`, tested against `tokenizers`), SentencePiece .model files
-(`SentencePieceTokenizer.encode_with_offsets`: sentencepiece's piece spans), and Llama 3's GGUF, whose offsets
-are those `tokenizers` gives for Llama 3's tokenizer.json (the same vocabulary).  The demo's token
+(`SentencePieceTokenizer.encode_with_offsets`: sentencepiece's piece spans), Llama 3's GGUF, whose offsets
+are those `tokenizers` gives for Llama 3's tokenizer.json (the same vocabulary), BERT-BGE's
+WordPiece GGUF against `tokenizers` on MiniLM's tokenizer.json (the same vocabulary), and the
+other GGUFs (Llama SPM, nomic-bert-moe's Unigram) against `GGUFTokenizer.encode_with_offsets`
+(tests/test_gguf_offsets.py: sentencepiece's piece spans).  The demo's token
 view is checked to show exactly these spans.  (Node: tests/test_npm_node.py.)
 """
 
@@ -33,6 +36,8 @@ FILES = {
     "test_ja_model.model": ("\uff21\uff22 \u30ab\u3099 " + TEXT, {"addSpecialTokens": True}),
     "ggml-vocab-llama-bpe.gguf": (TEXT, {}),
     "ggml-vocab-llama-spm.gguf": (" " + TEXT, {"addSpecialTokens": True}),
+    "ggml-vocab-bert-bge.gguf": (TEXT + " \uFB01ne NA\u00cfVE", {"addSpecialTokens": True}),
+    "ggml-vocab-nomic-bert-moe.gguf": ("  " + TEXT + "\u00a8 \u2474  ", {"addSpecialTokens": True}),
 }
 
 
@@ -60,15 +65,16 @@ def native_offsets(name: str, text: str, options: dict):
 
         e = hf_tokenizer("llama3").encode(text, add_special_tokens=options.get("addSpecialTokens", False))
         return list(e.ids), [tuple(o) for o in e.offsets]
-    if name.endswith(".gguf"):
-        import sys
+    if name == "ggml-vocab-bert-bge.gguf":
+        from hf_support import hf_tokenizer
 
-        sys.path.insert(0, str(ROOT / "web"))
-        import worker_glue
+        e = hf_tokenizer("minilm").encode(text, add_special_tokens=options.get("addSpecialTokens", False))
+        return list(e.ids), [tuple(o) for o in e.offsets]
+    if name.endswith(".gguf"):
         from anytok.gguf import load_gguf
 
         tok = load_gguf(file_bytes(name), name=name)
-        return worker_glue._native_offsets(name, tok, text, {"add_special_tokens": options.get("addSpecialTokens", False)})
+        return tok.encode_with_offsets(text, add_special_tokens=options.get("addSpecialTokens", False))
     tok = native_tokenizer(name)
     if isinstance(tok, anytok.Encoding):
         return tok.encode_with_offsets(text, allowed_special="all")
@@ -110,26 +116,6 @@ def test_page_offsets_equal_native(shim, name):  # noqa: F811
             k += 1
 
 
-def test_a_tokenizer_with_no_offsets_is_refused_in_js_words(shim):  # noqa: F811
-    # MiniLM's GGUF (WordPiece): llama.cpp gives no offsets and its tokens do not spell the text.
-    name = "ggml-vocab-bert-bge.gguf"
-    serve_files(shim, {name: file_bytes(name)})
-    got = shim.evaluate(
-        """async ([url]) => {
-            const tok = await AnyTok.load({ url });
-            const pieces = await tok.tokenize("Hello World");
-            try { await tok.encode("Hello World", { offsets: true }); return null; }
-            catch (e) { return [e.message, pieces.map((p) => p.exact)]; }
-        }""",
-        [f"/test-models/{name}"],
-    )
-    assert got is not None
-    message, exact = got
-    assert "encode(text, { offsets: true }) is not available for ggml-vocab-bert-bge" in message
-    assert "Traceback" not in message and "offsets=" not in message
-    assert exact and not any(exact)
-
-
 def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
     from browser_support import new_context
 
@@ -162,20 +148,21 @@ def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
         assert f"characters {s}–{e}" in inspect and ids_.split()[0] in inspect and f"{b} byte" in inspect
 
 
-def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_url):  # noqa: F811
+@pytest.mark.parametrize("name", ["minilm.tokenizer.json", "ggml-vocab-bert-bge.gguf"])
+def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_url, name):  # noqa: F811
     # MiniLM: Bert normalizer (lowercase, accents stripped) and WordPiece; spaces are in no token.
+    # Its GGUF (llama.cpp's WPM, which reports no offsets) shows the same spans.
     from browser_support import new_context
 
-    name = "minilm.tokenizer.json"
     text = "Caf\u00e9 NA\u00cfVE  \U0001F600 \uFB01ne,x"
-    tok = native_tokenizer(name)
-    ids, offsets = tok.encode_with_offsets(text)
+    ids, offsets = native_offsets(name, text, {})
     ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
     try:
         page = ctx.new_page()
         page.goto(demo_url)
         wait_status(page)
-        page.set_input_files("#tokenizer-file", files=[{"name": name, "mimeType": "application/json", "buffer": file_bytes(name)}])
+        mime = "application/octet-stream" if name.endswith(".gguf") else "application/json"
+        page.set_input_files("#tokenizer-file", files=[{"name": name, "mimeType": mime, "buffer": file_bytes(name)}])
         page.wait_for_function(f"document.querySelector('#encoding').value === 'file:{name}'")
         wait_status(page)
         page.fill("#text", text)

@@ -5,7 +5,7 @@ fetched), and
   (a) a Node script imports `anytok` and prints what it computes: o200k_base, cl100k_base and
       the encodings the package derives from a base vocabulary (o200k_harmony, gpt2, p50k_base,
       p50k_edit) against tiktoken's ids, decode, `load({ data })` of a small tokenizer.json against
-      Hugging Face tokenizers' ids, a `constrain` matcher's masks against native
+      Hugging Face tokenizers' ids, offsets (a WordPiece GGUF's against tokenizers'), a `constrain` matcher's masks against native
       anytok.constrain's (which tests/test_constrain*.py hold equal to llguidance's), and
       `applyChatTemplate` (Llama 3.1's template, with tools; jinja2 in Node) against native
       `apply_chat_template` (which tests/test_chat.py holds equal to transformers');
@@ -54,6 +54,8 @@ SMALL_CORPUS = ["the quick brown fox jumps over the lazy dog", "a tokenizer of a
                 "café naïve 日本語", "numbers 0123456789 and punctuation: ,.;!?"] * 5
 SMALL_TEXT = "the lazy tokenizer jumps over 42 cafés"
 OFFSETS_TEXT = "a 🤖 cafe\u0301 龘𠮷 x"
+GGUF_MODELS = ROOT / ".cache" / "llama_cpp" / "models"
+GGUFS = ["ggml-vocab-bert-bge.gguf", "ggml-vocab-nomic-bert-moe.gguf"]  # WordPiece, Unigram
 
 # Refuses any fetch that is not of a file: URL before anytok is imported (the worker thread has
 # its own fetch, node_worker.mjs's, which reads file: URLs only and hands others to Node's: the
@@ -84,6 +86,12 @@ out.offsets = { small: await small.encode(input.offsetsText, { offsets: true }) 
 out.smallDecoded = await small.decode(out.small);
 const o200k = await AnyTok.load({ encoding: "o200k_base" });
 out.offsets.o200k = await o200k.encode(input.offsetsText + "<|endoftext|>", { offsets: true, allowedSpecial: "all" });
+// GGUF WordPiece and Unigram files (llama.cpp gives no offsets; anytok makes them)
+out.offsets.gguf = {};
+for (const [name, path] of input.ggufs) {
+  const tok = await AnyTok.load({ data: readFileSync(path), fileName: name });
+  out.offsets.gguf[name] = await tok.encode(input.offsetsText, { offsets: true, addSpecialTokens: true });
+}
 const m = await o200k.constrain({ regex: input.regex });
 out.masks = [Array.from(await m.mask())];
 out.allowed = (await m.allowed()).length;
@@ -219,6 +227,7 @@ def test_node_script_gives_reference_ids(app, runtime):
     (folder / "input.json").write_text(json.dumps({
         "texts": TEXTS, "encodings": ENCODINGS, "tokenizerJson": tokenizer_json, "smallText": SMALL_TEXT,
         "regex": REGEX, "consume": consume, "offsetsText": OFFSETS_TEXT,
+        "ggufs": [[name, str(GGUF_MODELS / name)] for name in GGUFS],
         "chatConfig": json.loads(_chat_config().read_text()), "chat": CHAT, "tools": TOOLS,
     }))
     (folder / "script.mjs").write_text(GUARD + SCRIPT)
@@ -247,6 +256,15 @@ def test_node_script_gives_reference_ids(app, runtime):
     ids, offsets = anytok.get_encoding("o200k_base").encode_with_offsets(text, allowed_special="all")
     assert got["offsets"]["o200k"] == {"ids": ids, "offsets": utf16(text, offsets)}
     assert [2, 4] in got["offsets"]["o200k"]["offsets"]  # the robot: one astral character
+    # the WordPiece GGUF as tokenizers on MiniLM's tokenizer.json (the same vocabulary); the
+    # Unigram one as native (tests/test_gguf_offsets.py: sentencepiece's piece spans)
+    from anytok.gguf import load_gguf
+    from hf_support import hf_tokenizer
+
+    e = hf_tokenizer("minilm").encode(OFFSETS_TEXT)
+    assert got["offsets"]["gguf"][GGUFS[0]] == {"ids": e.ids, "offsets": utf16(OFFSETS_TEXT, e.offsets)}
+    ids, offsets = load_gguf(GGUF_MODELS / GGUFS[1]).encode_with_offsets(OFFSETS_TEXT, add_special_tokens=True)
+    assert got["offsets"]["gguf"][GGUFS[1]] == {"ids": ids, "offsets": utf16(OFFSETS_TEXT, offsets)}
     assert got["allowed"] == len(allowed)
     assert got["consumed"] is ref.consume(consume)
     masks.append(list(memoryview(ref.mask()).cast("I")))

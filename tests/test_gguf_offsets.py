@@ -215,3 +215,27 @@ def test_other_engines_spell_their_text(name):
             surface = "".join(tok.decode([i]) for i in ids)
             spans = "".join(text[a:b] for a, b in offsets)
             assert spans.replace(" ", "") == surface.replace(" ", ""), (text, spans, surface)
+
+
+def test_lstrip_rstrip_tokens_span_the_white_space_they_remove():
+    # No fixture has a user-defined token with lstrip / rstrip (llama.cpp sets them by model
+    # name): MPT's vocabulary with "<|endoftext|>" made one, against `tokenizers` on its
+    # to_tokenizer_json() (an AddedToken with lstrip and rstrip), on texts where MPT's
+    # user-defined runs of spaces do not compete with it (tokenizers cuts leftmost first)
+    import json
+
+    import tokenizers
+    from anytok.gguf import vocab as V
+    from anytok.gguf.tokenizer import GGUFTokenizer
+
+    fresh = GGUFTokenizer.from_config(gguf_tok("ggml-vocab-mpt.gguf").to_config())
+    v = fresh.vocab
+    v.attrs[v.token_to_id["<|endoftext|>"]] = V.USER_DEFINED | V.LSTRIP | V.RSTRIP
+    tok = GGUFTokenizer(v, name="mpt-lstrip")
+    hf = tokenizers.Tokenizer.from_str(json.dumps(tok.to_tokenizer_json()))
+    for text in ["<|endoftext|> x", "x <|endoftext|>", "a\t<|endoftext|>\nb", " <|endoftext|><|endoftext|> q "]:
+        ids, offsets = tok.encode_with_offsets(text)
+        assert ids == tok.encode(text)
+        e = hf.encode(text, add_special_tokens=False)
+        assert [v.tokens[i] for i in ids] == [hf.id_to_token(i) for i in e.ids], text
+        assert offsets == [tuple(o) for o in e.offsets], (text, offsets, e.offsets)

@@ -11,6 +11,8 @@ Data flows:
                                                  model's engine: BPE through anytok.pipeline,
                                                  SPM / WPM / UGM as llama.cpp does them, UGM
                                                  with anytok.sentencepiece's charsmap)
+      -> gguf.offsets                           (encode_with_offsets: the same steps keeping
+                                                 where each character came from)
 
 ```
 >>> tok = anytok.load("Meta-Llama-3-8B-Instruct.Q4_K_M.gguf")

@@ -31,6 +31,7 @@ character they produce, the character of the input it came from.  How data flows
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import accumulate
 
 from ..pipeline import _unicode as U
@@ -104,11 +105,13 @@ def encode_with_offsets(tok, text: str, add_special_tokens: bool = False) -> tup
 
 # -- WPM ----------------------------------------------------------------------------------------
 
+_nfd1 = lru_cache(maxsize=1 << 16)(U.nfd)  # one character's decomposition
+
 def _nfd_aligned(text: str) -> list[tuple[str, int]]:
     """NFD of `text` in U.nfd's order (each character decomposed, then runs of non-starters
     stably sorted by combining class) as (character, index of an input character): the input
     character it comes from, except in a reordered run (see below)."""
-    seq = [(d, k) for k, c in enumerate(text) for d in U.nfd(c)]
+    seq = [(d, k) for k, c in enumerate(text) for d in _nfd1(c)]
     ccc = U._norm().ccc
     i, n = 0, len(seq)
     while i < n:
@@ -133,21 +136,23 @@ def _wpm_words(eng, text: str) -> list[tuple[str, list[int]]]:
         seq = _nfd_aligned(text)
     else:
         seq = list(zip(text, range(len(text))))
-    space, drop, mn, single = eng._space.match, eng._drop.match, eng._mn.match, eng._single.match
-    strip, lower = eng.strip_accents, eng.lowercase
+    # what each character becomes, worked out once per character: None (white space: ends a
+    # word), or its characters after the cleanup, each with whether it is a word of its own
+    table = eng.__dict__.setdefault("_offsets_chars", {})
     words: list[tuple[str, list[int]]] = []
     cur: list[str] = []
     pos: list[int] = []
     for d, k in seq:
-        if space(d):
+        out = table.get(d, False)
+        if out is False:
+            out = table[d] = _wpm_char(eng, d)
+        if out is None:
             if cur:
                 words.append(("".join(cur), pos))
                 cur, pos = [], []
             continue
-        if drop(d) or (strip and mn(d)):
-            continue
-        for e in (U.lowercase(d) if lower else d):
-            if single(e):
+        for e, alone in out:
+            if alone:
                 if cur:
                     words.append(("".join(cur), pos))
                     cur, pos = [], []
@@ -158,6 +163,14 @@ def _wpm_words(eng, text: str) -> list[tuple[str, list[int]]]:
     if cur:
         words.append(("".join(cur), pos))
     return words
+
+
+def _wpm_char(eng, d: str):
+    if eng._space.match(d):
+        return None
+    if eng._drop.match(d) or (eng.strip_accents and eng._mn.match(d)):
+        return ()
+    return tuple((e, bool(eng._single.match(e))) for e in (U.lowercase(d) if eng.lowercase else d))
 
 
 def _wpm(eng, text: str) -> list[tuple[int, int, int]]:

@@ -151,7 +151,8 @@ PYEOF
         done
         if [ ${#selected[@]} -gt 0 ]; then
             # The default samples: each code point is still swept once per pattern and vocabulary.
-            "$venv/bin/python" -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" -p no:cacheprovider -q "${selected[@]}"
+            # --durations=10: what to make faster first in this part of the run.
+            "$venv/bin/python" -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" -p no:cacheprovider -q --durations=10 "${selected[@]}"
         fi
         echo "======== Python $key: passed$([ $not_run = 0 ] || echo ", $not_run NOT RUN (above)"), $((SECONDS - t0)) s ========"
     done

@@ -22,7 +22,7 @@ import pytest
 
 from conftest import FULL
 from test_sentencepiece import (  # noqa: F401  (fixtures)
-    MODELS, UNIGRAM_MODELS, models_dir, rewrite_model, trained_charsmaps, variants,
+    MODELS, UNIGRAM_MODELS, corpus_sample, models_dir, rewrite_model, trained_charsmaps, variants,
 )
 
 import anytok.hf as ahf
@@ -84,13 +84,8 @@ SAMPLE_LINES = 300 if FULL else 25
 @pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
 def test_corpus_ids_and_offsets(pair, corpus, corpora):
     ref, ours, _ = pair
-    text = corpora[corpus]
-    rng = random.Random(f"hf-spm-{corpus}")
-    lines = text.splitlines()
-    for line in rng.sample(lines, min(SAMPLE_LINES, len(lines))):
-        compare(ref, ours, line)
-    start = rng.randrange(len(text) - 20000)
-    compare(ref, ours, text[start : start + (20000 if FULL else 3000)])
+    for text in corpus_sample(corpora[corpus], f"hf-spm-{corpus}", SAMPLE_LINES, 20000 if FULL else 3000):
+        compare(ref, ours, text)
 
 
 EDGE = ["", " ", "  leading and  double  spaces  ", "Héllo wörld ①ﬁ Ａ\u0301", "tabs\tand\nnewlines\r\n",

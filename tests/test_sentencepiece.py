@@ -70,6 +70,17 @@ def model(request, models_dir):
     return pair_from_bytes(data, request.param)
 
 
+def corpus_sample(text: str, seed: str, lines: int, window: int) -> list[str]:
+    """The corpus texts the SentencePiece test files compare on: `lines` of `text`'s lines drawn
+    with `seed`, then one `window` of characters from a seeded place (test_hf_spm.py,
+    test_sentencepiece_offsets.py)."""
+    rng = random.Random(seed)
+    all_lines = text.splitlines()
+    out = rng.sample(all_lines, min(lines, len(all_lines)))
+    start = rng.randrange(len(text) - 20000)
+    return out + [text[start : start + window]]
+
+
 def check(tok, sp, text: str) -> list[int]:
     expected = sp.EncodeAsIds(text)
     got = tok.encode(text)

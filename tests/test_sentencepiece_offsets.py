@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from conftest import FULL, code_point_share
 from hypothesis import strategies as st
 from test_sentencepiece import (  # noqa: F401  (fixtures)
-    CODE_POINTS, MODELS, VARIANTS, charsmap, models_dir, pair_from_bytes, text_strategy, trained_charsmaps, variants,
+    CODE_POINTS, MODELS, VARIANTS, charsmap, corpus_sample, models_dir, pair_from_bytes, text_strategy,
+    trained_charsmaps, variants,
 )
 
 from anytok.sentencepiece.normalizer import Normalizer
@@ -60,13 +61,8 @@ SAMPLE_LINES = 400 if FULL else 60
 @pytest.mark.parametrize("corpus", ["en", "code", "zh", "ja"])
 def test_corpus(model, corpus, corpora):
     tok, sp = model
-    text = corpora[corpus]
-    rng = random.Random(f"{corpus}-spans")
-    lines = text.splitlines()
-    for line in rng.sample(lines, min(SAMPLE_LINES, len(lines))):
-        check(tok, sp, line)
-    start = rng.randrange(len(text) - 20000)
-    check(tok, sp, text[start : start + (20000 if FULL else 4000)])
+    for text in corpus_sample(corpora[corpus], f"{corpus}-spans", SAMPLE_LINES, 20000 if FULL else 4000):
+        check(tok, sp, text)
 
 
 # Code points: the default run takes every 32nd block of 128 per model and context (each

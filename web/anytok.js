@@ -224,20 +224,7 @@ async function trainKind(texts, options, { onProgress, signal }) {
   const urls = resolveURLs(urlOptions, manifest, manifestURL);
   signal?.throwIfAborted();
 
-  const trainer = trainerFor(urls);
-  const abort = () => {
-    trainers.delete(trainer);
-    trainer.terminate(signal.reason ?? new AnyTokError("anytok: training was cancelled"));
-  };
-  signal?.addEventListener("abort", abort, { once: true });
-  let result;
-  try {
-    trainer.info ??= await trainer.ready;
-    result = await trainer.call("trainKind", { texts, options: trainerOptions }, [], onProgress ?? null);
-  } finally {
-    signal?.removeEventListener("abort", abort);
-  }
-  retireTrainer(trainer);
+  const result = await trainInWorker(urls, signal, "trainKind", { texts, options: trainerOptions }, onProgress);
 
   // The trained tokenizer goes to the page's worker, as AnyTok.train's byte-level BPE does.
   const runtime = runtimeFor(urls);
@@ -287,6 +274,26 @@ function retireTrainer(runtime) {
     trainers.delete(runtime);
     runtime.terminate();
   }
+}
+
+// One training call (`op` of worker.js) in a training worker; `signal`'s abort terminates that
+// worker, which rejects the call with the signal's reason.
+async function trainInWorker(urls, signal, op, args, onProgress) {
+  const trainer = trainerFor(urls);
+  const abort = () => {
+    trainers.delete(trainer);
+    trainer.terminate(signal.reason ?? new AnyTokError("anytok: training was cancelled"));
+  };
+  signal?.addEventListener("abort", abort, { once: true });
+  let result;
+  try {
+    trainer.info ??= await trainer.ready;
+    result = await trainer.call(op, args, [], onProgress ?? null);
+  } finally {
+    signal?.removeEventListener("abort", abort);
+  }
+  retireTrainer(trainer);
+  return result;
 }
 
 // A worker started by `load` before the manifest has come (workerURL -> Worker): its module
@@ -850,21 +857,8 @@ export class AnyTok {
     if (manifest.encodings[pattern]) regex = (await AnyTok.load({ ...urlOptions, encoding: pattern })).pattern;
     signal?.throwIfAborted();
 
-    const trainer = trainerFor(urls);
-    const abort = () => {
-      trainers.delete(trainer);
-      trainer.terminate(signal.reason ?? new AnyTokError("anytok: training was cancelled"));
-    };
-    signal?.addEventListener("abort", abort, { once: true });
-    let result;
-    try {
-      trainer.info ??= await trainer.ready;
-      const args = { texts, options: { vocabSize, style, pattern: regex, specialTokens, minFrequency, maxTokenLength, name } };
-      result = await trainer.call("train", args, [], onProgress ?? null);
-    } finally {
-      signal?.removeEventListener("abort", abort);
-    }
-    retireTrainer(trainer);
+    const args = { texts, options: { vocabSize, style, pattern: regex, specialTokens, minFrequency, maxTokenLength, name } };
+    const result = await trainInWorker(urls, signal, "train", args, onProgress);
 
     // The trained tokenizer goes to the page's worker, with the others: the training worker
     // may be terminated by a later cancel.

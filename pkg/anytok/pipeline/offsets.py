@@ -43,6 +43,19 @@ class _Unsupported(Exception):
     pass
 
 
+class _Cache(dict):
+    """A dict computing a missing value with `make(key)` (a lookup per key in C, one call per
+    distinct key)."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        v = self[key] = self.make(key)
+        return v
+
+
 def offsets_path(tok, hf_normalizer, hf_model):
     """An `OffsetsPath` for pipeline `tok` (its anytok.hf normalizer and model for the rare
     cases), or None when its components are not ones this path knows."""
@@ -142,7 +155,12 @@ class OffsetsPath:
             import re
 
             self.split_rx = re.compile("(" + pre._rx.pattern + ")").split
-        self.pieces_cache: dict = {}
+        self.pieces_cache = _Cache(self._piece_info)
+        self.gaps_cache = _Cache(lambda gap: (len(gap),))
+        self.wordpiece = None
+        if getattr(hf_model, "_type", None) == "WordPiece" and type(model).__name__ == "WordPiece":
+            cfg = hf_model._cfg
+            self.wordpiece = (model._ids, cfg["unk_token"], cfg["continuing_subword_prefix"] or "")
         many = getattr(model, "tokenize_many", None)
         if many is None:
             one = model.tokenize
@@ -301,44 +319,69 @@ class OffsetsPath:
         return "".join(outs), (owner, list(map((1).__add__, owner)))
 
     def _segment(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
-        tok = self.tok
         if self.mode == "contiguous":
             return self._contiguous(sub, s0, start, align, ids, offsets, words, tokens, state)
-        # Pieces and their places from one regex split (matches at odd indexes); each distinct
-        # piece's ids, token strings and relative offsets are cached.
+        # One regex split gives separators (even indexes) and pieces (odd ones).  Offsets come
+        # from one running sum over steps: a separator steps over its length, a piece of
+        # tokens t1..tm over (len t1, 0, len t2, 0, ..., len tm) (the step 0 starts the next
+        # token where the last one ended).  After the first separator, the sums alternate a
+        # token's start and its end, so pairing them off gives the offsets; nothing is done
+        # per token in Python, and each distinct piece's steps are computed once.
         parts = self.split_rx(sub)
-        pieces = parts[1::2]
-        if not pieces:
+        if len(parts) == 1:
             return True
-        places = list(accumulate(map(len, parts), initial=s0))[1::2]
-        cache = self.pieces_cache
-        hits = list(map(cache.get, pieces))
-        if None in hits:
-            model = tok.model
-            hf_model = self.hf_model
-            for k in [k for k, h in enumerate(hits) if h is None]:
-                piece = pieces[k]
-                h = cache.get(piece)
-                if h is None:
-                    p_ids = model.tokenize(piece)
-                    toks = hf_model._tokens_of(piece, p_ids)
-                    h = cache[piece] = (p_ids, [t.offsets[0] for t in toks], [t.offsets[1] for t in toks],
-                                        [t.value for t in toks])
-                hits[k] = h
-        counts = list(map(len, map(_first, hits)))
-        n = sum(counts)
-        chain = _chain
+        try:
+            hits = list(map(self.pieces_cache.__getitem__, parts[1::2]))
+        except _Unsupported:
+            return False
+        steps = [None] * len(parts)
+        steps[0::2] = map(self.gaps_cache.__getitem__, parts[0::2])
+        steps[1::2] = map(_second, hits)
+        if align is None:
+            sums = accumulate(_chain(steps), initial=start + s0)
+            next(sums)
+            offsets += zip(sums, sums)
+        else:
+            sums = list(accumulate(_chain(steps), initial=0))
+            self._place(sums[1:-1:2], sums[2::2], s0, start, align, offsets)
+        ids += _chain(map(_first, hits))
         w0 = state[0]
-        ids += chain(map(_first, hits))
-        at = list(chain(map(repeat, places, counts)))
-        cs = map(int.__add__, chain(map(_second, hits)), at)
-        ce = map(int.__add__, chain(map(_third, hits)), at)
-        self._place(cs, ce, 0, start, align, offsets)
-        words += chain(map(repeat, range(w0, w0 + len(pieces)), counts))
-        state[0] = w0 + len(pieces)
+        k = len(hits)
+        words += _chain(map(repeat, range(w0, w0 + k), map(_fourth, hits)))
+        state[0] = w0 + k
         if tokens is not None:
-            tokens += chain(map(_fourth, hits))
-        return n >= 0
+            tokens += _chain(map(_third, hits))
+        return True
+
+    def _piece_info(self, piece: str):
+        """(ids, steps, token strings, count) of one piece (see _segment); raises _Unsupported
+        when its tokens do not start at its start and end at its end (the general path)."""
+        p_ids = self.tok.model.tokenize(piece)
+        wp = self.wordpiece
+        if wp is not None:
+            # anytok.hf's WordPiece._tokens_of without its Token objects: an unknown piece is
+            # one token over all of it; a "##" token is as long as its text without the prefix.
+            values, unk, prefix = wp
+            toks = [values[i] for i in p_ids]
+            if len(p_ids) == 1 and toks[0] == unk and piece != unk:
+                return p_ids, (len(piece),), toks, 1
+            plen = len(prefix)
+            lens = [len(v) - (plen if k and plen and v.startswith(prefix) else 0) for k, v in enumerate(toks)]
+            total = sum(lens)
+            starts = [0, *accumulate(lens)][:-1]
+            ends = list(accumulate(lens))
+        else:
+            got = self.hf_model._tokens_of(piece, p_ids)
+            toks = [t.value for t in got]
+            starts = [t.offsets[0] for t in got]
+            ends = [t.offsets[1] for t in got]
+            total = ends[-1] if ends else -1
+        if not p_ids or starts[0] != 0 or total != len(piece):
+            raise _Unsupported("a piece whose tokens do not cover it")
+        steps = [ends[0]]
+        for k in range(1, len(ends)):
+            steps += (starts[k] - ends[k - 1], ends[k] - starts[k])
+        return p_ids, tuple(steps), toks, len(p_ids)
 
     def _contiguous(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         tok = self.tok

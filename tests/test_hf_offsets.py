@@ -585,6 +585,7 @@ LIST_PATH_VARIANTS = {
     "lowercase-replace": ("llama3", lambda c: c.update(normalizer={"type": "Sequence", "normalizers": [
         {"type": "Lowercase"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]})),
     "wordpiece-whitespace": ("minilm", lambda c: c.update(pre_tokenizer={"type": "Whitespace"})),
+    "bpe-whitespace": ("llama2", lambda c: c.update(pre_tokenizer={"type": "Whitespace"})),
     "bert-keep-accents": ("minilm", lambda c: c["normalizer"].update(strip_accents=False)),
     "prepend-two": ("llama2", lambda c: c.update(normalizer={"type": "Prepend", "prepend": "▁▁"})),
     "byte-fallback-digits": ("llama2", lambda c: c.update(pre_tokenizer={"type": "Digits", "individual_digits": True})),
@@ -607,7 +608,7 @@ def test_list_path_variants(variant):
     pipe = Pipeline.from_config(cfg)
     assert ours._offsets_path() is not None
     for text in ["Hello World", " leading", "Ünïcödé ﬁ x²  ÉCOLE", "中文 测试 12345 日本語", "a\u0301e\u0323\u0302 İstanbul ΣΑΣ",
-                 "", "   ", "<s>x</s> [CLS] y", "tab\tnl\n\nend  "]:
+                 "", "   ", "<s>x</s> [CLS] y", "tab\tnl\n\nend  ", "x\x1c y \x1f\x1dz\u3000w\u00a0 \u2003"]:
         for add in (False, True):
             e1, e2 = ours.encode(text, add_special_tokens=add), ref.encode(text, add_special_tokens=add)
             expected = (e2.ids, e2.tokens, [tuple(o) for o in e2.offsets], e2.word_ids)

@@ -43,17 +43,47 @@ class _Unsupported(Exception):
     pass
 
 
-class _Cache(dict):
-    """A dict computing a missing value with `make(key)` (a lookup per key in C, one call per
-    distinct key)."""
+def _pieces_cache(path) -> dict:
+    """A dict of findall match -> `path._piece_info(...)` computing each missing one: a lookup
+    per match in C, one Python call per distinct match, the common case (a WordPiece piece
+    that is one token, known or unknown, covering all of it) done here."""
+    gap_chars = path.gap_chars
+    tokenize = path.tokenize_piece
+    values, prefix = path.wordpiece or (None, "")
+    plen = len(prefix)
+    slow = path._piece_info
+    # str.lstrip() (no argument: several times faster than with one) strips the gap, which
+    # is White_Space only, and, when the piece starts with one, the few characters Python
+    # counts as space that are not White_Space (never White_Space: a piece has none).
+    other_space = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in gap_chars)
+    exact = not all(c.isspace() for c in gap_chars)
 
-    def __init__(self, make):
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key):
-        v = self[key] = self.make(key)
+    def missing(cache, key):
+        piece = key.lstrip()
+        gap = len(key) - len(piece)
+        if gap and (exact or key[gap - 1] in other_space):
+            piece = key.lstrip(gap_chars)
+            gap = len(key) - len(piece)
+        if values is None or not piece:
+            v = cache[key] = slow(key, piece)
+            return v
+        # anytok.hf's WordPiece._tokens_of without its Token objects: one token (known or
+        # unknown) covers all of the piece; after the first, a "##" token is as long as its
+        # text without the prefix.
+        p_ids = tokenize(piece)
+        if len(p_ids) == 1:
+            v = cache[key] = (p_ids, (gap, len(piece)), [values[p_ids[0]]], (1,))
+            return v
+        toks = list(map(values.__getitem__, p_ids))
+        steps = [gap, len(toks[0])]
+        for t in toks[1:]:
+            steps += (0, len(t) - plen if t.startswith(prefix) else len(t))
+        if sum(steps) != len(key):
+            raise _Unsupported("a piece whose tokens do not cover it")
+        v = cache[key] = (p_ids, tuple(steps), toks, (1,) + (0,) * (len(p_ids) - 1))
         return v
+
+    return type("PiecesCache", (dict,), {"__missing__": missing, "__slots__": ()})()
 
 
 def offsets_path(tok, hf_normalizer, hf_model):
@@ -154,13 +184,29 @@ class OffsetsPath:
             self.mode = "spans"
             import re
 
-            self.split_rx = re.compile("(" + pre._rx.pattern + ")").split
-        self.pieces_cache = _Cache(self._piece_info)
-        self.gaps_cache = _Cache(lambda gap: (len(gap),))
+            from . import _unicode as U
+
+            # The characters the pattern does not match are White_Space: each match is found
+            # with the gap before it (possessive, and the trailing gap its own match, so that
+            # no gap is scanned twice).
+            if pre.type == "BertPreTokenizer":
+                gaps = U.ranges("WHITE_SPACE_17")
+            else:
+                from .._unicode_tables import WHITE_SPACE
+
+                gaps = sorted(WHITE_SPACE)
+            ws = U.re_class(gaps)
+            self.find_pieces = re.compile(f"{ws}*+(?:{pre._rx.pattern})|{ws}+\\Z").findall
+            self.gap_chars = "".join(chr(c) for lo, hi in gaps for c in range(lo, hi + 1))
         self.wordpiece = None
+        self.tokenize_piece = model.tokenize
         if getattr(hf_model, "_type", None) == "WordPiece" and type(model).__name__ == "WordPiece":
             cfg = hf_model._cfg
-            self.wordpiece = (model._ids, cfg["unk_token"], cfg["continuing_subword_prefix"] or "")
+            # (its `_word`: the model's own cache would only hold the same ids twice)
+            self.wordpiece = (model._ids, cfg["continuing_subword_prefix"] or "")
+            self.tokenize_piece = model._word
+        if self.mode == "spans":
+            self.pieces_cache = _pieces_cache(self)
         many = getattr(model, "tokenize_many", None)
         if many is None:
             one = model.tokenize
@@ -321,67 +367,56 @@ class OffsetsPath:
     def _segment(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         if self.mode == "contiguous":
             return self._contiguous(sub, s0, start, align, ids, offsets, words, tokens, state)
-        # One regex split gives separators (even indexes) and pieces (odd ones).  Offsets come
-        # from one running sum over steps: a separator steps over its length, a piece of
-        # tokens t1..tm over (len t1, 0, len t2, 0, ..., len tm) (the step 0 starts the next
-        # token where the last one ended).  After the first separator, the sums alternate a
-        # token's start and its end, so pairing them off gives the offsets; nothing is done
-        # per token in Python, and each distinct piece's steps are computed once.
-        parts = self.split_rx(sub)
-        if len(parts) == 1:
-            return True
+        # One findall gives the pieces, each with the dropped characters before it (see
+        # __init__).  Offsets come from one running sum over steps: a piece of tokens t1..tm
+        # steps over (its gap, len t1, 0, len t2, ..., 0, len tm) (a step 0 starts the next
+        # token where the last one ended), so the sums alternate a token's start and its end
+        # and pairing them off gives the offsets; word indexes likewise sum steps (1, 0, ...).
+        # Nothing is done per token in Python; each distinct piece's steps are computed once.
         try:
-            hits = list(map(self.pieces_cache.__getitem__, parts[1::2]))
+            hits = list(map(self.pieces_cache.__getitem__, self.find_pieces(sub)))
         except _Unsupported:
             return False
-        steps = [None] * len(parts)
-        steps[0::2] = map(self.gaps_cache.__getitem__, parts[0::2])
-        steps[1::2] = map(_second, hits)
+        if not hits:
+            return True
         if align is None:
-            sums = accumulate(_chain(steps), initial=start + s0)
+            sums = accumulate(_chain(map(_second, hits)), initial=start + s0)
             next(sums)
             offsets += zip(sums, sums)
         else:
-            sums = list(accumulate(_chain(steps), initial=0))
-            self._place(sums[1:-1:2], sums[2::2], s0, start, align, offsets)
+            sums = list(accumulate(_chain(map(_second, hits)), initial=0))
+            if not len(sums) % 2:
+                sums.pop()  # the trailing gap's
+            self._place(sums[1::2], sums[2::2], s0, start, align, offsets)
         ids += _chain(map(_first, hits))
-        w0 = state[0]
-        k = len(hits)
-        words += _chain(map(repeat, range(w0, w0 + k), map(_fourth, hits)))
-        state[0] = w0 + k
         if tokens is not None:
             tokens += _chain(map(_third, hits))
+        w0 = state[0]
+        k = len(words)
+        words += accumulate(_chain(map(_fourth, hits)), initial=w0 - 1)
+        del words[k]  # the initial value
+        state[0] = words[-1] + 1 if len(words) > k else w0
         return True
 
-    def _piece_info(self, piece: str):
-        """(ids, steps, token strings, count) of one piece (see _segment); raises _Unsupported
-        when its tokens do not start at its start and end at its end (the general path)."""
-        p_ids = self.tok.model.tokenize(piece)
-        wp = self.wordpiece
-        if wp is not None:
-            # anytok.hf's WordPiece._tokens_of without its Token objects: an unknown piece is
-            # one token over all of it; a "##" token is as long as its text without the prefix.
-            values, unk, prefix = wp
-            toks = [values[i] for i in p_ids]
-            if len(p_ids) == 1 and toks[0] == unk and piece != unk:
-                return p_ids, (len(piece),), toks, 1
-            plen = len(prefix)
-            lens = [len(v) - (plen if k and plen and v.startswith(prefix) else 0) for k, v in enumerate(toks)]
-            total = sum(lens)
-            starts = [0, *accumulate(lens)][:-1]
-            ends = list(accumulate(lens))
-        else:
-            got = self.hf_model._tokens_of(piece, p_ids)
-            toks = [t.value for t in got]
-            starts = [t.offsets[0] for t in got]
-            ends = [t.offsets[1] for t in got]
-            total = ends[-1] if ends else -1
-        if not p_ids or starts[0] != 0 or total != len(piece):
+    def _piece_info(self, key: str, piece: str):
+        """(ids, steps, token strings, word steps) of one findall match `key`, `piece` after
+        a gap of dropped characters, with anytok.hf's model (see _segment and _pieces_cache);
+        raises _Unsupported when its tokens do not start at its start and end at its end (the
+        general path decides then)."""
+        gap = len(key) - len(piece)
+        if not piece:  # the text's trailing gap: its step is the last, unpaired sum
+            return [], (gap,), [], ()
+        p_ids = self.tokenize_piece(piece)
+        got = self.hf_model._tokens_of(piece, p_ids)
+        toks = [t.value for t in got]
+        starts = [t.offsets[0] for t in got]
+        ends = [t.offsets[1] for t in got]
+        if not p_ids or starts[0] != 0 or ends[-1] != len(piece):
             raise _Unsupported("a piece whose tokens do not cover it")
-        steps = [ends[0]]
+        steps = [gap, ends[0]]
         for k in range(1, len(ends)):
             steps += (starts[k] - ends[k - 1], ends[k] - starts[k])
-        return p_ids, tuple(steps), toks, len(p_ids)
+        return p_ids, tuple(steps), toks, (1,) + (0,) * (len(p_ids) - 1)
 
     def _contiguous(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         tok = self.tok

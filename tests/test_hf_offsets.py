@@ -535,6 +535,34 @@ def test_encode_with_offsets(name, corpora):
             assert all(type(o) is tuple and len(o) == 2 for o in offsets)
 
 
+def test_encode_with_offsets_after_reassigning_components():
+    """The offsets paths a pipeline builds on its first encode_with_offsets are rebuilt when a
+    component is reassigned after it: the next call uses the new one, as tokenizers does with
+    the same reassignment (a normalizer where there was none; Whitespace for BERT's
+    pre-tokenizer, which cuts "--" differently)."""
+    from anytok.pipeline import normalizers as N
+    from anytok.pipeline import pre_tokenizers as PT
+    from anytok.pipeline.tokenizer import Tokenizer as Pipeline
+
+    text = "Hello--World, DON'T stop... ÉCOLE x² 中文"
+    cases = [("llama3", "normalizer", N.Lowercase, T.normalizers.Lowercase),
+             ("minilm", "pre_tokenizer", PT.Whitespace, T.pre_tokenizers.Whitespace)]
+    for name, attr, ours_new, ref_new in cases:
+        cfg = json.loads(model_path(name).read_text(encoding="utf-8"))
+        pipe, ref = Pipeline.from_config(cfg), hf_from_json(cfg)
+        seen = []
+        for step in ("before", "after"):
+            if step == "after":
+                setattr(pipe, attr, ours_new())
+                setattr(ref, attr, ref_new())
+            enc = ref.encode(text, add_special_tokens=False)
+            got = pipe.encode_with_offsets(text)
+            assert got == (enc.ids, [tuple(o) for o in enc.offsets]), (name, step)
+            assert got[0] == pipe.encode(text), (name, step)
+            seen.append(got[0])
+        assert seen[0] != seen[1], name  # the reassignment changes the ids of this text
+
+
 def test_encode_with_offsets_refuses_non_str():
     from hf_support import anytok_tokenizer
 

@@ -14,9 +14,12 @@ character's range), or, when nothing cheaper is exact, the alignment list of any
   byte); bytes become characters through a prefix count of the segment's UTF-8 start bytes (a
   token starting or ending inside a character covers that character, as tokenizers reports it);
   a byte total that does not add up (an unknown token, a continuing-subword prefix) gives up;
-* when it drops characters (BERT's and Whitespace's pre-tokenizers), its match spans place each
-  piece, and each distinct piece's ids, token strings and relative offsets (anytok.hf's model
-  `_tokens_of`, which knows unknown tokens and "##" prefixes) are cached.
+* when it drops characters (BERT's and Whitespace's pre-tokenizers, whose dropped characters
+  are White_Space), one findall gives each piece with the gap before it; each distinct one's
+  ids, token strings and steps (gap, first token's length, then 0 and the next one's length
+  ...; a WordPiece "##" token's length is without its prefix, an unknown piece is one token
+  over all of it, other models say it through anytok.hf's `_tokens_of`) are cached, and one
+  running sum over all the steps, paired off, gives the offsets.
 
 Anything else (Metaspace, custom components, lone surrogates, ...) returns None and the caller
 takes anytok.hf's general NormalizedString path, which is exact everywhere.

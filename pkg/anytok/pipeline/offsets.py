@@ -46,6 +46,9 @@ class _Unsupported(Exception):
     pass
 
 
+_PIECES_CACHE_SIZE = 1 << 16
+
+
 def _pieces_cache(path) -> dict:
     """A dict of findall match -> `path._piece_info(...)` computing each missing one: a lookup
     per match in C, one Python call per distinct match, the common case (a WordPiece piece
@@ -62,6 +65,8 @@ def _pieces_cache(path) -> dict:
     exact = not all(c.isspace() for c in gap_chars)
 
     def missing(cache, key):
+        if len(cache) >= _PIECES_CACHE_SIZE:  # bounded, as the models' caches are
+            cache.clear()
         piece = key.lstrip()
         gap = len(key) - len(piece)
         if gap and (exact or key[gap - 1] in other_space):

@@ -535,6 +535,34 @@ def test_encode_with_offsets(name, corpora):
             assert all(type(o) is tuple and len(o) == 2 for o in offsets)
 
 
+def test_encode_with_offsets_after_reassigning_components():
+    """The offsets paths a pipeline builds on its first encode_with_offsets are rebuilt when a
+    component is reassigned after it: the next call uses the new one, as tokenizers does with
+    the same reassignment (a normalizer where there was none; Whitespace for BERT's
+    pre-tokenizer, which cuts "--" differently)."""
+    from anytok.pipeline import normalizers as N
+    from anytok.pipeline import pre_tokenizers as PT
+    from anytok.pipeline.tokenizer import Tokenizer as Pipeline
+
+    text = "Hello--World, DON'T stop... ÉCOLE x² 中文"
+    cases = [("llama3", "normalizer", N.Lowercase, T.normalizers.Lowercase),
+             ("minilm", "pre_tokenizer", PT.Whitespace, T.pre_tokenizers.Whitespace)]
+    for name, attr, ours_new, ref_new in cases:
+        cfg = json.loads(model_path(name).read_text(encoding="utf-8"))
+        pipe, ref = Pipeline.from_config(cfg), hf_from_json(cfg)
+        seen = []
+        for step in ("before", "after"):
+            if step == "after":
+                setattr(pipe, attr, ours_new())
+                setattr(ref, attr, ref_new())
+            enc = ref.encode(text, add_special_tokens=False)
+            got = pipe.encode_with_offsets(text)
+            assert got == (enc.ids, [tuple(o) for o in enc.offsets]), (name, step)
+            assert got[0] == pipe.encode(text), (name, step)
+            seen.append(got[0])
+        assert seen[0] != seen[1], name  # the reassignment changes the ids of this text
+
+
 def test_encode_with_offsets_refuses_non_str():
     from hf_support import anytok_tokenizer
 
@@ -585,6 +613,7 @@ LIST_PATH_VARIANTS = {
     "lowercase-replace": ("llama3", lambda c: c.update(normalizer={"type": "Sequence", "normalizers": [
         {"type": "Lowercase"}, {"type": "Replace", "pattern": {"String": "a"}, "content": "b"}]})),
     "wordpiece-whitespace": ("minilm", lambda c: c.update(pre_tokenizer={"type": "Whitespace"})),
+    "bpe-whitespace": ("llama2", lambda c: c.update(pre_tokenizer={"type": "Whitespace"})),
     "bert-keep-accents": ("minilm", lambda c: c["normalizer"].update(strip_accents=False)),
     "prepend-two": ("llama2", lambda c: c.update(normalizer={"type": "Prepend", "prepend": "▁▁"})),
     "byte-fallback-digits": ("llama2", lambda c: c.update(pre_tokenizer={"type": "Digits", "individual_digits": True})),
@@ -607,7 +636,7 @@ def test_list_path_variants(variant):
     pipe = Pipeline.from_config(cfg)
     assert ours._offsets_path() is not None
     for text in ["Hello World", " leading", "Ünïcödé ﬁ x²  ÉCOLE", "中文 测试 12345 日本語", "a\u0301e\u0323\u0302 İstanbul ΣΑΣ",
-                 "", "   ", "<s>x</s> [CLS] y", "tab\tnl\n\nend  "]:
+                 "", "   ", "<s>x</s> [CLS] y", "tab\tnl\n\nend  ", "x\x1c y \x1f\x1dz\u3000w\u00a0 \u2003"]:
         for add in (False, True):
             e1, e2 = ours.encode(text, add_special_tokens=add), ref.encode(text, add_special_tokens=add)
             expected = (e2.ids, e2.tokens, [tuple(o) for o in e2.offsets], e2.word_ids)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 from array import array
+from functools import lru_cache
+from operator import itemgetter
 
 import anytok
 from anytok.files import tokenizer_from_bytes, tokenizer_to_bytes
@@ -410,11 +412,18 @@ def _native_offsets(tok, text: str, kwargs: dict) -> tuple[list[int], list[tuple
     return list(ids), offsets
 
 
+_first, _second = itemgetter(0), itemgetter(1)
+
+
+def _same_index(i: int) -> int:
+    return i
+
+
 def _utf16_index(text: str):
     """A function from code-point index in `text` to UTF-16 index (identity when there is no
     character beyond the BMP)."""
     if len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text):
-        return lambda i: i
+        return _same_index
     table = [0]
     for c in text:
         table.append(table[-1] + (2 if c > "\uffff" else 1))
@@ -428,8 +437,12 @@ def encode_offsets(key: str, text: str, allowed, disallowed, add_special=None) -
     u16 = _utf16_index(text)
     out = array("i", bytes(12 * len(ids)))
     out[0::3] = array("i", ids)
-    out[1::3] = array("i", [u16(a) for a, _ in offsets])
-    out[2::3] = array("i", [u16(b) for _, b in offsets])
+    # (maps, no Python call per token: the offsets of a long text are most of this call's work)
+    starts, ends = map(_first, offsets), map(_second, offsets)
+    if u16 is not _same_index:
+        starts, ends = map(u16, starts), map(u16, ends)
+    out[1::3] = array("i", starts)
+    out[2::3] = array("i", ends)
     return out
 
 

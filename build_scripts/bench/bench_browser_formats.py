@@ -32,6 +32,14 @@ Three tables, in markdown, with the date, the machine, the versions and the exac
   Hugging Face's converters write SentencePiece models.  A corpus on which a library raises is
   compared again cut into blocks of lines (about 4,096 characters each).
 
+With `--offsets`, only this: anytok's `tok.encode(text, { offsets: true })` (ids and UTF-16
+offsets) against `tok.encode(text)` on the four corpora (the first `--offsets-chars` code points
+of each, one call), for o200k_base and the Llama 3 and MiniLM tokenizer.json files
+(`--offsets-models`): median of `--runs` calls of each, alternated, after an untimed call of each
+that checks both give the same ids and one offset per id; the ratio is the offsets' cost.
+
+    python build_scripts/bench/bench_browser_formats.py --offsets [--runs 3] [--offsets-chars 200000]
+
 A script, not a test: timings depend on the machine and its load.  Models come from
 fetch_models.py's cache (.cache/models).
 """
@@ -70,6 +78,12 @@ MODELS = {
     "sp-unigram": ("test_model.model as tokenizer.json (Unigram, Precompiled)", None),
 }
 SPEED_MODELS = ["llama3", "qwen3"]
+# --offsets: name -> (label, AnyTok.load's options; "url" is a file of fetch_models' cache)
+OFFSETS_MODELS = {
+    "o200k": ("o200k_base", {"encoding": "o200k_base"}),
+    "llama3": ("Llama 3 (tokenizer.json)", {"url": "llama3.tokenizer.json"}),
+    "minilm": ("MiniLM (tokenizer.json: BERT normalizer, WordPiece)", {"url": "minilm.tokenizer.json"}),
+}
 LIBS = ["anytok", "tokenizers.js"]
 START_TEXT = "Hello, world! How many tokens is this?"
 
@@ -164,6 +178,27 @@ if (params.has("first")) {
       const ms = performance.now() - start;
       window.lastIds = ids;
       return { ms, n: ids.length };
+    },
+    // --offsets: one anytok tokenizer (`spec`: AnyTok.load's options) timed with and without
+    // offsets on window.text, cut to its first `chars` code points (0: all of it).
+    async setupOffsets(spec) {
+      const { AnyTok } = await import("../anytok.js");
+      if (spec.url) spec = { ...spec, url: new URL(spec.url, location.href).href };
+      this.offsetsTok = await AnyTok.load(spec);
+      return this.offsetsTok.runtimeInfo;
+    },
+    cut(chars) {
+      if (chars > 0) window.text = Array.from(window.text).slice(0, chars).join("");
+      return window.text.length;
+    },
+    async timeOffsets(withOffsets) {
+      const tok = this.offsetsTok;
+      const start = performance.now();
+      const got = withOffsets ? await tok.encode(window.text, { offsets: true }) : await tok.encode(window.text);
+      const ms = performance.now() - start;
+      const ids = withOffsets ? got.ids : got;
+      window.lastOffsets = withOffsets ? got : null;
+      return { ms, n: ids.length, fnv: fnv(ids), offsets: withOffsets ? got.offsets.length : -1 };
     },
     // The ids of each text (or an error's message).
     async idsOf(name, texts) {
@@ -416,6 +451,84 @@ def describe(cps: list[int], limit: int = 12) -> str:
     return ", ".join(shown) + (f", … ({len(ranges)} ranges)" if len(ranges) > limit else "")
 
 
+def offsets_bench(args, command: str) -> int:
+    """--offsets: anytok's `tok.encode(text, { offsets: true })` against `tok.encode(text)` in
+    the page, per model and corpus; prints the table and the ratios."""
+    from playwright.sync_api import sync_playwright
+
+    models = [m.strip() for m in args.offsets_models.split(",") if m.strip()]
+    for m in models:
+        if m not in OFFSETS_MODELS:
+            raise SystemExit(f"--offsets-models: unknown {m!r} (known: {', '.join(OFFSETS_MODELS)})")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    host = machine()
+    t0 = time.monotonic()
+    build([], args.corpora)
+    for m in models:
+        url = OFFSETS_MODELS[m][1].get("url")
+        if url:
+            shutil.copy2(fetch_models.models_dir() / url, OUT / "models" / url)
+    url = start_server()
+    outside: list[str] = []
+    guard = bench_common.guard_into(outside)
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=bench_common.CHROMIUM, args=bench_common.CHROMIUM_ARGS)
+        version = browser.version
+        page = browser.new_context().new_page()
+        page.context.route("**/*", guard)
+        page.set_default_timeout(1_800_000)
+        page.goto(url)
+        page.wait_for_function("window.bench !== undefined")
+        runtime: dict = {}
+        for m in models:
+            spec = dict(OFFSETS_MODELS[m][1])
+            if "url" in spec:
+                spec["url"] = f"models/{spec['url']}"
+            log(f"{m}: loading")
+            runtime = page.evaluate("([s]) => bench.setupOffsets(s)", [spec])
+            for key, file in bench_common.CORPORA.items():
+                page.evaluate("([u]) => bench.corpus(u)", [f"corpora/{file}"])
+                chars = page.evaluate("([n]) => bench.cut(n)", [args.offsets_chars])
+                text_bytes = len((args.corpora / file).read_text(encoding="utf-8")[: args.offsets_chars or None]
+                                 .encode("utf-8"))
+                log(f"{m} / {key}: {chars} UTF-16 units")
+                # Untimed warm-up of both (the tokenizer's caches are kept from then on: both
+                # modes are timed warm), and the check: same ids, one offset per id.
+                plain = page.evaluate("() => bench.timeOffsets(false)")
+                witho = page.evaluate("() => bench.timeOffsets(true)")
+                if (plain["n"], plain["fnv"]) != (witho["n"], witho["fnv"]) or witho["offsets"] != witho["n"]:
+                    raise SystemExit(f"{m} / {key}: encode with offsets gave other ids than encode ({plain} / {witho})")
+                times: dict = {False: [], True: []}
+                for r in range(args.runs):
+                    for mode in ((False, True) if r % 2 == 0 else (True, False)):
+                        times[mode].append(page.evaluate("([o]) => bench.timeOffsets(o)", [mode])["ms"])
+                rows.append((m, key, text_bytes, statistics.median(times[False]), statistics.median(times[True])))
+                log(f"{m} / {key}: ids {rows[-1][3]:.0f} ms, offsets {rows[-1][4]:.0f} ms")
+        page.context.close()
+        browser.close()
+    if outside:
+        raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")
+    print(f"Offsets in the page, {started:%Y-%m-%d %H:%M} UTC ({time.monotonic() - t0:.0f} s): headless Chromium "
+          f"{version}; anytok {runtime.get('anytok', '?')} in Pyodide {build_web.pinned_pyodide_version()} "
+          f"(Python {runtime.get('python', '?')}).")
+    print(f"Machine: {host} at the start.  Command: `{command}`.\n")
+    print(f"`tok.encode(text, {{ offsets: true }})` (ids and UTF-16 offsets) against `tok.encode(text)`, "
+          f"{'the first ' + format(args.offsets_chars, ',') + ' code points' if args.offsets_chars else 'all'} of each "
+          f"corpus in one call, median of {args.runs} calls of each (alternated) after an untimed one of each "
+          f"(warm: the tokenizer's caches kept); text to the worker and the result back included.\n")
+    print("| tokenizer | corpus | KB | encode ms | encode with offsets ms | offsets ÷ ids |")
+    print("|---|---|---:|---:|---:|---:|")
+    ratios = []
+    for m, key, nbytes, a, b in rows:
+        ratios.append(b / a)
+        print(f"| {OFFSETS_MODELS[m][0]} | {key} | {nbytes / 1000:.0f} | {a:.0f} | {b:.0f} | {b / a:.2f}× |")
+    if ratios:
+        print(f"\nOffsets ÷ ids: median {statistics.median(ratios):.2f}×, worst {max(ratios):.2f}× "
+              f"({sum(r <= 1.5 for r in ratios)} of {len(ratios)} within 1.5×).")
+    return 0
+
+
 def machine() -> str:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"{bench_common.cpu_model()}, nproc {os.cpu_count()}, {platform.system()} {platform.release()}, "
@@ -436,18 +549,26 @@ def main(argv: list[str] | None = None, command: str | None = None) -> int:
                     help="sweep only the code points below this one (quick runs; default 0x110000)")
     ap.add_argument("--no-sweep", action="store_true", help="skip the code-point sweep (quick runs)")
     ap.add_argument("--corpora", type=Path, default=bench_common.CORPORA_DIR)
+    ap.add_argument("--offsets", action="store_true",
+                    help="measure only anytok's encode with offsets against its encode (see offsets_bench)")
+    ap.add_argument("--offsets-models", default=",".join(OFFSETS_MODELS),
+                    help=f"with --offsets (default {','.join(OFFSETS_MODELS)})")
+    ap.add_argument("--offsets-chars", type=int, default=200_000,
+                    help="with --offsets: the first N code points of each corpus, 0 for all (default 200000)")
     args = ap.parse_args(argv)
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in models:
         if m not in MODELS:
             ap.error(f"unknown model {m!r} (known: {', '.join(MODELS)})")
     timed = [m for m in SPEED_MODELS if m in models]
+    command = command or "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench/bench_browser_formats.py",
+                                                           *(argv if argv is not None else sys.argv[1:])])
+    if args.offsets:
+        return offsets_bench(args, command)
 
     import tokenizers
     from playwright.sync_api import sync_playwright
 
-    command = command or "python " + " ".join(shlex.quote(a) for a in ["build_scripts/bench/bench_browser_formats.py",
-                                                           *(argv if argv is not None else sys.argv[1:])])
     started = datetime.datetime.now(datetime.timezone.utc)
     host = machine()
     t0 = time.monotonic()

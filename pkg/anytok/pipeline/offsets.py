@@ -14,9 +14,12 @@ character's range), or, when nothing cheaper is exact, the alignment list of any
   byte); bytes become characters through a prefix count of the segment's UTF-8 start bytes (a
   token starting or ending inside a character covers that character, as tokenizers reports it);
   a byte total that does not add up (an unknown token, a continuing-subword prefix) gives up;
-* when it drops characters (BERT's and Whitespace's pre-tokenizers), its match spans place each
-  piece, and each distinct piece's ids, token strings and relative offsets (anytok.hf's model
-  `_tokens_of`, which knows unknown tokens and "##" prefixes) are cached.
+* when it drops characters (BERT's and Whitespace's pre-tokenizers, whose dropped characters
+  are White_Space), one findall gives each piece with the gap before it; each distinct one's
+  ids, token strings and steps (gap, first token's length, then 0 and the next one's length
+  ...; a WordPiece "##" token's length is without its prefix, an unknown piece is one token
+  over all of it, other models say it through anytok.hf's `_tokens_of`) are cached, and one
+  running sum over all the steps, paired off, gives the offsets.
 
 Anything else (Metaspace, custom components, lone surrogates, ...) returns None and the caller
 takes anytok.hf's general NormalizedString path, which is exact everywhere.
@@ -41,6 +44,54 @@ _LEN_KEEPING = ("Lowercase",)
 
 class _Unsupported(Exception):
     pass
+
+
+_PIECES_CACHE_SIZE = 1 << 16
+
+
+def _pieces_cache(path) -> dict:
+    """A dict of findall match -> `path._piece_info(...)` computing each missing one: a lookup
+    per match in C, one Python call per distinct match, the common case (a WordPiece piece
+    that is one token, known or unknown, covering all of it) done here."""
+    gap_chars = path.gap_chars
+    tokenize = path.tokenize_piece
+    values, prefix = path.wordpiece or (None, "")
+    plen = len(prefix)
+    slow = path._piece_info
+    # str.lstrip() (no argument: several times faster than with one) strips the gap, which
+    # is White_Space only, and, when the piece starts with one, the few characters Python
+    # counts as space that are not White_Space (never White_Space: a piece has none).
+    other_space = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in gap_chars)
+    exact = not all(c.isspace() for c in gap_chars)
+
+    def missing(cache, key):
+        if len(cache) >= _PIECES_CACHE_SIZE:  # bounded, as the models' caches are
+            cache.clear()
+        piece = key.lstrip()
+        gap = len(key) - len(piece)
+        if gap and (exact or key[gap - 1] in other_space):
+            piece = key.lstrip(gap_chars)
+            gap = len(key) - len(piece)
+        if values is None or not piece:
+            v = cache[key] = slow(key, piece)
+            return v
+        # anytok.hf's WordPiece._tokens_of without its Token objects: one token (known or
+        # unknown) covers all of the piece; after the first, a "##" token is as long as its
+        # text without the prefix.
+        p_ids = tokenize(piece)
+        if len(p_ids) == 1:
+            v = cache[key] = (p_ids, (gap, len(piece)), [values[p_ids[0]]], (1,))
+            return v
+        toks = list(map(values.__getitem__, p_ids))
+        steps = [gap, len(toks[0])]
+        for t in toks[1:]:
+            steps += (0, len(t) - plen if t.startswith(prefix) else len(t))
+        if sum(steps) != len(key):
+            raise _Unsupported("a piece whose tokens do not cover it")
+        v = cache[key] = (p_ids, tuple(steps), toks, (1,) + (0,) * (len(p_ids) - 1))
+        return v
+
+    return type("PiecesCache", (dict,), {"__missing__": missing, "__slots__": ()})()
 
 
 def offsets_path(tok, hf_normalizer, hf_model):
@@ -141,8 +192,29 @@ class OffsetsPath:
             self.mode = "spans"
             import re
 
-            self.split_rx = re.compile("(" + pre._rx.pattern + ")").split
-        self.pieces_cache: dict = {}
+            from . import _unicode as U
+
+            # The characters the pattern does not match are White_Space: each match is found
+            # with the gap before it (possessive, and the trailing gap its own match, so that
+            # no gap is scanned twice).
+            if pre.type == "BertPreTokenizer":
+                gaps = U.ranges("WHITE_SPACE_17")
+            else:
+                from .._unicode_tables import WHITE_SPACE
+
+                gaps = sorted(WHITE_SPACE)
+            ws = U.re_class(gaps)
+            self.find_pieces = re.compile(f"{ws}*+(?:{pre._rx.pattern})|{ws}+\\Z").findall
+            self.gap_chars = "".join(chr(c) for lo, hi in gaps for c in range(lo, hi + 1))
+        self.wordpiece = None
+        self.tokenize_piece = model.tokenize
+        if getattr(hf_model, "_type", None) == "WordPiece" and type(model).__name__ == "WordPiece":
+            cfg = hf_model._cfg
+            # (its `_word`: the model's own cache would only hold the same ids twice)
+            self.wordpiece = (model._ids, cfg["continuing_subword_prefix"] or "")
+            self.tokenize_piece = model._word
+        if self.mode == "spans":
+            self.pieces_cache = _pieces_cache(self)
         many = getattr(model, "tokenize_many", None)
         if many is None:
             one = model.tokenize
@@ -301,44 +373,58 @@ class OffsetsPath:
         return "".join(outs), (owner, list(map((1).__add__, owner)))
 
     def _segment(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
-        tok = self.tok
         if self.mode == "contiguous":
             return self._contiguous(sub, s0, start, align, ids, offsets, words, tokens, state)
-        # Pieces and their places from one regex split (matches at odd indexes); each distinct
-        # piece's ids, token strings and relative offsets are cached.
-        parts = self.split_rx(sub)
-        pieces = parts[1::2]
-        if not pieces:
+        # One findall gives the pieces, each with the dropped characters before it (see
+        # __init__).  Offsets come from one running sum over steps: a piece of tokens t1..tm
+        # steps over (its gap, len t1, 0, len t2, ..., 0, len tm) (a step 0 starts the next
+        # token where the last one ended), so the sums alternate a token's start and its end
+        # and pairing them off gives the offsets; word indexes likewise sum steps (1, 0, ...).
+        # Nothing is done per token in Python; each distinct piece's steps are computed once.
+        try:
+            hits = list(map(self.pieces_cache.__getitem__, self.find_pieces(sub)))
+        except _Unsupported:
+            return False
+        if not hits:
             return True
-        places = list(accumulate(map(len, parts), initial=s0))[1::2]
-        cache = self.pieces_cache
-        hits = list(map(cache.get, pieces))
-        if None in hits:
-            model = tok.model
-            hf_model = self.hf_model
-            for k in [k for k, h in enumerate(hits) if h is None]:
-                piece = pieces[k]
-                h = cache.get(piece)
-                if h is None:
-                    p_ids = model.tokenize(piece)
-                    toks = hf_model._tokens_of(piece, p_ids)
-                    h = cache[piece] = (p_ids, [t.offsets[0] for t in toks], [t.offsets[1] for t in toks],
-                                        [t.value for t in toks])
-                hits[k] = h
-        counts = list(map(len, map(_first, hits)))
-        n = sum(counts)
-        chain = _chain
-        w0 = state[0]
-        ids += chain(map(_first, hits))
-        at = list(chain(map(repeat, places, counts)))
-        cs = map(int.__add__, chain(map(_second, hits)), at)
-        ce = map(int.__add__, chain(map(_third, hits)), at)
-        self._place(cs, ce, 0, start, align, offsets)
-        words += chain(map(repeat, range(w0, w0 + len(pieces)), counts))
-        state[0] = w0 + len(pieces)
+        if align is None:
+            sums = accumulate(_chain(map(_second, hits)), initial=start + s0)
+            next(sums)
+            offsets += zip(sums, sums)
+        else:
+            sums = list(accumulate(_chain(map(_second, hits)), initial=0))
+            if not len(sums) % 2:
+                sums.pop()  # the trailing gap's
+            self._place(sums[1::2], sums[2::2], s0, start, align, offsets)
+        ids += _chain(map(_first, hits))
         if tokens is not None:
-            tokens += chain(map(_fourth, hits))
-        return n >= 0
+            tokens += _chain(map(_third, hits))
+        w0 = state[0]
+        k = len(words)
+        words += accumulate(_chain(map(_fourth, hits)), initial=w0 - 1)
+        del words[k]  # the initial value
+        state[0] = words[-1] + 1 if len(words) > k else w0
+        return True
+
+    def _piece_info(self, key: str, piece: str):
+        """(ids, steps, token strings, word steps) of one findall match `key`, `piece` after
+        a gap of dropped characters, with anytok.hf's model (see _segment and _pieces_cache);
+        raises _Unsupported when its tokens do not start at its start and end at its end (the
+        general path decides then)."""
+        gap = len(key) - len(piece)
+        if not piece:  # the text's trailing gap: its step is the last, unpaired sum
+            return [], (gap,), [], ()
+        p_ids = self.tokenize_piece(piece)
+        got = self.hf_model._tokens_of(piece, p_ids)
+        toks = [t.value for t in got]
+        starts = [t.offsets[0] for t in got]
+        ends = [t.offsets[1] for t in got]
+        if not p_ids or starts[0] != 0 or ends[-1] != len(piece):
+            raise _Unsupported("a piece whose tokens do not cover it")
+        steps = [gap, ends[0]]
+        for k in range(1, len(ends)):
+            steps += (starts[k] - ends[k - 1], ends[k] - starts[k])
+        return p_ids, tuple(steps), toks, (1,) + (0,) * (len(p_ids) - 1)
 
     def _contiguous(self, sub, s0, start, align, ids, offsets, words, tokens, state) -> bool:
         tok = self.tok

@@ -183,11 +183,29 @@ class Tokenizer(IncrementalMixin):
         state.pop("_hf_offsets", None)
         return state
 
+    def _offsets_components(self) -> tuple:
+        # What the offsets paths are built from: a component reassigned since makes them stale.
+        return (self.model, self.normalizer, self.pre_tokenizer, self.post_processor, self.added)
+
+    def _offsets_cached(self, name: str):
+        """The cached offsets path `name` (None when not built or built from other components;
+        the components themselves are kept with it, so identity cannot be a reused id)."""
+        got = self.__dict__.get(name)
+        if got is None:
+            return None
+        built_from, value = got
+        now = self._offsets_components()
+        for a, b in zip(built_from, now):
+            if a is not b:
+                return None
+        return got
+
     def _offsets_path(self):
         # pipeline/offsets.py's fast path (None: every text takes the general one).  A
         # post-processor that trims offsets (ByteLevel / Roberta trim_offsets) changes them
         # after the fact: the general path does that.
-        if "_offsets_path_built" not in self.__dict__:
+        got = self._offsets_cached("_offsets_path_built")
+        if got is None:
             from .offsets import offsets_path
 
             path = None
@@ -195,22 +213,22 @@ class Tokenizer(IncrementalMixin):
             if pp is None or '"trim_offsets": true' not in _json_dumps(pp.to_config()):
                 hf = self._offsets_tokenizer()
                 path = offsets_path(self, hf._normalizer, hf._model)
-            self.__dict__["_offsets_path_built"] = path
-        return self.__dict__["_offsets_path_built"]
+            got = self.__dict__["_offsets_path_built"] = (self._offsets_components(), path)
+        return got[1]
 
     def _offsets_tokenizer(self):
-        # anytok.hf's Tokenizer over this pipeline's configuration (built once), sharing the
-        # model implementation so the tables are not built twice.
-        hf = self.__dict__.get("_hf_offsets")
-        if hf is None:
+        # anytok.hf's Tokenizer over this pipeline's configuration (built once per set of
+        # components), sharing the model implementation so the tables are not built twice.
+        got = self._offsets_cached("_hf_offsets")
+        if got is None:
             from ..hf.tokenizer import Tokenizer as _HFTokenizer
 
             cfg = self.to_tokenizer_json()
             cfg["truncation"] = cfg["padding"] = None
             hf = _HFTokenizer._from_config(cfg)
             hf._model.__dict__["_impl_cache"] = self.model
-            self.__dict__["_hf_offsets"] = hf
-        return hf
+            got = self.__dict__["_hf_offsets"] = (self._offsets_components(), hf)
+        return got[1]
 
     def _parts(self, text: str, batch: int = 0) -> Iterator[list[int]]:
         """The ids of `text` (no post-processor), in order, as consecutive lists: one per

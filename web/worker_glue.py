@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from array import array
-from functools import lru_cache
 from operator import itemgetter
 
 import anytok

@@ -281,6 +281,24 @@ export interface SentencePieceTrainOptions extends TrainURLOptions {
 }
 
 /**
+ * tokenizers' WordLevelTrainer (anytok.hf): a Lowercase normalizer (unless `lowercase: false`),
+ * the Whitespace pre-tokenizer and a WordLevel model, each word a token (others `unkToken`);
+ * `files.tokenizerJson` is what tokenizers would save.
+ */
+export interface WordLevelTrainOptions extends TrainURLOptions {
+  kind: "wordlevel";
+  style?: "hf";
+  vocabSize: number;
+  minFrequency?: number;
+  /** Default ["[UNK]"]. */
+  specialTokens?: readonly string[];
+  /** Default "[UNK]". */
+  unkToken?: string;
+  /** Default true. */
+  lowercase?: boolean;
+}
+
+/**
  * tokenizers' WordPieceTrainer (anytok.hf) with BERT's pipeline: BertNormalizer(lowercase),
  * BertPreTokenizer, the WordPiece decoder and, when [CLS] and [SEP] are special tokens,
  * TemplateProcessing "[CLS] $A [SEP]"; `files.tokenizerJson` is what tokenizers would save.
@@ -319,7 +337,7 @@ export interface HfUnigramTrainOptions extends TrainURLOptions {
 }
 
 /** What `AnyTok.train` trains besides byte-level BPE. */
-export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions | HfUnigramTrainOptions;
+export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions | WordLevelTrainOptions | HfUnigramTrainOptions;
 
 /**
  * A progress report of training another kind than byte-level BPE: reading the texts (characters
@@ -359,7 +377,7 @@ export type TrainingInfo = ByteBpeTrainingInfo | KindTrainingInfo;
 
 /** Another kind than byte-level BPE. */
 export interface KindTrainingInfo {
-  readonly kind: "unigram" | "bpe" | "char" | "word" | "wordpiece";
+  readonly kind: "unigram" | "bpe" | "char" | "word" | "wordpiece" | "wordlevel";
   readonly style: "sentencepiece" | "hf";
   readonly nVocab: number;
   /** Seconds the training took in the worker. */

@@ -260,6 +260,22 @@ def test_demo_train_view_trains_each_kind_and_downloads(browser, demo_url, corpo
         demo.click("#train-download-json")
     assert d.value.suggested_filename == "tokenizer.json"
     assert Path(d.value.path()).read_text(encoding="utf-8") == hf_native(lines, "wordpiece", 400).to_str()
+    # WordLevel: the tokenizer.json download, then try it (anytok.load reads a WordLevel).
+    demo.select_option("#train-kind", "wordlevel")
+    assert demo.is_visible("#train-lowercase") and demo.is_hidden("#train-coverage")
+    demo.fill("#train-vocab", "300")
+    demo.fill("#train-specials", "[UNK]")
+    demo.click("#train-start")
+    demo.wait_for_selector("#train-view[data-state=done]", state="attached")
+    with demo.expect_download() as d:
+        demo.click("#train-download-json")
+    words_json = Path(d.value.path()).read_text(encoding="utf-8")
+    assert words_json == hf_native(lines, "wordlevel", 300).to_str()
+    tried = demo.get_attribute("#train-view", "data-tried")
+    demo.fill("#train-try", PROBE + " zzzunknown")
+    demo.wait_for_function("(before) => document.querySelector('#train-view').dataset.tried !== before", arg=tried)
+    shown = demo.eval_on_selector_all("#train-tokens .t", "els => els.flatMap((e) => e.dataset.ids.split(' ').map(Number))")
+    assert shown == anytok.load(words_json.encode()).encode(PROBE + " zzzunknown")
     ctx.close()
     guard.check()
     assert errors == []

@@ -323,8 +323,12 @@ async function tryText() {
     const pieces = await tok.tokenize(text.slice(0, TRY_LIMIT), options);
     if (generation !== train.tries || tok !== train.tok) return;
     $("train-count").textContent = fmt.format(count);
+    // Text in no token (e.g. the spaces a Whitespace pre-tokenizer drops) is shown faded, as
+    // the Count view shows it.
+    let k = 0;
     $("train-tokens").innerHTML = pieces
-      .map((p, i) => `<span class="t c${i % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${visible(p.text)}</span>`)
+      .map((p) => p.ids.length === 0 ? `<span class="gap" title="in no token">${visible(p.text)}</span>`
+        : `<span class="t c${k++ % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${visible(p.text)}</span>`)
       .join("");
     $("train-view").dataset.tried = String(generation);
   } catch (err) {

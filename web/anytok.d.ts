@@ -280,22 +280,27 @@ export interface SentencePieceTrainOptions extends TrainURLOptions {
   name?: string;
 }
 
-/**
- * tokenizers' WordLevelTrainer (anytok.hf): a Lowercase normalizer (unless `lowercase: false`),
- * the Whitespace pre-tokenizer and a WordLevel model, each word a token (others `unkToken`);
- * `files.tokenizerJson` is what tokenizers would save.
- */
-export interface WordLevelTrainOptions extends TrainURLOptions {
-  kind: "wordlevel";
+/** The options tokenizers' WordPieceTrainer and WordLevelTrainer share (anytok.hf). */
+export interface WordTrainOptions extends TrainURLOptions {
   style?: "hf";
   vocabSize: number;
   minFrequency?: number;
-  /** Default ["[UNK]"]. */
+  /** Default: WordPiece ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], WordLevel ["[UNK]"]. */
   specialTokens?: readonly string[];
   /** Default "[UNK]". */
   unkToken?: string;
   /** Default true. */
   lowercase?: boolean;
+  name?: string;
+}
+
+/**
+ * tokenizers' WordLevelTrainer (anytok.hf): a Lowercase normalizer (unless `lowercase: false`),
+ * the Whitespace pre-tokenizer and a WordLevel model, each word a token (others `unkToken`);
+ * `files.tokenizerJson` is what tokenizers would save.
+ */
+export interface WordLevelTrainOptions extends WordTrainOptions {
+  kind: "wordlevel";
 }
 
 /**
@@ -303,22 +308,12 @@ export interface WordLevelTrainOptions extends TrainURLOptions {
  * BertPreTokenizer, the WordPiece decoder and, when [CLS] and [SEP] are special tokens,
  * TemplateProcessing "[CLS] $A [SEP]"; `files.tokenizerJson` is what tokenizers would save.
  */
-export interface WordPieceTrainOptions extends TrainURLOptions {
+export interface WordPieceTrainOptions extends WordTrainOptions {
   kind: "wordpiece";
-  style?: "hf";
-  vocabSize: number;
-  minFrequency?: number;
-  /** Default ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]. */
-  specialTokens?: readonly string[];
-  /** Default "[UNK]". */
-  unkToken?: string;
-  /** Default true. */
-  lowercase?: boolean;
   stripAccents?: boolean | null;
   limitAlphabet?: number;
   /** Default "##". */
   continuingSubwordPrefix?: string;
-  name?: string;
 }
 
 /** tokenizers' UnigramTrainer (anytok.hf) with NFKC and Metaspace; `files.tokenizerJson`. */

@@ -6,7 +6,8 @@
 * `wordlevel.WordLevel`: the whole pre-token looked up, else the unk token.
 
 Every model offers `tokenize(piece) -> list[int]`, `token_to_id`, `id_to_token` and
-`vocab_size`, plus `to_config()` / `from_config()` for serialization.
+`vocab_size` (the last three from `vocab.VocabLookup`), plus `to_config()` / `from_config()`
+for serialization.
 """
 
 from .bpe_merges import BPEMerges

@@ -7,32 +7,21 @@ it at encode time, not when the model is built).
 
 from __future__ import annotations
 
+from .vocab import VocabLookup, ids_table
+
 __all__ = ["WordLevel", "MISSING_UNK"]
 
 MISSING_UNK = "WordLevel error: Missing [UNK] token from the vocabulary"
 
 
-class WordLevel:
+class WordLevel(VocabLookup):
     kind = "WordLevel"
 
     def __init__(self, vocab: dict[str, int], *, unk_token: str = "<unk>"):
         self.vocab = dict(vocab)
         self.unk_token = unk_token
-        size = max(self.vocab.values(), default=-1) + 1
-        self._ids: list[str | None] = [None] * size
-        for tok, i in self.vocab.items():
-            self._ids[i] = tok
+        self._ids = ids_table(self.vocab)
         self._unk_id = self.vocab.get(unk_token)
-
-    def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
-
-    def id_to_token(self, i: int) -> str | None:
-        return self._ids[i] if 0 <= i < len(self._ids) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
 
     def tokenize(self, piece: str) -> list[int]:
         i = self.vocab.get(piece)

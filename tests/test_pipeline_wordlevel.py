@@ -129,3 +129,13 @@ def test_missing_unk_token_field_and_untyped_model(tmp_path):
     path.write_text(json.dumps(cfg))
     ref, tok = HFTokenizer.from_file(str(path)), anytok.load(str(path))
     assert tok.encode("b a x") == ref.encode("b a x").ids == [1, 0, 2]
+
+
+def test_atok_round_trip(trained, tmp_path, corpora):
+    # anytok's own file keeps the vocabulary as a column; the reloaded tokenizer is the same.
+    path, ref = trained["bert"]
+    tok = anytok.load(str(path))
+    anytok.save(tok, str(tmp_path / "words.atok"))
+    again = anytok.load(str(tmp_path / "words.atok"))
+    for text in _lines(corpora["en"], TRAIN_LINES, 50):
+        assert again.encode(text, add_special_tokens=True) == ref.encode(text).ids

@@ -32,6 +32,12 @@ fi
 # transformers 5.23.0 on anytok.hf: .cache/venv-tfm, with a `tokenizers` 0.23.3 wheel built from
 # anytok.hf in place of the real one (tests/test_hf_transformers.py); rebuilt only when stale.
 .venv/bin/python build_scripts/build_tokenizers_shim.py --quiet >/dev/null
+# sentencepiece 0.2.3 from PyPI in a venv of its own (the project pins 0.2.1):
+# tests/test_train_sentencepiece.py holds anytok's trainer to it where 0.2.1 and 0.2.3 agree.
+if ! .cache/venv-spm023/bin/python -c 'import sentencepiece as s; assert s.__version__ == "0.2.3"' 2>/dev/null; then
+    .venv/bin/python -m venv --clear .cache/venv-spm023
+    .cache/venv-spm023/bin/python -m pip install --quiet 'sentencepiece==0.2.3'
+fi
 # setuptools and wheel, for tests/test_docs.py's run of the README's main command in a fresh venv
 # (pip builds the checkout in an isolated environment; the test runs it with no index).
 if ! ls .cache/wheelhouse/setuptools-*.whl >/dev/null 2>&1 || ! ls .cache/wheelhouse/wheel-*.whl >/dev/null 2>&1; then

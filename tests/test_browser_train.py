@@ -4,10 +4,10 @@ bytes that the same training gives natively, and the demo's Train view offers it
 For one small case of each kind (a few KB of Emma, split into lines as spm_train and tokenizers'
 `train(files)` read a file): the `.model` bytes of a SentencePiece Unigram and BPE model equal
 native `anytok.train(style="sentencepiece")`'s and `sentencepiece`'s own (the pinned reference,
-run in-process with `sentence_iterator`); the tokenizer.json of tokenizers' WordPiece and Unigram
-trainers equals native `anytok.hf`'s with the same pipeline (tokenizers itself is
-not deterministic for WordPiece and Unigram: its hash maps order ties; tests/test_train_hf.py
-holds anytok.hf to it).  Then: progress advances, cancel rejects with AbortError and leaves the
+run in-process with `sentence_iterator`); the tokenizer.json of tokenizers' WordPiece, WordLevel
+and Unigram trainers equals native `anytok.hf`'s with the same pipeline (and tokenizers' own for
+WordLevel; tokenizers itself is not deterministic for WordPiece and Unigram: its hash maps order
+ties; tests/test_train_hf.py holds anytok.hf to it).  Then: progress advances, cancel rejects with AbortError and leaves the
 next training working, and the Train view trains, tries and downloads a .model and a
 tokenizer.json.  Debian's Chromium through Playwright, every request outside 127.0.0.1 blocked
 (browser_support.py).
@@ -89,6 +89,11 @@ def hf_native(lines, kind, vocab_size):
         tok.decoder = decoders.WordPiece(prefix="##")
         trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
                                             show_progress=False)
+    elif kind == "wordlevel":
+        tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+        tok.normalizer = normalizers.Lowercase()
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False)
     else:
         raise ValueError(kind)
     tok.train_from_iterator(lines, trainer)
@@ -142,11 +147,19 @@ def test_sentencepiece_model_in_the_page_equals_native(shim, lines, kind):
     assert any(p.get("target") for p in got["progress"])
 
 
-@pytest.mark.parametrize("kind,vocab_size", [("wordpiece", 400), ("unigram", 300)])
+@pytest.mark.parametrize("kind,vocab_size", [("wordpiece", 400), ("wordlevel", 300), ("unigram", 300)])
 def test_tokenizers_trainer_in_the_page_equals_native(shim, lines, kind, vocab_size):
     native = hf_native(lines, kind, vocab_size)
     got = shim.evaluate(JS_TRAIN, [lines, {"kind": kind, "style": "hf", "vocabSize": vocab_size}, PROBE])
     assert got["tokenizerJson"] == native.to_str()
+    if kind == "wordlevel":  # (deterministic in tokenizers too: the same file)
+        import tokenizers
+
+        ref = tokenizers.Tokenizer.from_str(native.to_str())
+        ref.train_from_iterator(lines, tokenizers.trainers.WordLevelTrainer(
+            vocab_size=vocab_size, special_tokens=["[UNK]"], show_progress=False))
+        assert ref.to_str() == got["tokenizerJson"]
+        assert got["ids"] == ref.encode(PROBE).ids and ref.token_to_id("[UNK]") in got["ids"]
     assert got["model"] is None and got["kind"] == kind and got["style"] == "hf"
     # (the page encodes without the post-processor's [CLS] and [SEP], as anytok's encode does)
     assert got["ids"] == native.encode(PROBE, add_special_tokens=False).ids
@@ -247,6 +260,22 @@ def test_demo_train_view_trains_each_kind_and_downloads(browser, demo_url, corpo
         demo.click("#train-download-json")
     assert d.value.suggested_filename == "tokenizer.json"
     assert Path(d.value.path()).read_text(encoding="utf-8") == hf_native(lines, "wordpiece", 400).to_str()
+    # WordLevel: the tokenizer.json download, then try it (anytok.load reads a WordLevel).
+    demo.select_option("#train-kind", "wordlevel")
+    assert demo.is_visible("#train-lowercase") and demo.is_hidden("#train-coverage")
+    demo.fill("#train-vocab", "300")
+    demo.fill("#train-specials", "[UNK]")
+    demo.click("#train-start")
+    demo.wait_for_selector("#train-view[data-state=done]", state="attached")
+    with demo.expect_download() as d:
+        demo.click("#train-download-json")
+    words_json = Path(d.value.path()).read_text(encoding="utf-8")
+    assert words_json == hf_native(lines, "wordlevel", 300).to_str()
+    tried = demo.get_attribute("#train-view", "data-tried")
+    demo.fill("#train-try", PROBE + " zzzunknown")
+    demo.wait_for_function("(before) => document.querySelector('#train-view').dataset.tried !== before", arg=tried)
+    shown = demo.eval_on_selector_all("#train-tokens .t", "els => els.flatMap((e) => e.dataset.ids.split(' ').map(Number))")
+    assert shown == anytok.load(words_json.encode()).encode(PROBE + " zzzunknown")
     ctx.close()
     guard.check()
     assert errors == []

@@ -361,3 +361,53 @@ def test_cli_usage_errors(tmp_path):
         r = subprocess.run([sys.executable, "-m", "anytok", "train", path, "--style", "sentencepiece",
                             "--vocab-size", "300", *extra], capture_output=True, text=True, cwd=tmp_path)
         assert r.returncode == 2 and r.stderr.startswith("anytok: error:") and message in r.stderr, (extra, r.stderr)
+
+
+# sentencepiece 0.2.3 (PyPI, in .cache/venv-spm023: build_scripts/test.sh makes it) trains other
+# models than 0.2.1 (docs/training.md): other built-in normalization tables, BPE merges from a
+# global queue, new Unigram seeds.  Where the two agree -- identity normalization, CHAR, WORD
+# and BPE on English and code -- anytok's bytes are 0.2.3's too; the tables' difference is held
+# here so that a change in either shows.
+SPM023 = Path(__file__).resolve().parents[1] / ".cache" / "venv-spm023" / "bin" / "python"
+_SPM023_TRAIN = """
+import sys, sentencepiece as spm
+assert spm.__version__ == "0.2.3", spm.__version__
+path, kind, vocab, threads, out, rule = sys.argv[1:]
+spm.SentencePieceTrainer.train(input=path, model_prefix=out, model_type=kind, vocab_size=int(vocab),
+                               num_threads=int(threads), normalization_rule_name=rule, minloglevel=2)
+"""
+
+
+def _spm023(tmp_path, path, kind, vocab, threads=1, rule="identity") -> bytes:
+    if not SPM023.exists():
+        pytest.fail(f"{SPM023} is missing: build_scripts/test.sh creates it (sentencepiece==0.2.3)")
+    prefix = str(tmp_path / f"{kind}{vocab}")
+    subprocess.run([str(SPM023), "-c", _SPM023_TRAIN, path, kind, str(vocab), str(threads), prefix, rule],
+                   check=True, cwd=tmp_path)
+    return Path(prefix + ".model").read_bytes()
+
+
+_rng023 = random.Random(4423)
+CASES_023 = _rng023.sample([(name, kind, threads) for name in ("en", "code") for kind in ("bpe", "char", "word")
+                            for threads in (1, 2)], 6 if FULL else 2)
+
+
+@pytest.mark.parametrize("name,kind,threads", CASES_023)
+def test_same_model_bytes_as_sentencepiece_023_where_it_agrees(tmp_path, name, kind, threads):
+    path = _input_file(tmp_path, name, 40_000)
+    ref = _spm023(tmp_path, path, kind, 600, threads)
+    mine = anytok.train(path, kind=kind, style="sentencepiece", model_prefix=str(tmp_path / f"{kind}600"),
+                        vocab_size=600, num_threads=threads, normalization_rule_name="identity").data
+    assert mine == ref, _first_difference(ref, mine)
+
+
+def test_sentencepiece_023_nmt_nfkc_table_differs(tmp_path):
+    from anytok.train.sentencepiece.charsmap import precompiled_charsmap
+
+    path = _input_file(tmp_path, "en", 20_000)
+    ref = parse_model_proto(_spm023(tmp_path, path, "char", 80, rule="nmt_nfkc")).normalizer_spec
+    ours = precompiled_charsmap("nmt_nfkc")
+    assert len(ref.precompiled_charsmap) == len(ours) and ref.precompiled_charsmap != ours
+    # The same table as 0.2.1's, which anytok builds (tests/test_spm_charsmap.py holds that).
+    assert ours == parse_model_proto(_reference(tmp_path, "nfkc021", input=path, model_type="char",
+                                                vocab_size=80)).normalizer_spec.precompiled_charsmap

@@ -279,27 +279,40 @@ export interface SentencePieceTrainOptions extends TrainURLOptions {
   name?: string;
 }
 
-/**
- * tokenizers' WordPieceTrainer (anytok.hf) with BERT's pipeline: BertNormalizer(lowercase),
- * BertPreTokenizer, the WordPiece decoder and, when [CLS] and [SEP] are special tokens,
- * TemplateProcessing "[CLS] $A [SEP]"; `files.tokenizerJson` is what tokenizers would save.
- */
-export interface WordPieceTrainOptions extends TrainURLOptions {
-  kind: "wordpiece";
+/** The options tokenizers' WordPieceTrainer and WordLevelTrainer share (anytok.hf). */
+export interface WordTrainOptions extends TrainURLOptions {
   style?: "hf";
   vocabSize: number;
   minFrequency?: number;
-  /** Default ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]. */
+  /** Default: WordPiece ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"], WordLevel ["[UNK]"]. */
   specialTokens?: readonly string[];
   /** Default "[UNK]". */
   unkToken?: string;
   /** Default true. */
   lowercase?: boolean;
+  name?: string;
+}
+
+/**
+ * tokenizers' WordLevelTrainer (anytok.hf): a Lowercase normalizer (unless `lowercase: false`),
+ * the Whitespace pre-tokenizer and a WordLevel model, each word a token (others `unkToken`);
+ * `files.tokenizerJson` is what tokenizers would save.
+ */
+export interface WordLevelTrainOptions extends WordTrainOptions {
+  kind: "wordlevel";
+}
+
+/**
+ * tokenizers' WordPieceTrainer (anytok.hf) with BERT's pipeline: BertNormalizer(lowercase),
+ * BertPreTokenizer, the WordPiece decoder and, when [CLS] and [SEP] are special tokens,
+ * TemplateProcessing "[CLS] $A [SEP]"; `files.tokenizerJson` is what tokenizers would save.
+ */
+export interface WordPieceTrainOptions extends WordTrainOptions {
+  kind: "wordpiece";
   stripAccents?: boolean | null;
   limitAlphabet?: number;
   /** Default "##". */
   continuingSubwordPrefix?: string;
-  name?: string;
 }
 
 /** tokenizers' UnigramTrainer (anytok.hf) with NFKC and Metaspace; `files.tokenizerJson`. */
@@ -318,7 +331,7 @@ export interface HfUnigramTrainOptions extends TrainURLOptions {
 }
 
 /** What `AnyTok.train` trains besides byte-level BPE. */
-export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions | HfUnigramTrainOptions;
+export type KindTrainOptions = SentencePieceTrainOptions | WordPieceTrainOptions | WordLevelTrainOptions | HfUnigramTrainOptions;
 
 /**
  * A progress report of training another kind than byte-level BPE: reading the texts (characters
@@ -358,7 +371,7 @@ export type TrainingInfo = ByteBpeTrainingInfo | KindTrainingInfo;
 
 /** Another kind than byte-level BPE. */
 export interface KindTrainingInfo {
-  readonly kind: "unigram" | "bpe" | "char" | "word" | "wordpiece";
+  readonly kind: "unigram" | "bpe" | "char" | "word" | "wordpiece" | "wordlevel";
   readonly style: "sentencepiece" | "hf";
   readonly nVocab: number;
   /** Seconds the training took in the worker. */

@@ -192,12 +192,12 @@ const URL_OPTIONS = new Set(["baseURL", "manifestURL", "workerURL", "pyodideURL"
 // The kinds and styles `trainKind` trains, with each kind's default style.
 const KIND_STYLES = {
   unigram: ["sentencepiece", "hf"], bpe: ["sentencepiece"], char: ["sentencepiece"], word: ["sentencepiece"],
-  wordpiece: ["hf"],
+  wordpiece: ["hf"], wordlevel: ["hf"],
 };
 
 // AnyTok.train of a kind other than byte-level BPE: SentencePiece models (anytok.train with
 // style "sentencepiece": `.model` bytes as sentencepiece's trainer writes them) and tokenizers'
-// WordPiece and Unigram trainers (anytok.hf: tokenizer.json).  Each of `texts` is one
+// WordPiece, WordLevel and Unigram trainers (anytok.hf: tokenizer.json).  Each of `texts` is one
 // sentence (sentencepiece's sentence_iterator, tokenizers' train_from_iterator): split a file at
 // "\n" to train on it as spm_train and tokenizers' `train(files)` read it.  The options besides
 // kind, style, name and the URLs go to the trainer as they are (worker_glue.py's train_kind
@@ -823,7 +823,8 @@ export class AnyTok {
    * own: `await AnyTok.train(texts, { vocabSize: 8192, style: "hf" }, { onProgress, signal })`.
    * With `kind`, another kind (see `trainKind`): `{ kind: "unigram", style: "sentencepiece",
    * vocabSize: 8000, ... }` gives the .model file sentencepiece's trainer writes, `{ kind:
-   * "wordpiece", vocabSize: 30000 }` the tokenizer.json of tokenizers' WordPieceTrainer.
+   * "wordpiece", vocabSize: 30000 }` the tokenizer.json of tokenizers' WordPieceTrainer (`kind:
+   * "wordlevel"`: its WordLevelTrainer).
    * Resolves to a tokenizer like those of `load` (encode, count, decode, ...), with
    * `training.files` to download; aborting `signal` terminates the training worker and rejects
    * with the signal's reason.

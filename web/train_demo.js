@@ -1,8 +1,8 @@
 // The demo page's Train view: pick or drop text files, train a tokenizer on them with
 // AnyTok.train (anytok.train in a worker of its own), watch its progress, cancel it, try the
 // result on text and download it.  Kinds: byte-level BPE (.atok, tokenizer.json or .tiktoken),
-// SentencePiece Unigram and BPE (.model, as spm_train writes it), tokenizers' WordPiece and
-// Unigram (tokenizer.json).  Only the public shim.
+// SentencePiece Unigram and BPE (.model, as spm_train writes it), tokenizers' WordPiece,
+// WordLevel and Unigram (tokenizer.json).  Only the public shim.
 //
 // Drops are caught on the window in the capture phase while this view is shown, before the
 // Count view's handlers (demo.js) see them.
@@ -31,6 +31,9 @@ const KINDS = {
   "wordpiece": { kind: "wordpiece", style: "hf", name: "WordPiece", specials: "[PAD] [UNK] [CLS] [SEP] [MASK]",
                  note: "WordPiece as in BERT: tokenizers' WordPieceTrainer with BertNormalizer, BertPreTokenizer " +
                        "and [CLS] … [SEP] around each text; the tokenizer.json tokenizers would save." },
+  "wordlevel": { kind: "wordlevel", style: "hf", name: "WordLevel", specials: "[UNK]",
+                 note: "Whole words: tokenizers' WordLevelTrainer with Lowercase (optional) and Whitespace; the " +
+                       "most frequent words are the vocabulary, others become [UNK]; the tokenizer.json tokenizers would save." },
   "hf-unigram": { kind: "unigram", style: "hf", name: "Unigram (tokenizers)", specials: "<unk>",
                   note: "tokenizers' UnigramTrainer (not sentencepiece's: its pruning differs) with NFKC and " +
                         "Metaspace; the tokenizer.json tokenizers would save." },
@@ -208,6 +211,7 @@ function options() {
                byteFallback: $("train-byte-fallback").checked, splitDigits: $("train-split-digits").checked,
                normalizationRuleName: $("train-normalization").value };
     case "wordpiece":
+    case "wordlevel":
       return { kind, style, vocabSize, specialTokens, minFrequency, lowercase: $("train-lowercase").checked };
     default:
       return { kind, style, vocabSize, specialTokens };
@@ -319,8 +323,12 @@ async function tryText() {
     const pieces = await tok.tokenize(text.slice(0, TRY_LIMIT), options);
     if (generation !== train.tries || tok !== train.tok) return;
     $("train-count").textContent = fmt.format(count);
+    // Text in no token (e.g. the spaces a Whitespace pre-tokenizer drops) is shown faded, as
+    // the Count view shows it.
+    let k = 0;
     $("train-tokens").innerHTML = pieces
-      .map((p, i) => `<span class="t c${i % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${visible(p.text)}</span>`)
+      .map((p) => p.ids.length === 0 ? `<span class="gap" title="in no token">${visible(p.text)}</span>`
+        : `<span class="t c${k++ % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${visible(p.text)}</span>`)
       .join("");
     $("train-view").dataset.tried = String(generation);
   } catch (err) {

@@ -70,6 +70,10 @@ export async function usage(): Promise<void> {
   await AnyTok.train(["x"], { kind: "wordpiece", vocabSize: 100, byteFallback: true });
   // @ts-expect-error WordPiece is tokenizers' (style "hf"), not SentencePiece's
   await AnyTok.train(["x"], { kind: "wordpiece", style: "sentencepiece", vocabSize: 100 });
+  const words = await AnyTok.train(["some text"], { kind: "wordlevel", vocabSize: 5000, minFrequency: 2 });
+  void words.training?.files.tokenizerJson;
+  // @ts-expect-error kind "wordlevel" has no continuation prefix
+  await AnyTok.train(["x"], { kind: "wordlevel", vocabSize: 100, continuingSubwordPrefix: "##" });
   if (tok.countTillLimit) {
     const upTo: number | null = await tok.countTillLimit("hello", 10);
     void upTo;

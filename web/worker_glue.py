@@ -885,7 +885,7 @@ def train(texts, options, progress=None) -> dict:
 # --- training the other kinds (a `trainKind` request, in the training worker too) -----------
 #
 # SentencePiece models (anytok.train(style="sentencepiece"): the `.model` file sentencepiece's
-# trainer writes) and tokenizers' WordPiece and Unigram trainers (anytok.hf: the tokenizer.json
+# trainer writes) and tokenizers' WordPiece, WordLevel and Unigram trainers (anytok.hf: the tokenizer.json
 # `tokenizers` saves),
 # each with the pipeline docs/training-tokenizers.md spells out in Python.  Progress: reading the
 # texts, then training (no finer steps: the trainers report none).
@@ -900,11 +900,11 @@ _SP_OPTIONS = {
     eos_id pad_id unk_piece bos_piece eos_piece pad_piece unk_surface hard_vocab_limit use_all_vocab
     treat_whitespace_as_suffix allow_whitespace_only_pieces max_sentence_length""".split()
 }
-# tokenizers' kinds: the options each takes (camelCase) besides kind, style and name.  (Not
-# WordLevel: anytok.load, which the page's tokenizers come from, does not read its tokenizer.json.)
+# tokenizers' kinds: the options each takes (camelCase) besides kind, style and name.
 _HF_OPTIONS = {
     "wordpiece": {"vocabSize", "minFrequency", "specialTokens", "unkToken", "lowercase", "stripAccents",
                   "limitAlphabet", "continuingSubwordPrefix"},
+    "wordlevel": {"vocabSize", "minFrequency", "specialTokens", "unkToken", "lowercase"},
     "unigram": {"vocabSize", "specialTokens", "unkToken", "shrinkingFactor", "maxPieceLength", "nSubIterations"},
 }
 
@@ -936,8 +936,8 @@ class _ReadReports:
 
 
 def _train_hf(kind: str, texts, given: dict, progress) -> str:
-    """tokenizers' trainer of `kind` on `texts` with a BERT-like (WordPiece) or a Metaspace
-    (Unigram) pipeline; the tokenizer.json text."""
+    """tokenizers' trainer of `kind` on `texts` with a BERT-like (WordPiece), a Whitespace
+    (WordLevel) or a Metaspace (Unigram) pipeline; the tokenizer.json text."""
     from anytok.hf import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
     unknown = sorted(set(given) - _HF_OPTIONS[kind])
@@ -956,6 +956,14 @@ def _train_hf(kind: str, texts, given: dict, progress) -> str:
                                            ("nSubIterations", "n_sub_iterations")) if c in given}
         trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token=unk,
                                           show_progress=False, **kwargs)
+    elif kind == "wordlevel":
+        specials = list(given.get("specialTokens", ["[UNK]"]))
+        tok = Tokenizer(models.WordLevel(unk_token=given.get("unkToken", "[UNK]")))
+        if given.get("lowercase", True):
+            tok.normalizer = normalizers.Lowercase()
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=given.get("minFrequency", 0),
+                                            special_tokens=specials, show_progress=False)
     else:
         specials = list(given.get("specialTokens", ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
         unk = given.get("unkToken", "[UNK]")
@@ -994,7 +1002,7 @@ def train_kind(texts, options, progress=None) -> dict:
     each one sentence or sequence, as sentencepiece's `sentence_iterator` and tokenizers'
     `train_from_iterator` take them).
 
-    `options` (JSON): kind ("unigram" | "bpe" | "char" | "word" | "wordpiece"),
+    `options` (JSON): kind ("unigram" | "bpe" | "char" | "word" | "wordpiece" | "wordlevel"),
     style ("sentencepiece" | "hf"), name, and the kind's options (camelCase): SentencePiece's
     trainer options (vocabSize, characterCoverage, byteFallback, splitDigits, ...;
     precompiledCharsmap as bytes), or tokenizers' (vocabSize, minFrequency, specialTokens,

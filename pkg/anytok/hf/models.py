@@ -466,27 +466,6 @@ class WordPiece(Model):
         return [("vocab.txt", "".join(t + "\n" for t, _ in toks))]
 
 
-class _WordLevelImpl:
-    def __init__(self, vocab, unk_token):
-        self.vocab = vocab
-        self.unk_token = unk_token
-        self._ids = {i: t for t, i in vocab.items()}
-
-    def tokenize(self, piece):
-        i = self.vocab.get(piece)
-        if i is None:
-            i = self.vocab.get(self.unk_token)
-            if i is None:
-                raise Exception("WordLevel error: Missing [UNK] token from the vocabulary")
-        return [i]
-
-    def token_to_id(self, t):
-        return self.vocab.get(t)
-
-    def id_to_token(self, i):
-        return self._ids.get(i)
-
-
 class WordLevel(Model):
     """A vocabulary lookup of whole pieces (tokenizers' `models.WordLevel`)."""
 
@@ -501,7 +480,9 @@ class WordLevel(Model):
     unk_token = _settable("unk_token")
 
     def _build(self):
-        return _WordLevelImpl(self._vocab, self._cfg["unk_token"])
+        from ..models import WordLevel as _WL
+
+        return _WL(self._vocab, unk_token=self._cfg["unk_token"])
 
     def _tokens_of(self, sequence, ids):
         return [Token(i, self._impl.id_to_token(i), (0, len(sequence))) for i in ids]

@@ -41,6 +41,8 @@ import heapq
 import re
 from typing import Iterable
 
+from .vocab import VocabLookup, ids_table
+
 __all__ = ["BPEMerges"]
 
 _NO = 1 << 62
@@ -54,7 +56,7 @@ _SEP = "\ud800"  # the segmenter's separator between words (anytok.segment)
 CACHE_SIZE = 1 << 16
 
 
-class BPEMerges:
+class BPEMerges(VocabLookup):
     """Hugging Face `BPE` model (dropout unsupported: it is random)."""
 
     kind = "BPE"
@@ -88,9 +90,7 @@ class BPEMerges:
         size = max(self.vocab.values(), default=-1) + 1
         if size > _ID_MASK:
             raise ValueError(f"BPE vocabulary ids up to {size - 1} do not fit in {_ID_BITS} bits")
-        self._ids: list[str | None] = [None] * size
-        for tok, i in self.vocab.items():
-            self._ids[i] = tok
+        self._ids = ids_table(self.vocab)
         self._k = size or 1
         k = self._k
         prefix_len = len(self.continuing_subword_prefix or "")
@@ -168,17 +168,6 @@ class BPEMerges:
             ids, m = self._ids, self._merge_ids
             self._merges = [(ids[a], ids[b]) for a, b in zip(m[::2], m[1::2])]  # type: ignore[misc]
         return self._merges
-
-    # ----------------------------------------------------------------------------------------
-    def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
-
-    def id_to_token(self, i: int) -> str | None:
-        return self._ids[i] if 0 <= i < len(self._ids) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
 
     # ----------------------------------------------------------------------------------------
     def tokenize(self, piece: str) -> list[int]:

@@ -8,12 +8,14 @@ its end.  A word that cannot be covered entirely, or that is longer than
 
 from __future__ import annotations
 
+from .vocab import VocabLookup, ids_table
+
 __all__ = ["WordPiece"]
 
 CACHE_SIZE = 1 << 16
 
 
-class WordPiece:
+class WordPiece(VocabLookup):
     kind = "WordPiece"
 
     def __init__(
@@ -28,25 +30,12 @@ class WordPiece:
         self.unk_token = unk_token
         self.continuing_subword_prefix = continuing_subword_prefix
         self.max_input_chars_per_word = int(max_input_chars_per_word)
-        size = max(self.vocab.values(), default=-1) + 1
-        self._ids: list[str | None] = [None] * size
-        for tok, i in self.vocab.items():
-            self._ids[i] = tok
+        self._ids = ids_table(self.vocab)
         plen = len(continuing_subword_prefix)
         # No piece longer than this (without the prefix) can be a token: start the search there.
         self._longest = max((len(t) - (plen if t.startswith(continuing_subword_prefix) else 0) for t in self.vocab), default=0)
         self._longest = max(self._longest, max((len(t) for t in self.vocab), default=0))
         self._cache: dict[str, list[int]] = {}
-
-    def token_to_id(self, token: str) -> int | None:
-        return self.vocab.get(token)
-
-    def id_to_token(self, i: int) -> str | None:
-        return self._ids[i] if 0 <= i < len(self._ids) else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
 
     def _unk(self) -> list[int]:
         i = self.vocab.get(self.unk_token)

@@ -232,6 +232,9 @@ class OffsetsPath:
                 return None
             unk = getattr(model, "_unk_id", None)
             byte_ids = list(model._byte_ids or ()) if getattr(model, "byte_fallback", False) else []
+        elif cls == "WordLevel":  # a token is the whole piece; unk's length is the piece's
+            unk = model._unk_id
+            byte_ids = []
         elif cls == "Unigram" or kind == "unigram":
             return None
         else:

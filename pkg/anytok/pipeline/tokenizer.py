@@ -90,15 +90,18 @@ def _unpack_model(model: dict) -> dict:
 
 
 def _model_from_config(cfg: dict):
-    from ..models import BPEMerges, WordPiece
+    from ..models import BPEMerges, WordLevel, WordPiece
 
     kind = cfg.get("type")
     if kind is None:  # old files: guess from the fields, as the Rust deserializer does
-        kind = "BPE" if "merges" in cfg else "WordPiece" if "continuing_subword_prefix" in cfg else None
+        kind = ("BPE" if "merges" in cfg else "WordPiece" if "continuing_subword_prefix" in cfg
+                else "Unigram" if isinstance(cfg.get("vocab"), list) else "WordLevel" if "vocab" in cfg else None)
     if kind == "BPE":
         return BPEMerges.from_config(cfg)
     if kind == "WordPiece":
         return WordPiece.from_config(cfg)
+    if kind == "WordLevel":
+        return WordLevel.from_config(cfg)
     if kind == "Unigram":  # the Unigram of anytok.sentencepiece, with HF's semantics
         from ..sentencepiece import unigram
 
@@ -453,7 +456,8 @@ class Tokenizer(IncrementalMixin):
          "normalizer": {...} | None, "pre_tokenizer": {...} | None,
          "post_processor": {...} | None, "decoder": {...} | None,
          "model": {"type": "BPE", ..., "vocab": {token: id}, "merges": [[a, b], ...]}
-                | {"type": "WordPiece", ..., "vocab": {token: id}}}
+                | {"type": "WordPiece" | "WordLevel", ..., "vocab": {token: id}}
+                | {"type": "Unigram", ..., "vocab": [[piece, score], ...]}}
         ```
         The model's big tables are stored as flat lists, which anytok's file format keeps as
         typed columns instead of JSON text (`_pack_model`): a vocab dict becomes

@@ -43,9 +43,9 @@ The two references differ in a few details, reproduced here by the `hf` flag:
 from __future__ import annotations
 
 import heapq
-from collections import Counter, defaultdict
-from itertools import chain
-from operator import add
+from collections import defaultdict, deque
+from itertools import chain, repeat
+from operator import add, sub
 from typing import Callable
 
 __all__ = ["learn_merges", "word_pairs"]
@@ -59,27 +59,15 @@ def word_pairs(word: str):
 
 
 def _initial_counts(words: list[str], counts: list[int]) -> tuple[dict[str, int], dict[str, list[int]]]:
-    """pair -> count, and pair -> indices of the words holding it (each index once)."""
-    # Words are grouped by count so that the counting itself runs in Counter's C loop.
-    by_count: dict[int, list[str]] = defaultdict(list)
-    for w, c in zip(words, counts):
-        if len(w) > 1:
-            by_count[c].append(w)
-    pair_counts: dict[str, int] = defaultdict(int)
-    get = pair_counts.get
-    for c, group in by_count.items():
-        seen = Counter(chain.from_iterable(map(word_pairs, group)))
-        if c == 1:
-            for p, n in seen.items():
-                pair_counts[p] = get(p, 0) + n
-        else:
-            for p, n in seen.items():
-                pair_counts[p] = get(p, 0) + n * c
+    """pair -> count, and pair -> indices of the words holding it (in order; an index once per
+    occurrence: the merge loop's second visit of a word finds the pair gone and skips it)."""
+    # Every step is a C-level map over all the words' pairs: no Python loop per pair or word.
     where: dict[str, list[int]] = defaultdict(list)
-    for i, w in enumerate(words):
-        if len(w) > 1:
-            for p in set(map(add, w, w[1:])):
-                where[p].append(i)
+    deque(map(list.append, map(where.__getitem__, chain.from_iterable(map(word_pairs, words))),
+              chain.from_iterable(map(repeat, range(len(words)), map(sub, map(len, words), repeat(1))))), 0)
+    # A pair's count: the counts of the words it occurs in, once per occurrence.
+    pair_counts: dict[str, int] = defaultdict(int, zip(where, map(sum, map(map, repeat(counts.__getitem__),
+                                                                          where.values()))))
     return pair_counts, where
 
 

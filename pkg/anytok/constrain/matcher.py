@@ -142,7 +142,7 @@ class _Shared:
             if slicer is not None:
                 bits = slicer.mask(es, state)
             else:
-                ids = trie.walk(es.derive, state)
+                ids = trie.walk(es.derive_class, state)
                 bits = _bits(ids)
                 if len(ids) >= SLICER_THRESHOLD:  # free text: worth building the slices now
                     Slicer.of(trie)
@@ -170,7 +170,7 @@ class _Shared:
                 ids = [ff[0]]
             else:
                 prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
-                ids = trie.walk(es.derive, after, prefix)
+                ids = trie.walk(es.derive_class, after, prefix)
             mask = self._pack(ids)
         r = (mask, ff)
         if len(self.masks) >= MASK_CACHE_LIMIT:  # drop the oldest half (insertion order)
@@ -233,7 +233,7 @@ class _Shared:
         suff = suff[max(0, len(suff) - trie.max_token_len):]
         for i in range(len(suff)):
             tail = suff[i:]
-            if trie.has_extension(self.es.derive, state, tail):
+            if trie.has_extension(self.es.derive_class, state, tail):
                 n = 0
                 for k in range(1, len(tokens) + 1):
                     n += len(trie.token_bytes[tokens[-k]])

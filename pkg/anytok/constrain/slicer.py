@@ -173,17 +173,25 @@ class _Slice:
         if groups is None:
             trie = self.trie
             byte, depth, token, extra = trie.byte, trie.depth, trie.token, trie.extra
-            derive = self.es.derive
+            derive, rows = self.es.derive_class, self.es.rows
             states = [self.start] * (trie.max_token_len + 2)
             ids: dict = {}
             for i in range(1, len(byte)):
                 d = depth[i]
-                r = states[d] = derive(states[d - 1], byte[i])
+                p = states[d - 1]
+                b = byte[i]
+                r = rows[p][b]
+                if r < 0:
+                    r = derive(p, b)
+                states[d] = r
                 t = token[i]
                 if t >= 0:
-                    ids.setdefault(r, []).append(t)
+                    g = ids.get(r)
+                    if g is None:
+                        g = ids[r] = []
+                    g.append(t)
                     if i in extra:
-                        ids[r].extend(extra[i])
+                        g.extend(extra[i])
             groups = self.ends = {r: _bits(ts) for r, ts in ids.items()}
         return groups
 

@@ -20,7 +20,9 @@ constrain_walks.py, run by both) then run again under Pyodide's CPython in Node
 (web/node_modules/pyodide, through pyodide_run.mjs; no network), on a copy of pkg/anytok and the
 encoding's vocab file taken at the start; every row then shows native, Pyodide and the
 Pyodide ÷ native ratio of the medians, and the sha256 of every Pyodide mask must equal the
-native one's (exit status 1 otherwise).  llguidance runs natively only.
+native one's (exit status 1 otherwise).  llguidance runs natively only.  The native run's trie
+file (constrain/trie_cache.py: token trie and slicer) is copied in and read there too, so both
+sides do the same work (the page has no such file: it builds both).
 
 The timed calls are the ones a sampler makes: `mask()` in anytok, `compute_bitmask()` in
 llguidance.  Not a test: numbers depend on the machine and its load.
@@ -128,7 +130,18 @@ def run_under_pyodide(tmp: Path, encoding: str, steps: int, seed: int, only, nod
     """run_walks under Pyodide's CPython in Node, on the snapshot in `tmp` (mounted at /host)."""
     if not (PYODIDE / "pyodide.mjs").exists():
         raise SystemExit(f"bench_constrain: no Pyodide at {PYODIDE} (build_scripts/build_web.py installs it)")
-    (tmp / "params.json").write_text(json.dumps({"encoding": encoding, "steps": steps, "seed": seed, "only": only}))
+    # the native run's trie file (constrain/trie_cache.py), read there too: the same work
+    import anytok
+    from anytok.constrain.tokens import TokenTrie
+
+    cache = None
+    trie_file = TokenTrie.of(anytok.get_encoding(encoding)).cache_file
+    if trie_file is not None and Path(trie_file[0]).exists():
+        (tmp / "cache").mkdir(exist_ok=True)
+        shutil.copyfile(trie_file[0], tmp / "cache" / Path(trie_file[0]).name)
+        cache = "/host/cache"
+    (tmp / "params.json").write_text(json.dumps({"encoding": encoding, "steps": steps, "seed": seed, "only": only,
+                                                 "cache": cache}))
     t = time.perf_counter()
     # Progress lines go to stderr, the table to stdout.
     subprocess.run([node, str(PYODIDE_RUN), str(PYODIDE), str(tmp), str(WALKS),

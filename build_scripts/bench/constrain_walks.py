@@ -190,6 +190,10 @@ def _main_under_pyodide() -> None:
     sys.path.insert(0, pkg_dir)
     with open(params_path, encoding="utf-8") as f:
         params = json.load(f)
+    if params.get("cache"):  # the native run's trie file (bench_constrain.py)
+        import os
+
+        os.environ["ANYTOK_CACHE_DIR"] = params["cache"]
     out = run_walks(params["encoding"], params["steps"], params["seed"], params["only"],
                     log=lambda s: print(s, flush=True))
     with open(out_path, "w", encoding="utf-8") as f:

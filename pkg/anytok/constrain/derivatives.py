@@ -90,6 +90,12 @@ class StateSet:
     #: keeps such states live without exploring them); None: no such facts
     minus_base: dict | None = None
 
+    def derive_class(self, s: int, byte: int) -> int:
+        """`derive(s, byte)`, also stored in the row of `s` for the bytes that no byte set
+        tells apart from `byte` (they have the same derivative): a trie walk or a slicer's
+        check meets most bytes of a class and then derives once, not once per byte."""
+        return self.derive(s, byte)
+
     def special_next(self, s: int) -> list:
         """The token-range lexemes that may come next in state `s`."""
         return []
@@ -278,6 +284,16 @@ class ExprSet(StateSet):
             if reps != self._reps:
                 self._reps, self._rep_rows = reps, {}
         return self._class_of, self._reps
+
+    def derive_class(self, e: int, byte: int) -> int:
+        r = self.derive(e, byte)
+        cls, _ = self.byte_classes()
+        members = self._class_bytes[cls[byte]]
+        if len(members) > 1:
+            row = self.rows[e]  # (a list once derived)
+            for b in members:
+                row[b] = r
+        return r
 
     def _rep_row(self, e: int) -> tuple:
         """The derivatives of `e` by one byte of each byte class (`byte_classes`)."""

@@ -16,9 +16,11 @@ A state of that automaton is an int naming (Earley set, lexer state, fresh):
   each symbol, and the lexemes it allows next.  Scanning a set of lexemes from a node makes
   (once, cached in the node) a child node: the items advanced over those lexemes, closed by
   prediction and completion (Aycock-Horspool's rule for nullable nonterminals, so completions
-  never look at the set being built).  Nodes are hash-consed by their items (origins being
-  nodes already shared): two sets with the same items have the same future, so after `ab` and
-  after `abc` in `word: LETTER+` the node, its states and so its cached masks are the same.
+  never look at the set being built).  Nodes are hash-consed by their items, each origin
+  taken as what completing the item there leads to (`_ctx`), not as which node it is: two sets
+  with the same items have the same future, so after `ab` and after `abc` in `word: LETTER+`,
+  and after each word of `word (" " word)*`, the node, its states and so its cached masks are
+  the same.
   The closure is a loop over an agenda: no recursion, so outputs may nest as deeply as memory
   allows.
 * A lexer state is the tuple of (lexeme, derivative) pairs still live over the bytes of the
@@ -103,11 +105,12 @@ class Grammar:
 
 
 class _Node:
-    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip")
+    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip", "ctx")
 
     def __init__(self, nid: int):
         self.id = nid
         self.waiting: dict = {}  # symbol -> [(pos, origin node)]
+        self.ctx: dict = {}  # nonterminal -> id of what completing it here leads to (`_ctx`)
         self.allowed = 0  # bitmask of lexemes
         self.accepting = False
         self.children: dict = {}  # scanned lexeme mask -> child node, or None if dead
@@ -186,6 +189,7 @@ class States(D.StateSet):
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
         self.node_ids: dict = {}  # items -> node (see `_close`)
+        self.ctx_ids: dict = {}  # see `_ctx`
         self.cs: list = [(None, 0, False)]
         self.cs_ids: dict = {}
         self.rows: list = [[0] * 256]
@@ -310,7 +314,8 @@ class States(D.StateSet):
         # completed items have done all they will do, so only whether the start rule
         # completed over the whole input counts of them
         nid = node.id
-        key = frozenset([(p, -1 if o is node else o.id) for p, o in agenda if nextsym[p] != COMPLETE])
+        ctx = self._ctx
+        key = frozenset([(p, -1 if o is node else ctx(o, lhs[p])) for p, o in agenda if nextsym[p] != COMPLETE])
         key = (key, accepting)
         same = self.node_ids.get(key)
         if same is not None:
@@ -321,6 +326,57 @@ class States(D.StateSet):
         node.allowed = allowed
         assert nid == len(self.nodes) - 1
         return node
+
+    def _ctx(self, o: _Node, n: int) -> int:
+        """An id for what completing nonterminal `n` with origin `o` leads to: the items of `o`
+        waiting for `n`, and, for those that started in `o` too, the items waiting for their
+        nonterminal, and so on; each other origin by its own id of this kind.  Equal ids, equal
+        futures: the Earley sets are hash-consed by these (`_close`), not by which node an
+        origin is, so the sets after each word of `word (" " word)*` are one node, although
+        each word starts at another node.  A loop with an explicit stack (origins chain as
+        deep as the output nests)."""
+        r = o.ctx.get(n)
+        if r is not None:
+            return r
+        lhs, ids, root = self.lhs, self.ctx_ids, self.root
+        stack = [(o, n)]
+        while stack:
+            o2, n2 = stack[-1]
+            memo = o2.ctx
+            if n2 in memo:
+                stack.pop()
+                continue
+            items = set()
+            missing = False
+            todo = [n2]
+            nts = {n2}
+            waiting = o2.waiting
+            while todo:
+                for q, oo in waiting.get(todo.pop(), ()):
+                    m = lhs[q]
+                    if oo is o2:
+                        items.add((q, -1))
+                        if m not in nts:
+                            nts.add(m)
+                            todo.append(m)
+                    else:
+                        c = oo.ctx.get(m)
+                        if c is None:
+                            stack.append((oo, m))
+                            missing = True
+                        else:
+                            items.add((q, c))
+            if missing:
+                continue
+            if o2 is root and 0 in nts:  # completing the start rule here accepts
+                items.add((-1, -1))
+            key = frozenset(items)
+            c = ids.get(key)
+            if c is None:
+                c = ids[key] = len(ids)
+            memo[n2] = c
+            stack.pop()
+        return o.ctx[n]
 
     def _scan(self, node: _Node, lexemes: int) -> _Node | None:
         """The node after `node` reads one lexeme matched by every lexeme in mask `lexemes`."""
@@ -333,6 +389,7 @@ class States(D.StateSet):
             else:  # `ignore_once`: the same items, without the skip lexeme next
                 r = _Node(node.id)
                 r.waiting, r.allowed, r.accepting, r.noskip = node.waiting, node.allowed, node.accepting, True
+                r.ctx = node.ctx
         else:
             kernel = []
             m = lexemes
@@ -585,6 +642,7 @@ class States(D.StateSet):
         for x in sets:
             x.byte_classes()
         if len(sets) == 1:
+            self._class_of = sets[0]._class_of
             return sets[0]._class_bytes, sets[0]._reps
         key = tuple(x._classes_for for x in sets)
         if self._classes_key != key:
@@ -596,7 +654,20 @@ class States(D.StateSet):
             cb = list(members.values())
             self._classes = (cb, tuple(m[0] for m in cb))
             self._classes_key = key
+            self._class_of = cls
         return self._classes
+
+    def derive_class(self, s: int, b: int) -> int:
+        r = self.derive(s, b)
+        if not self._lexeme_sets:
+            return r
+        cb, _ = self._byte_classes()
+        members = cb[self._class_of[b]]
+        if len(members) > 1:
+            row = self.rows[s]
+            for x in members:
+                row[x] = r
+        return r
 
     def viable_bytes(self, s: int) -> list:
         """The bytes after which `s` is not dead, ascending (one derivative per byte class:

@@ -18,7 +18,8 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
    trailing tokens that a longer token could replace (some token extends their bytes viably
    past the forced ones) are chopped off.  If tokens remain, the first one is the only allowed
    token (and `forced()` lists them all); otherwise the allowed tokens are those that start
-   with the chopped bytes and continue viably from the state after the forced bytes.  Cached
+   with the chopped bytes and continue viably from the state after the forced bytes (with
+   nothing chopped, that state's mask as in step 2, through the slicer if there is one).  Cached
    per (state, last token).
 
 Grammars with special tokens (`es.token_ranges`): the mask also allows the ids of every
@@ -53,6 +54,10 @@ MASK_CACHE_LIMIT = 1024
 ENDLESS_FORCED_BYTES = 50_000
 # Forced tokens listed at most, when special tokens and bytes alternate without end.
 MAX_FORCED_TOKENS = 10_000
+
+
+# byte -> the positions of its set bits, ascending (masks to id lists)
+_BYTE_BITS = tuple(tuple(k for k in range(8) if b >> k & 1) for b in range(256))
 
 
 class _Shared:
@@ -136,13 +141,11 @@ class _Shared:
                 r = self.masks[key] = (self._pack(ff[:1]), ff)
                 return r
         if not fb:
-            slicer = trie._slicer
-            if slicer is None and Slicer.stored_for(trie):  # read, not built: use it at once
-                slicer = Slicer.of(trie)
+            slicer = self._slicer()
             if slicer is not None:
                 bits = slicer.mask(es, state)
             else:
-                ids = trie.walk(es.derive, state)
+                ids = trie.walk(es.derive_class, state)
                 bits = _bits(ids)
                 if len(ids) >= SLICER_THRESHOLD:  # free text: worth building the slices now
                     Slicer.of(trie)
@@ -166,18 +169,28 @@ class _Shared:
             ff = rest[:len(rest) - chop_tokens]
             if ff and not chop_tokens and self.special:  # a special token may follow
                 ff = ff + self._special_forced(after)
+            prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
+            slicer = None if ff or prefix else self._slicer()
             if ff:
-                ids = [ff[0]]
+                mask = self._pack([ff[0]])
+            elif slicer is not None:  # (the tokens all of whose bytes keep `after` live)
+                mask = slicer.mask(es, after).to_bytes(4 * self.n_words, "little")
             else:
-                prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
-                ids = trie.walk(es.derive, after, prefix)
-            mask = self._pack(ids)
+                mask = self._pack(trie.walk(es.derive_class, after, prefix))
         r = (mask, ff)
         if len(self.masks) >= MASK_CACHE_LIMIT:  # drop the oldest half (insertion order)
             for k in list(self.masks)[:MASK_CACHE_LIMIT // 2]:
                 del self.masks[k]
         self.masks[key] = r
         return r
+
+    def _slicer(self):
+        """The tokenizer's slicer if built or in its trie file (then read at once), else None."""
+        trie = self.trie
+        slicer = trie._slicer
+        if slicer is None and Slicer.stored_for(trie):
+            slicer = Slicer.of(trie)
+        return slicer
 
     def _special_forced(self, state: int) -> list:
         """Forced tokens from `state` when its only continuation is one special token (one
@@ -214,13 +227,12 @@ class _Shared:
         r = self.id_lists.get(id(mask))
         if r is not None and r[0] is mask:
             return r[1]
-        out = []
+        out: list = []
+        bits = _BYTE_BITS
         for i, byte in enumerate(mask):
             if byte:
                 base = i << 3
-                for k in range(8):
-                    if byte >> k & 1:
-                        out.append(base + k)
+                out.extend([base + k for k in bits[byte]])
         if len(self.id_lists) >= 64:
             self.id_lists.clear()
         self.id_lists[id(mask)] = (mask, out)
@@ -233,7 +245,7 @@ class _Shared:
         suff = suff[max(0, len(suff) - trie.max_token_len):]
         for i in range(len(suff)):
             tail = suff[i:]
-            if trie.has_extension(self.es.derive, state, tail):
+            if trie.has_extension(self.es.derive_class, state, tail):
                 n = 0
                 for k in range(1, len(tokens) + 1):
                     n += len(trie.token_bytes[tokens[-k]])

@@ -59,7 +59,7 @@ class _Slice:
         self.es = derivatives.ExprSet()
         self.start = derivatives.compile_tree(self.es, regex_syntax.parse(pattern))
         if ids is None:
-            ids = [t for t in trie.walk(self.es.derive, self.start) if t not in taken]
+            ids = [t for t in trie.walk(self.es.derive_class, self.start) if t not in taken]
             taken.update(ids)
         self.ids = ids
         self.mask = _bits(ids) if mask is None else mask
@@ -116,11 +116,12 @@ class _Slice:
         for members, get, r2 in self.steps(r):
             qs = get(row)
             if -1 in qs:  # transitions not derived yet
-                derive = es.derive
+                derive = es.derive_class
                 for b in members:
                     if row[b] < 0:
                         derive(q, b)
                         budget[0] -= 1
+                        row = rows[q]
                 if budget[0] < 0:
                     return False
                 row = rows[q]  # (a row shared while unknown is replaced by its first derivative)
@@ -138,7 +139,7 @@ class _Slice:
         allowed exactly when the lexer state paired with the slice state its bytes end in is
         live: for `[^"]{0,7}` and the slice `[^"...]{1,10}` both states count characters, and
         the part's tokens of at most seven characters are allowed, whatever their bytes."""
-        rows, derive = es.rows, es.derive
+        rows, derive = es.rows, es.derive_class
         rel = {self.start: state}
         todo = [self.start]
         while todo:
@@ -151,7 +152,7 @@ class _Slice:
                     for b in members:
                         if row[b] < 0:
                             derive(q, b)
-                    row = rows[q]
+                            row = rows[q]
                     qs = get(row)
                 q2 = qs[0]
                 if qs.count(q2) != len(qs):
@@ -172,17 +173,25 @@ class _Slice:
         if groups is None:
             trie = self.trie
             byte, depth, token, extra = trie.byte, trie.depth, trie.token, trie.extra
-            derive = self.es.derive
+            derive, rows = self.es.derive_class, self.es.rows
             states = [self.start] * (trie.max_token_len + 2)
             ids: dict = {}
             for i in range(1, len(byte)):
                 d = depth[i]
-                r = states[d] = derive(states[d - 1], byte[i])
+                p = states[d - 1]
+                b = byte[i]
+                r = rows[p][b]
+                if r < 0:
+                    r = derive(p, b)
+                states[d] = r
                 t = token[i]
                 if t >= 0:
-                    ids.setdefault(r, []).append(t)
+                    g = ids.get(r)
+                    if g is None:
+                        g = ids[r] = []
+                    g.append(t)
                     if i in extra:
-                        ids[r].extend(extra[i])
+                        g.extend(extra[i])
             groups = self.ends = {r: _bits(ts) for r, ts in ids.items()}
         return groups
 
@@ -328,7 +337,7 @@ class Slicer:
                 continue
             if INCLUDES.get(i) in failed:
                 failed.add(i)
-                ids.extend(s.trie.walk(es.derive, state))
+                ids.extend(s.trie.walk(es.derive_class, state))
                 continue
             rel = s.relation(es, state)
             if rel is not None:
@@ -344,6 +353,6 @@ class Slicer:
                 acc |= s.mask
             else:
                 failed.add(i)
-                ids.extend(s.trie.walk(es.derive, state))
-        ids.extend(self.rest.walk(es.derive, state))
+                ids.extend(s.trie.walk(es.derive_class, state))
+        ids.extend(self.rest.walk(es.derive_class, state))
         return acc | _bits(ids)

@@ -70,6 +70,9 @@ def eos_among(special_names: dict, last: bool = False) -> int | None:
     return max(found) if last else found[0]
 
 
+_ARRAYS = ("order", "byte", "depth", "end", "token")
+
+
 class TokenTrie:
     _slicer = None  # its `slicer.Slicer`, read or built on first use (`Slicer.of`)
 
@@ -161,7 +164,9 @@ class TokenTrie:
         trie.token_bytes = token_bytes
         trie.max_token_len = rec["max_token_len"]
         i = rec["arrays"][0]
-        trie.order, trie.byte, trie.depth, trie.end, trie.token = (stored.array(j) for j in range(i, i + 5))
+        # the arrays become lists when first used: a mask the slicer serves walks only the
+        # parts' own tries, so a process may never need the whole vocabulary's (~400k nodes)
+        trie._pending = {name: (stored, i + k) for k, name in enumerate(_ARRAYS)}
         trie.extra = {k: v for k, v in rec["extra"]}
         trie.children0 = {b: k for b, k in rec["children0"]}
         return trie
@@ -192,6 +197,18 @@ class TokenTrie:
         if d is not None:
             d.setdefault(_CACHE_ATTR, {})[eos_token] = trie
         return trie
+
+    def __getattr__(self, name):
+        # (only for attributes not set: the trie arrays of a trie file, until first used)
+        pending = self.__dict__.get("_pending")
+        if pending is None or name not in pending:
+            raise AttributeError(name)
+        value = pending[name]
+        if isinstance(value, tuple):  # (the dict is shared by copies: one list for all)
+            stored, i = value
+            value = pending[name] = stored.array(i)
+        setattr(self, name, value)
+        return value
 
     # -- walking ---------------------------------------------------------------------------
     def walk(self, derive, state: int, prefix: bytes = b"") -> list[int]:

@@ -55,9 +55,10 @@ def _repair_map(text: str, repair) -> tuple[str, list[int] | None]:
     return fixed, table
 
 
-def encode_with_offsets(tok, text: str, add_special_tokens: bool = False) -> tuple[list[int], list[tuple[int, int]]]:
-    from .tokenizer import _repair
-
+def encode_with_offsets(tok, text: str, add_special_tokens: bool, repair
+                        ) -> tuple[list[int], list[tuple[int, int]]]:
+    """The GGUF tokenizer `tok`'s ids and offsets; `repair` is its text repair (anytok.gguf.tokenizer's
+    `_repair`, passed in: that module imports this one)."""
     if not isinstance(text, str):
         raise TypeError(f"encode_with_offsets expects a str, not {type(text).__name__}")
     v = tok.vocab
@@ -72,7 +73,7 @@ def encode_with_offsets(tok, text: str, add_special_tokens: bool = False) -> tup
     ids += lead
     offsets += [(0, 0)] * len(lead)
     if text:
-        fixed, table = _repair_map(text, _repair)
+        fixed, table = _repair_map(text, repair)
         kind = tok.kind
         prev_special = True
         for frag in tok._partition_spans(fixed):

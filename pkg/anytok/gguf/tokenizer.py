@@ -571,7 +571,7 @@ class GGUFTokenizer(IncrementalMixin):
         Tokens that add_special_tokens adds get (0, 0)."""
         from .offsets import encode_with_offsets
 
-        return encode_with_offsets(self, text, add_special_tokens)
+        return encode_with_offsets(self, text, add_special_tokens, _repair)
 
     def encode_batch(self, texts: Sequence[str], *, add_special_tokens: bool = False) -> list[list[int]]:
         return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]

@@ -344,7 +344,8 @@ class ExprSet(StateSet):
         r = self._rep_rows.get(e)
         if r is None:
             d = self.derive
-            r = self._rep_rows[e] = tuple(d(e, b) for b in self._reps)
+            first = self.first_bytes(e)  # (the other classes' derivatives are NOTHING)
+            r = self._rep_rows[e] = tuple(d(e, b) if first >> b & 1 else NOTHING for b in self._reps)
         return r
 
     def _conj_nonempty(self, start: tuple, budget: int | None) -> bool:
@@ -543,12 +544,19 @@ class ExprSet(StateSet):
         index = {(a, b): 0}
         pairs = [(a, b)]
         edges: list = []
+        # one derivative per byte class (derivatives make no new byte sets: the classes hold
+        # throughout), only of the classes `x` may start with; classes in order of first byte
+        _, reps = self.byte_classes()
+        cmasks = [sum(1 << b for b in bs) for bs in self._class_bytes]
         i = 0
         while i < len(pairs):
             x, y = pairs[i]
             i += 1
             out: dict = {}
-            for byte in range(256):
+            first = self.first_bytes(x)
+            for c, byte in enumerate(reps):
+                if not first >> byte & 1:
+                    continue
                 dx = self.derive(x, byte)
                 if dx == NOTHING:
                     continue
@@ -561,7 +569,7 @@ class ExprSet(StateSet):
                         raise OverflowError("intersection too large")
                     j = index[(dx, dy)] = len(pairs)
                     pairs.append((dx, dy))
-                out[j] = out.get(j, 0) | 1 << byte
+                out[j] = out.get(j, 0) | cmasks[c]
             edges.append(out)
         accepting = [self.nullable[x] and self.nullable[y] == both for x, y in pairs]
         live = {k for k, acc in enumerate(accepting) if acc}
@@ -625,11 +633,20 @@ class ExprSet(StateSet):
                 skip |= 1 << b
                 k = (d, frozenset(t))
                 split[k] = split.get(k, 0) | 1 << b
-            parts = list(self._minus_rest(e, skip))
-            parts += [self.concat(self.byteset(mask), self.minus_literals(d, k)) for (d, k), mask in split.items()]
+            parts = {self.concat(self.byteset(mask), self.minus_literals(d, k)) for (d, k), mask in split.items()}
             if self.nullable[e] and b"" not in excluded:
-                parts.append(EPSILON)
-            r = self._minus[key] = self.alt(parts)
+                parts.add(EPSILON)
+            parts.discard(NOTHING)
+            # (an alternation made here directly: every part is a byte set then something, or
+            # the empty string, none an alternation, and the other groups' parts are distinct
+            # from the split bytes' ones)
+            parts.update(self._minus_rest(e, skip))
+            if len(parts) > 1:
+                ids = tuple(sorted(parts))
+                r = self._intern(("o", ids), EPSILON in parts) if self.fuel is None else self.alt(ids)
+            else:
+                r = parts.pop() if parts else NOTHING
+            self._minus[key] = r
             if r > EPSILON:
                 self.minus_base.setdefault(r, e)
         return r
@@ -639,8 +656,20 @@ class ExprSet(StateSet):
         key = (e, skip)
         r = self._minus.get(key)
         if r is None:
-            r = self._minus[key] = tuple(self.concat(self.byteset(m & ~skip), d)
-                                         for d, m in self.derivative_groups(e).items() if m & ~skip)
+            # each group is a union of byte classes and each split byte is made a class of its
+            # own, so each part's byte set is a union of classes: it splits none, and is left
+            # out of `_masks` (a key's letters would each add one to split by)
+            b = skip
+            while b:
+                low = b & -b
+                self.byteset(low)
+                b ^= low
+            parts = []
+            for d, m in self.derivative_groups(e).items():
+                m &= ~skip
+                if m:
+                    parts.append(self.concat(self._intern(("b", m), False), d))
+            r = self._minus[key] = tuple(parts)
         return r
 
     def strip_leading(self, e: int, first_mask: int) -> int:

@@ -148,6 +148,27 @@ class ExprSet(StateSet):
         self.step_fuel = None
         self.max_exprs = 1 << 62
 
+    def freeze(self) -> "ExprSet":
+        """Make this set a template for `fork` (it must not be changed afterwards)."""
+        self._partial = [i for i, r in enumerate(self.rows) if r is not UNKNOWN_ROW and -1 in r]
+        return self
+
+    def fork(self) -> "ExprSet":
+        """A new set holding this frozen set's expressions and everything known of them (what
+        many constraints share, e.g. a JSON schema's strings and numbers, made and derived once
+        per process), sharing nothing either changes: rows are shared except those with
+        unknown entries (a row is written only where unknown, or replaced whole)."""
+        new = object.__new__(type(self))
+        d = new.__dict__
+        for k, v in self.__dict__.items():
+            d[k] = v.copy() if isinstance(v, (list, dict, set)) else v
+        rows = new.rows
+        for i in self._partial:
+            rows[i] = list(rows[i])
+        new._alt_index = {e: (firsts, dict(by_byte)) for e, (firsts, by_byte) in self._alt_index.items()}
+        new._trunc = {k: dict(v) for k, v in self._trunc.items()}
+        return new
+
     def set_limits(self, limits) -> None:
         """Bound the work of later matcher calls by `limits` (an `errors.Limits`)."""
         self.step_fuel = limits.step_lexer_fuel
@@ -271,15 +292,53 @@ class ExprSet(StateSet):
         is looked at only through byte sets, and first-byte sets are unions of them)."""
         masks = self._masks
         if self._classes_for != len(masks):  # split the classes by the byte sets made since
-            cls = self._class_of
-            for m in masks[self._classes_for:]:
-                ids: dict = {}
-                cls = [ids.setdefault((c, m >> b & 1), len(ids)) for b, c in enumerate(cls)]
+            # (as 256-bit sets: a byte set splits only the classes it cuts, few per set)
+            sets = [sum(1 << b for b in bs) for bs in self._class_bytes]
+            new = masks[self._classes_for:]
+            single = 0  # one-byte sets (literals' bytes), all at once: each its own class
+            for m in new:
+                if not m & (m - 1):
+                    single |= m
+            if single:
+                split = []
+                for c in sets:
+                    a = c & single
+                    if a and a != c or a & (a - 1):
+                        while a:
+                            low = a & -a
+                            split.append(low)
+                            a ^= low
+                        if c & ~single:
+                            split.append(c & ~single)
+                    else:
+                        split.append(c)
+                sets = split
+            for m in new:
+                if not m & (m - 1):
+                    continue
+                split = []
+                for c in sets:
+                    a = c & m
+                    if a and a != c:
+                        split.append(a)
+                        split.append(c ^ a)
+                    else:
+                        split.append(c)
+                sets = split
+            sets.sort(key=lambda c: c & -c)  # numbered by first byte, as before
+            cls = [0] * 256
+            class_bytes = []
+            for i, c in enumerate(sets):
+                bs = []
+                while c:
+                    low = c & -c
+                    b = low.bit_length() - 1
+                    bs.append(b)
+                    cls[b] = i
+                    c ^= low
+                class_bytes.append(bs)
             self._class_of, self._classes_for = cls, len(masks)
-            members: dict = {}
-            for b, c in enumerate(cls):
-                members.setdefault(c, []).append(b)
-            self._class_bytes = list(members.values())
+            self._class_bytes = class_bytes
             reps = tuple(m[0] for m in self._class_bytes)
             if reps != self._reps:
                 self._reps, self._rep_rows = reps, {}
@@ -301,7 +360,8 @@ class ExprSet(StateSet):
         r = self._rep_rows.get(e)
         if r is None:
             d = self.derive
-            r = self._rep_rows[e] = tuple(d(e, b) for b in self._reps)
+            first = self.first_bytes(e)  # (the other classes' derivatives are NOTHING)
+            r = self._rep_rows[e] = tuple(d(e, b) if first >> b & 1 else NOTHING for b in self._reps)
         return r
 
     def _conj_nonempty(self, start: tuple, budget: int | None) -> bool:
@@ -500,12 +560,19 @@ class ExprSet(StateSet):
         index = {(a, b): 0}
         pairs = [(a, b)]
         edges: list = []
+        # one derivative per byte class (derivatives make no new byte sets: the classes hold
+        # throughout), only of the classes `x` may start with; classes in order of first byte
+        _, reps = self.byte_classes()
+        cmasks = [sum(1 << b for b in bs) for bs in self._class_bytes]
         i = 0
         while i < len(pairs):
             x, y = pairs[i]
             i += 1
             out: dict = {}
-            for byte in range(256):
+            first = self.first_bytes(x)
+            for c, byte in enumerate(reps):
+                if not first >> byte & 1:
+                    continue
                 dx = self.derive(x, byte)
                 if dx == NOTHING:
                     continue
@@ -518,7 +585,7 @@ class ExprSet(StateSet):
                         raise OverflowError("intersection too large")
                     j = index[(dx, dy)] = len(pairs)
                     pairs.append((dx, dy))
-                out[j] = out.get(j, 0) | 1 << byte
+                out[j] = out.get(j, 0) | cmasks[c]
             edges.append(out)
         accepting = [self.nullable[x] and self.nullable[y] == both for x, y in pairs]
         live = {k for k, acc in enumerate(accepting) if acc}
@@ -569,38 +636,74 @@ class ExprSet(StateSet):
             for x in excluded:
                 if x:
                     tails.setdefault(x[0], []).append(x[1:])
-            none = frozenset()
-
-            def rest(b):
-                t = tails.get(b)
-                return none if t is None else frozenset(t)
-            # the bytes grouped by derivative (once per expression), then the first bytes of
-            # excluded strings split off: per trie node of `excluded`, not 256 derivatives
-            groups = {(d, none): m for d, m in self.derivative_groups(e).items()}
-            row = self.rows[e]
-            for b in tails:
+            # the bytes grouped by derivative (once per expression), the first bytes of excluded
+            # strings split off (the other groups' parts cached per state and split bytes: a
+            # key's trie node after a common byte costs one part, not one per group)
+            row = self.full_row(e)
+            skip = 0
+            split: dict = {}
+            for b, t in tails.items():
                 d = row[b]
                 if d == NOTHING:
                     continue
-                m = groups[(d, none)] & ~(1 << b)
-                if m:
-                    groups[(d, none)] = m
-                else:
-                    del groups[(d, none)]
-                k = (d, rest(b))
-                groups[k] = groups.get(k, 0) | 1 << b
-            parts = [self.concat(self.byteset(mask), self.minus_literals(d, k)) for (d, k), mask in groups.items()]
+                skip |= 1 << b
+                k = (d, frozenset(t))
+                split[k] = split.get(k, 0) | 1 << b
+            parts = {self.concat(self.byteset(mask), self.minus_literals(d, k)) for (d, k), mask in split.items()}
             if self.nullable[e] and b"" not in excluded:
-                parts.append(EPSILON)
-            r = self._minus[key] = self.alt(parts)
+                parts.add(EPSILON)
+            parts.discard(NOTHING)
+            # (an alternation made here directly: every part is a byte set then something, or
+            # the empty string, none an alternation, and the other groups' parts are distinct
+            # from the split bytes' ones)
+            parts.update(self._minus_rest(e, skip))
+            if len(parts) > 1:
+                ids = tuple(sorted(parts))
+                r = self._intern(("o", ids), EPSILON in parts) if self.fuel is None else self.alt(ids)
+            else:
+                r = parts.pop() if parts else NOTHING
+            self._minus[key] = r
             if r > EPSILON:
                 self.minus_base.setdefault(r, e)
         return r
 
+    def _minus_rest(self, e: int, skip: int) -> tuple:
+        """The parts of `e` after a first byte outside the 256-bit set `skip`: (bytes, derivative)."""
+        key = (e, skip)
+        r = self._minus.get(key)
+        if r is None:
+            # each group is a union of byte classes and each split byte is made a class of its
+            # own, so each part's byte set is a union of classes: it splits none, and is left
+            # out of `_masks` (a key's letters would each add one to split by)
+            b = skip
+            while b:
+                low = b & -b
+                self.byteset(low)
+                b ^= low
+            parts = []
+            for d, m in self.derivative_groups(e).items():
+                m &= ~skip
+                if m:
+                    parts.append(self.concat(self._intern(("b", m), False), d))
+            r = self._minus[key] = tuple(parts)
+        return r
+
     def strip_leading(self, e: int, first_mask: int) -> int:
         """The strings of `e` that do not start with a byte of the 256-bit set `first_mask`."""
-        groups = self._by_first_byte(e, lambda b: None if first_mask >> b & 1 else 0)
-        parts = [self.concat(self.byteset(mask), d) for (d, _), mask in groups.items()]
+        # only the bytes `e` may start with, one derivative per byte class (a schema's top is
+        # an object or two: one first byte, not one derivative per class of the whole set)
+        keep = self.first_bytes(e) & ~first_mask
+        cls, reps = self.byte_classes()
+        groups: dict = {}
+        while keep:
+            b = (keep & -keep).bit_length() - 1
+            c = self._class_bytes[cls[b]]
+            d = self.derive(e, reps[cls[b]])
+            m = sum(1 << x for x in c) & keep
+            keep &= ~m
+            if d != NOTHING:
+                groups[d] = groups.get(d, 0) | m
+        parts = [self.concat(self.byteset(mask), d) for d, mask in groups.items()]
         if self.nullable[e]:
             parts.append(EPSILON)
         return self.alt(parts)

@@ -2,7 +2,8 @@
 
 Data flow: `compile_schema(schema)` (`compile.py`) checks the nesting (`keywords.check_depth`),
 reads the top-level `x-guidance` options (`options.py`), asks `normalized.py` for llguidance's
-verdict on the schema's `oneOf`s, then walks the schema and builds, in one `derivatives.ExprSet`,
+verdict on the schema's `oneOf`s, then walks the schema and builds, in one `derivatives.ExprSet`
+(a fork of a per-process template holding the lexemes no schema changes, `compile._template`),
 the byte-level expression of every JSON text the schema allows.  On the way each subschema is
 read keyword by keyword (`keywords.py`); `allOf`, `$ref` and the keywords beside `anyOf`/`oneOf`
 are merged into one schema (`merge.py`); `$ref` targets are found (`refs.py`) and compiled once

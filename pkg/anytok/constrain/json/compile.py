@@ -26,7 +26,7 @@ from .strings import ANY_CP, quote_tree, search_tree
 
 
 class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMixin):
-    def __init__(self, root, options: "JsonOptions | None" = None):
+    def __init__(self, root, options: "JsonOptions | None" = None, es: "D.ExprSet | None" = None):
         o = options or JsonOptions()
         self.root = root
         self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
@@ -34,7 +34,8 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         self.unknown = UNKNOWN_IN_DRAFT.get(draft.rstrip("#"), set()) if isinstance(draft, str) else set()
         self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
         self.lenient = o.lenient
-        es = self.es = D.ExprSet()
+        es = self.es = es if es is not None else _template(o).fork()
+        self.expr_base = len(es.exprs)  # (the template's expressions do not count against the budget)
         # whitespace: at most one match of the skip regex before each lexeme (llguidance's lexer
         # skips one lexeme of it; its default `[ \t\n\r]+` made optional is `[ \t\n\r]*`)
         self.ws_mask = o.ws_mask
@@ -70,10 +71,10 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         return D.compile_tree(self.es, node)
 
     def regex(self, pattern: str) -> int:
-        return self.tree(R.parse(pattern))
+        return self.tree(_memo(_PARSED, pattern, R.parse))
 
     def string_lexeme(self, body_tree) -> int:
-        body = self.tree(quote_tree(body_tree))
+        body = self.tree(_quote(body_tree))
         if body == D.NOTHING:
             raise Unsat("string pattern matches nothing")
         q = self.es.byteset(1 << 0x22)
@@ -87,11 +88,10 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
     def quoted(self, tree) -> int:
         """The JSON string (with its quotes) of the decoded texts `tree` matches."""
         q = self.es.byteset(1 << 0x22)
-        return self.seq(q, self.tree(quote_tree(tree)), q)
+        return self.seq(q, self.tree(_quote(tree)), q)
 
-    def general_key(self, taken: list, patterns: list = (), where: str = "") -> int:
-        """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme), except
-        the literal keys in `taken` and the keys of `patterns` (quoted pattern expressions)."""
+    def key_base(self) -> int:
+        """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme)."""
         es = self.es
         hex2 = "[0-9a-fA-F]{2}"
         scalar = (f"[0-9a-cA-Ce-fE-F]{hex2}[0-9a-fA-F]"  # U+0000-U+CFFF, U+E000-U+FFFF
@@ -99,7 +99,13 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                   f"|[dD][89abAB]{hex2}\\\\u[dD][c-fC-F]{hex2}")  # a surrogate pair
         char = self.regex(r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")")
         q = es.byteset(1 << 0x22)
-        key = es.minus_literals(self.seq(q, es.repeat(char, 0, None), q), frozenset(taken))
+        return self.seq(q, es.repeat(char, 0, None), q)
+
+    def general_key(self, taken: list, patterns: list = (), where: str = "") -> int:
+        """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme), except
+        the literal keys in `taken` and the keys of `patterns` (quoted pattern expressions)."""
+        es = self.es
+        key = es.minus_literals(self.key_base(), frozenset(taken))
         if patterns:  # one product with their union (differences one by one grow a DFA each time)
             try:
                 key = es.difference(key, es.alt(list(patterns)), INTERSECTION_BUDGET)
@@ -194,7 +200,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
     def value(self, s, where: str) -> int:
         """The expression of the JSON values `s` allows (raises Unsat when none)."""
         self.visited += 1
-        if self.visited > SUBSCHEMA_BUDGET or len(self.es.exprs) > EXPRESSION_BUDGET:
+        if self.visited > SUBSCHEMA_BUDGET or len(self.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
             self.over_budget()
         if s is True:
             return self.any_value()
@@ -340,9 +346,9 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         es = self.es
         # every quoted tree is a set of JSON string bodies: once `minLength` is met the length
         # side is any body, and the intersection is the other side alone
-        es.universal.add(self.tree(quote_tree(("rep", ("set", ANY_CP), 0, None))))
+        es.universal.add(self.tree(_quote(("rep", ("set", ANY_CP), 0, None))))
         try:
-            body = es.conj([self.tree(quote_tree(t)) for t in trees], INTERSECTION_BUDGET)
+            body = es.conj([self.tree(_quote(t)) for t in trees], INTERSECTION_BUDGET)
         except OverflowError:
             raise UnsupportedFeatureError(
                 "JSON Schema string constraints whose intersection is this large",
@@ -360,7 +366,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         for p in pattern if isinstance(pattern, tuple) else () if pattern is None else (pattern,):
             if not isinstance(p, str):
                 raise ConstraintError(f"JSON schema: pattern must be a string at {where}")
-            trees.append(search_tree(p))
+            trees.append(_memo(_SEARCHED, p, search_tree))
         for f in fmt if isinstance(fmt, tuple) else () if fmt is None else (fmt,):
             if not isinstance(f, str):
                 raise ConstraintError(f"JSON schema: format must be a string at {where}")
@@ -368,7 +374,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                 if self.lenient and isinstance(fmt, tuple):
                     continue  # (a format of its own is dropped before, in `value`)
                 raise ConstraintError(f"JSON schema: unknown format {f!r} at {where}")
-            trees.append(R.parse(FORMATS[f]))
+            trees.append(_memo(_PARSED, FORMATS[f], R.parse))
         return trees
 
     def array(self, s: dict, where: str) -> int:
@@ -425,7 +431,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         # pattern keys: JSON-quoted search regexes (disjoint, as llguidance requires)
         pat_keys = []
         for p in pats:
-            tree = search_tree(p)
+            tree = _memo(_SEARCHED, p, search_tree)
             es_p = D.ExprSet()
             pat_keys.append((p, self.quoted(tree), (es_p, D.compile_tree(es_p, tree))))
         for i, (p1, k1, _) in enumerate(pat_keys):
@@ -514,7 +520,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         raise UnsupportedFeatureError(
             "JSON schema beyond the compile budget",
             f"more than {SUBSCHEMA_BUDGET:,} subschemas visited or {EXPRESSION_BUDGET:,} expressions built "
-            f"({self.visited:,} and {len(self.es.exprs):,} so far); see docs/constrain-json.md#limits")
+            f"({self.visited:,} and {len(self.es.exprs) - self.expr_base:,} so far); see docs/constrain-json.md#limits")
 
     def finish(self, top: int) -> int:
         while self.pending:
@@ -527,9 +533,72 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         top = self.es.check_rules(top)
         if top == D.NOTHING:
             raise Unsat("every JSON value it allows nests without end (a required property recurses)")
-        if len(self.es.exprs) > EXPRESSION_BUDGET:
+        if len(self.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
             self.over_budget()
         return self.es.strip_leading(top, self.ws_mask)
+
+
+# Per process, as the same regexes and string kinds come back in schema after schema (trees are
+# never changed once made): regex text -> its tree, pattern -> its searched-for tree, repr of a
+# tree -> its JSON-quoted tree
+_PARSED: dict = {}
+_SEARCHED: dict = {}
+_QUOTED: dict = {}
+
+
+def _memo(cache: dict, key, make):
+    r = cache.get(key)
+    if r is None:
+        r = make(key)
+        if len(cache) >= 4096:
+            cache.clear()
+        cache[key] = r
+    return r
+
+
+def _quote(tree):
+    key = repr(tree)
+    r = _QUOTED.get(key)
+    if r is None:
+        r = quote_tree(tree)
+        if len(_QUOTED) >= 4096:
+            _QUOTED.clear()
+        _QUOTED[key] = r
+    return r
+
+
+_TEMPLATES: dict = {}  # whitespace and separators -> a frozen ExprSet (see `_template`)
+
+
+def _template(o: JsonOptions) -> D.ExprSet:
+    """The expressions every schema with these whitespace and separator options starts from:
+    the lexemes of JSON's punctuation, literals, numbers, strings and keys, with what the
+    first masks need of their derivatives, made once per process and forked per schema (they do
+    not depend on the schema; the masks are the same, only made once)."""
+    key = (repr(o.ws_tree), o.ws_mask, repr(o.item_tree), repr(o.key_tree))
+    t = _TEMPLATES.get(key)
+    if t is None:
+        c = _Compiler(True, o, D.ExprSet())
+        es = c.es
+        for text in ("null", "{", "}", "[", "]"):
+            c.lit(text)
+        c.lexeme(c.regex("true|false"))
+        c.lexeme(c.regex(NUMBER_RE))
+        c.simple_string()
+        # the additional-key lexeme's automaton (finite: a few states per UTF-8 and escape
+        # step), every state's derivatives grouped, as `minus_literals` asks for them
+        todo, seen = [c.key_base()], set()
+        while todo and len(seen) < 1000:
+            e = todo.pop()
+            if e in seen:
+                continue
+            seen.add(e)
+            todo.extend(es.derivative_groups(e))
+        es.byte_classes()
+        if len(_TEMPLATES) >= 16:
+            _TEMPLATES.clear()
+        t = _TEMPLATES[key] = es.freeze()
+    return t
 
 
 def compile_schema(schema) -> tuple:
@@ -553,7 +622,7 @@ def compile_schema(schema) -> tuple:
                                               "llguidance rejects it too unless coerce_one_of")
             c.coerce_one_of = one_of is True  # (None: not modelled, checked oneOf by oneOf)
     # one construct past the budget (a constant of a million characters) stops where it is
-    c.es.max_exprs = EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
+    c.es.max_exprs = c.expr_base + EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
     try:
         with gc_paused():
             top = c.value(schema, "#")

@@ -90,7 +90,7 @@ def _node_candidates(text: str, width: int, accept):
     of depth d is a run of sorted prefixes sharing d characters in which two neighbours
     share exactly d; its frequency is the run's length (two bisections).  The suffixes go
     in groups of first characters, so that only one group's prefixes are held at once."""
-    chunk = max(1, (1 << 24) // width)  # prefixes held at once
+    chunk = max(1, (1 << 22) // width)  # prefixes held at once (about 100 bytes each)
     counts = Counter(text)
     groups = []
     size = 0
@@ -458,32 +458,50 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
         expected[pid] = buf[0]
 
 
-def _viterbi_flat(starts, ends, scores, n) -> list[int]:
+def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
     """`_viterbi`'s path (node indices) on a `_lattice_of`'s lists: in node order a node's
-    left neighbours (the nodes ending where it starts, in node order) are all done."""
+    left neighbours (the nodes ending where it starts, in node order) are all done.
+
+    A right node takes the first left one whose backtrace score + its score, rounded, is
+    the largest: since rounding keeps order, that is the first left node of the largest
+    backtrace score M, unless an earlier one is within an ulp of M + score (then the
+    nodes are compared one by one).  `smax` bounds the scores' magnitudes."""
     buf = _BUF
-    ending: list[list] = [[] for _ in range(n + 1)]
-    ending[0].append((0.0, -1))  # BOS
+    ending_bt: list[list] = [[] for _ in range(n + 1)]
+    ending_k: list[list] = [[] for _ in range(n + 1)]
+    ending_bt[0].append(0.0)
+    ending_k[0].append(-1)  # BOS
     prev = []
+    pb = -1
+    near = False
     for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
-        best = -2
-        best_score = 0.0
-        for bt, l in ending[b]:
-            buf[0] = bt + s
-            v = buf[0]
-            if best == -2 or v > best_score:
-                best = l
-                best_score = v
-        prev.append(best)
-        ending[e].append((best_score, k))
-    best = -2
-    best_score = 0.0
-    for bt, l in ending[n]:  # EOS, score 0
-        buf[0] = bt + 0.0
-        v = buf[0]
-        if best == -2 or v > best_score:
-            best = l
-            best_score = v
+        if b != pb:
+            pb = b
+            bts = ending_bt[b]
+            m = max(bts)
+            i = bts.index(m)
+            best = ending_k[b][i]
+            if i:
+                limit = m - (abs(m) + smax) * 2.4e-7
+                near = max(bts[:i]) >= limit
+        if near:
+            best = -2
+            best_score = 0.0
+            for bt, l in zip(bts, ending_k[b]):
+                buf[0] = bt + s
+                v = buf[0]
+                if best == -2 or v > best_score:
+                    best = l
+                    best_score = v
+            prev.append(best)
+            ending_bt[e].append(best_score)
+        else:
+            buf[0] = m + s
+            prev.append(best)
+            ending_bt[e].append(buf[0])
+        ending_k[e].append(k)
+    bts = ending_bt[n]  # EOS, score 0
+    best = ending_k[n][bts.index(max(bts))]
     path = []
     while best != -1:
         path.append(best)
@@ -662,11 +680,12 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     lats = lattices.sync(model)
     score_of = model.score_of.__getitem__
     id_of = model.id_of
+    smax = max(map(abs, model.score_of))
 
     def path(i: int) -> list[int]:
         n = len(sentences[i][0])
         starts, ends, sids, _ = _unpack_lattice(lats[i], n)
-        return [id_of[sids[k]] for k in _viterbi_flat(starts, ends, list(map(score_of, sids)), n)]
+        return [id_of[sids[k]] for k in _viterbi_flat(starts, ends, list(map(score_of, sids)), n, smax)]
 
     # sentencepiece sums the counts in float32; while every sum stays a whole number up to
     # 2**24 that is exact, and a piece's F (the counts of the sentences whose best path

@@ -27,7 +27,7 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import add, getitem, mul, rshift, sub, xor
 
 from ._common import BOUNDARY, UNK_CHAR, PieceChecker
@@ -143,11 +143,13 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     cands = []
     for w, freq, order in _node_candidates(text, width,
                                            lambda w: "\0" not in w and checker(w)):
-        cands.append((-freq * len(w), order, w))
+        cands.append((-freq * len(w), *order, w))  # one tuple per node, not two
     del text
     cands.sort()
-    for score, _, w in cands[:seed_size]:
-        seeds.append([w, -score])
+    del cands[seed_size:]
+    for c in cands:
+        seeds.append([c[-1], -c[0]])
+    del cands
     for p in seeds:
         p[1] = f32(float(p[1]))
     _to_log_prob(seeds)
@@ -296,9 +298,9 @@ class _Matches:
 
 
 def _lattice_of(starts, ends, sids, n: int, alive) -> array:
-    """A text's lattice in seed space as one int array: the nodes' starts, ends and seed
-    indexes (-1: an unknown one-character node), then each position's first node.  The
-    nodes are the `alive` seeds' (in node order) and an unknown node after the nodes of each
+    """A text's lattice in seed space: an int array of the nodes' seed indexes (-1: an
+    unknown one-character node) then each position's first node, and the nodes' lengths
+    (bytes: pieces are short).  The nodes are the `alive` seeds' (in node order) and an unknown node after the nodes of each
     position without one of one character, as PopulateNodes makes them."""
     keep = list(map(alive.__contains__, sids))
     if not all(keep):
@@ -327,16 +329,20 @@ def _lattice_of(starts, ends, sids, n: int, alive) -> array:
         starts = s2 + starts[j:]
         ends = e2 + ends[j:]
         sids = i2 + sids[j:]
-    lat = array("i", starts)
-    lat += array("i", ends)
-    lat += array("i", sids)
+    lat = array("i", sids)
     lat += array("i", map(bisect_left, repeat(starts), range(n + 1)))
-    return lat
+    lens = list(map(sub, ends, starts))
+    return lat, bytes(lens) if max(lens, default=0) < 256 else array("i", lens)
 
 
-def _unpack_lattice(lat: array, n: int):
-    m = (len(lat) - n - 1) // 3
-    return lat[:m], lat[m:2 * m], lat[2 * m:3 * m], lat[3 * m:]
+def _unpack_lattice(lat, n: int):
+    """`_lattice_of`'s (nodes' seed indexes and positions' first nodes, nodes' lengths) as
+    the nodes' starts, ends and seed indexes and the positions' first nodes."""
+    sf, lens = lat
+    m = len(lens)
+    first = sf[m:]
+    starts = list(chain.from_iterable(map(repeat, range(n), map(sub, first[1:], first))))
+    return starts, list(map(add, starts, lens)), sf[:m], first
 
 
 class _Lattices:
@@ -346,10 +352,10 @@ class _Lattices:
     def __init__(self, data: list[list], matches: _Matches):
         self.data = data
         self.matches = matches
-        self.lats: list[array] | None = None
+        self.lats: list[tuple] | None = None
         self.alive: frozenset = frozenset()
 
-    def sync(self, model: "_Model") -> list[array]:
+    def sync(self, model: "_Model") -> list[tuple]:
         alive = model.alive
         lats = self.lats
         if lats is None or not alive <= self.alive:
@@ -361,9 +367,10 @@ class _Lattices:
         elif alive != self.alive:
             gone = self.alive - alive
             for i, (text, _) in enumerate(self.data):
-                n = len(text)
-                starts, ends, sids, _ = _unpack_lattice(lats[i], n)
-                if not gone.isdisjoint(sids):
+                sf, lens = lats[i]
+                if not gone.isdisjoint(sf[:len(lens)]):
+                    n = len(text)
+                    starts, ends, sids, _ = _unpack_lattice(lats[i], n)
                     lats[i] = _lattice_of(starts, ends, sids, n, alive)
         self.alive = alive
         return lats

@@ -27,8 +27,8 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import compress, repeat
-from operator import getitem, rshift, sub, xor
+from itertools import chain, compress, repeat
+from operator import add, getitem, mul, rshift, sub, xor
 
 from ._common import BOUNDARY, UNK_CHAR, PieceChecker
 
@@ -90,7 +90,7 @@ def _node_candidates(text: str, width: int, accept):
     of depth d is a run of sorted prefixes sharing d characters in which two neighbours
     share exactly d; its frequency is the run's length (two bisections).  The suffixes go
     in groups of first characters, so that only one group's prefixes are held at once."""
-    chunk = max(1, (1 << 24) // width)  # prefixes held at once
+    chunk = max(1, (1 << 22) // width)  # prefixes held at once (about 100 bytes each)
     counts = Counter(text)
     groups = []
     size = 0
@@ -143,11 +143,13 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     cands = []
     for w, freq, order in _node_candidates(text, width,
                                            lambda w: "\0" not in w and checker(w)):
-        cands.append((-freq * len(w), order, w))
+        cands.append((-freq * len(w), *order, w))  # one tuple per node, not two
     del text
     cands.sort()
-    for score, _, w in cands[:seed_size]:
-        seeds.append([w, -score])
+    del cands[seed_size:]
+    for c in cands:
+        seeds.append([c[-1], -c[0]])
+    del cands
     for p in seeds:
         p[1] = f32(float(p[1]))
     _to_log_prob(seeds)
@@ -179,6 +181,15 @@ class _Model:
                 m = sc
         self.min_score = m
         self.unk_score = f32(m - _UNK_PENALTY)
+        # by seed index, then (index -1) the unknown node: piece id and score
+        self.alive = frozenset(compress(range(len(cur)), map((-1).__ne__, cur)))
+        self.id_of = cur + [0]
+        score_of = [0.0] * (len(cur) + 1)
+        for k, i in enumerate(cur):
+            if i >= 0:
+                score_of[k] = self.scores[i]
+        score_of[-1] = self.unk_score
+        self.score_of = score_of
 
     def lattice(self, text: str):
         """PopulateNodes: node 0 is BOS, 1 EOS, then per start position the pieces there by
@@ -238,49 +249,6 @@ class _Model:
         return ids, scores, starts, ends, begin, end
 
 
-    def flat_lattice(self, text: str):
-        """`lattice` as parallel lists in node order (start, end, score, piece id; no BOS
-        and EOS) and each position's first node."""
-        flat = self.matches.of(text)
-        pids = list(map(self.cur.__getitem__, flat[2::3]))
-        if -1 in pids:
-            keep = list(map((-1).__ne__, pids))
-            starts = list(compress(flat[0::3], keep))
-            ends = list(compress(flat[1::3], keep))
-            pids = list(compress(pids, keep))
-        else:
-            starts = flat[0::3].tolist()
-            ends = flat[1::3].tolist()
-        n = len(text)
-        scores = list(map(self.scores.__getitem__, pids))
-        singles = set(compress(starts, map((1).__eq__, map(sub, ends, starts))))
-        if len(singles) != n:
-            # an unknown node (id 0) after the pieces of each position without a piece of
-            # one character
-            unk = self.unk_score
-            s2, e2, p2, c2 = [], [], [], []
-            j = 0
-            for b in range(n):
-                if b in singles:
-                    continue
-                k = bisect_right(starts, b, j)
-                s2 += starts[j:k]
-                e2 += ends[j:k]
-                p2 += pids[j:k]
-                c2 += scores[j:k]
-                s2.append(b)
-                e2.append(b + 1)
-                p2.append(0)
-                c2.append(unk)
-                j = k
-            starts = s2 + starts[j:]
-            ends = e2 + ends[j:]
-            pids = p2 + pids[j:]
-            scores = c2 + scores[j:]
-        first = list(map(bisect_left, repeat(starts), range(n + 1)))
-        return starts, ends, scores, pids, first
-
-
 class _Matches:
     """The seed pieces found in texts (the pieces of later models are a subset of the seeds)."""
 
@@ -305,8 +273,12 @@ class _Matches:
         """The seed pieces in `text`: (start, end, seed index) triples, flat, by start then
         end (kept per text: the pieces of every model are seeds)."""
         flat = self.memo.get(text)
-        if flat is not None:
-            return flat
+        if flat is None:
+            flat = self.memo[text] = self.scan(text)
+        return flat
+
+    def scan(self, text: str) -> array:
+        """`of` without keeping the result."""
         n = len(text)
         prefixes = self.prefixes
         get = self.index.get
@@ -322,8 +294,86 @@ class _Matches:
                 if k is not None:
                     add((b, e, k))
                 e += 1
-        self.memo[text] = flat
         return flat
+
+
+def _lattice_of(starts, ends, sids, n: int, alive) -> array:
+    """A text's lattice in seed space: an int array of the nodes' seed indexes (-1: an
+    unknown one-character node) then each position's first node, and the nodes' lengths
+    (bytes: pieces are short).  The nodes are the `alive` seeds' (in node order) and an unknown node after the nodes of each
+    position without one of one character, as PopulateNodes makes them."""
+    keep = list(map(alive.__contains__, sids))
+    if not all(keep):
+        starts = list(compress(starts, keep))
+        ends = list(compress(ends, keep))
+        sids = list(compress(sids, keep))
+    else:
+        starts = list(starts)
+        ends = list(ends)
+        sids = list(sids)
+    singles = set(compress(starts, map((1).__eq__, map(sub, ends, starts))))
+    if len(singles) != n:
+        s2, e2, i2 = [], [], []
+        j = 0
+        for b in range(n):
+            if b in singles:
+                continue
+            k = bisect_right(starts, b, j)
+            s2 += starts[j:k]
+            e2 += ends[j:k]
+            i2 += sids[j:k]
+            s2.append(b)
+            e2.append(b + 1)
+            i2.append(-1)
+            j = k
+        starts = s2 + starts[j:]
+        ends = e2 + ends[j:]
+        sids = i2 + sids[j:]
+    lat = array("i", sids)
+    lat += array("i", map(bisect_left, repeat(starts), range(n + 1)))
+    lens = list(map(sub, ends, starts))
+    return lat, bytes(lens) if max(lens, default=0) < 256 else array("i", lens)
+
+
+def _unpack_lattice(lat, n: int):
+    """`_lattice_of`'s (nodes' seed indexes and positions' first nodes, nodes' lengths) as
+    the nodes' starts, ends and seed indexes and the positions' first nodes."""
+    sf, lens = lat
+    m = len(lens)
+    first = sf[m:]
+    starts = list(chain.from_iterable(map(repeat, range(n), map(sub, first[1:], first))))
+    return starts, list(map(add, starts, lens)), sf[:m], first
+
+
+class _Lattices:
+    """The lattices of the texts EM runs on, kept across models: a model's pieces are a
+    subset of the previous model's, so only the texts holding a dropped piece change."""
+
+    def __init__(self, data: list[list], matches: _Matches):
+        self.data = data
+        self.matches = matches
+        self.lats: list[tuple] | None = None
+        self.alive: frozenset = frozenset()
+
+    def sync(self, model: "_Model") -> list[tuple]:
+        alive = model.alive
+        lats = self.lats
+        if lats is None or not alive <= self.alive:
+            scan = self.matches.scan
+            lats = self.lats = []
+            for text, _ in self.data:
+                flat = scan(text)
+                lats.append(_lattice_of(flat[0::3], flat[1::3], flat[2::3], len(text), alive))
+        elif alive != self.alive:
+            gone = self.alive - alive
+            for i, (text, _) in enumerate(self.data):
+                sf, lens = lats[i]
+                if not gone.isdisjoint(sf[:len(lens)]):
+                    n = len(text)
+                    starts, ends, sids, _ = _unpack_lattice(lats[i], n)
+                    lats[i] = _lattice_of(starts, ends, sids, n, alive)
+        self.alive = alive
+        return lats
 
 
 _BUF = array("f", [0.0])
@@ -361,7 +411,9 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
     """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
 
     LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
-    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float.
+    else vmax + log(exp(vmin - vmax) + 1) with double log and exp, rounded to float.  The
+    first case needs no test: there exp(vmin - vmax) + 1 is 1.0 in double, whose log is 0.
+    vmin - vmax rounded is -|x - y| rounded, whose sign says which is vmax.
     All the nodes starting at a position have the same alpha (a sum over the nodes ending
     there), all the nodes ending at a position the same beta.  In node order a node's alpha is
     final once the nodes before it are done (they start earlier), so alpha folds in one
@@ -371,26 +423,24 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
     exp = _exp
     alpha = [None] * (n + 1)
     alpha[0] = 0.0
+    # each node's alpha + score (kept for the posteriors)
+    node_alpha = []
+    keep = node_alpha.append
     for b, e, s in zip(starts, ends, scores):
         buf[0] = s + alpha[b]
         v = buf[0]
+        keep(v)
         a = alpha[e]
         if a is None:
             alpha[e] = v
-        elif v < a:
-            buf[0] = v + 50.0
-            if a <= buf[0]:
-                buf[0] = v - a
-                buf[0] = a + log(exp(buf[0]) + 1.0)
-                alpha[e] = buf[0]
+            continue
+        buf[0] = v - a
+        d = buf[0]
+        if d < 0.0:
+            buf[0] = a + log(exp(d) + 1.0)
         else:
-            buf[0] = a + 50.0
-            if v > buf[0]:
-                alpha[e] = v
-            else:
-                buf[0] = a - v
-                buf[0] = v + log(exp(buf[0]) + 1.0)
-                alpha[e] = buf[0]
+            buf[0] = v + log(exp(-d) + 1.0)
+        alpha[e] = buf[0]
     beta = [0.0] * (n + 1)
     for pos in range(n - 1, -1, -1):
         k = first[pos]
@@ -399,56 +449,66 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
         for k in range(k + 1, first[pos + 1]):
             buf[0] = scores[k] + beta[ends[k]]
             v = buf[0]
-            if v < b:
-                buf[0] = v + 50.0
-                if b <= buf[0]:
-                    buf[0] = v - b
-                    buf[0] = b + log(exp(buf[0]) + 1.0)
-                    b = buf[0]
+            buf[0] = v - b
+            d = buf[0]
+            if d < 0.0:
+                buf[0] = b + log(exp(d) + 1.0)
             else:
-                buf[0] = b + 50.0
-                if v > buf[0]:
-                    b = v
-                else:
-                    buf[0] = b - v
-                    buf[0] = v + log(exp(buf[0]) + 1.0)
-                    b = buf[0]
+                buf[0] = v + log(exp(-d) + 1.0)
+            b = buf[0]
         beta[pos] = b
-    z = alpha[n]
-    for b, e, s, pid in zip(starts, ends, scores, pids):
-        buf[0] = alpha[b] + s
-        buf[0] = buf[0] + beta[e]
-        buf[0] = buf[0] - z
-        buf[0] = expected[pid] + freq * exp(buf[0])
+    # alpha + score + beta - Z, each step rounded (whole arrays at once)
+    x = array("f", list(map(add, node_alpha, map(beta.__getitem__, ends))))
+    x = array("f", list(map(sub, x, repeat(alpha[n]))))
+    for pid, v in zip(pids, map(mul, repeat(freq), map(exp, x))):
+        buf[0] = expected[pid] + v
         expected[pid] = buf[0]
 
 
-def _viterbi_flat(starts, ends, scores, n) -> list[int]:
-    """`_viterbi`'s path (node indices) on `flat_lattice`'s lists: in node order a node's
-    left neighbours (the nodes ending where it starts, in node order) are all done."""
+def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
+    """`_viterbi`'s path (node indices) on a `_lattice_of`'s lists: in node order a node's
+    left neighbours (the nodes ending where it starts, in node order) are all done.
+
+    A right node takes the first left one whose backtrace score + its score, rounded, is
+    the largest: since rounding keeps order, that is the first left node of the largest
+    backtrace score M, unless an earlier one is within an ulp of M + score (then the
+    nodes are compared one by one).  `smax` bounds the scores' magnitudes."""
     buf = _BUF
-    ending: list[list] = [[] for _ in range(n + 1)]
-    ending[0].append((0.0, -1))  # BOS
+    ending_bt: list[list] = [[] for _ in range(n + 1)]
+    ending_k: list[list] = [[] for _ in range(n + 1)]
+    ending_bt[0].append(0.0)
+    ending_k[0].append(-1)  # BOS
     prev = []
+    pb = -1
+    near = False
     for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
-        best = -2
-        best_score = 0.0
-        for bt, l in ending[b]:
-            buf[0] = bt + s
-            v = buf[0]
-            if best == -2 or v > best_score:
-                best = l
-                best_score = v
-        prev.append(best)
-        ending[e].append((best_score, k))
-    best = -2
-    best_score = 0.0
-    for bt, l in ending[n]:  # EOS, score 0
-        buf[0] = bt + 0.0
-        v = buf[0]
-        if best == -2 or v > best_score:
-            best = l
-            best_score = v
+        if b != pb:
+            pb = b
+            bts = ending_bt[b]
+            m = max(bts)
+            i = bts.index(m)
+            best = ending_k[b][i]
+            if i:
+                limit = m - (abs(m) + smax) * 2.4e-7
+                near = max(bts[:i]) >= limit
+        if near:
+            best = -2
+            best_score = 0.0
+            for bt, l in zip(bts, ending_k[b]):
+                buf[0] = bt + s
+                v = buf[0]
+                if best == -2 or v > best_score:
+                    best = l
+                    best_score = v
+            prev.append(best)
+            ending_bt[e].append(best_score)
+        else:
+            buf[0] = m + s
+            prev.append(best)
+            ending_bt[e].append(buf[0])
+        ending_k[e].append(k)
+    bts = ending_bt[n]  # EOS, score 0
+    best = ending_k[n][bts.index(max(bts))]
     path = []
     while best != -1:
         path.append(best)
@@ -531,14 +591,20 @@ def _nbest2(scores, starts, begin, end, n):
 
 # -- training ------------------------------------------------------------------------------------
 
-def _e_step(model: _Model, sentences: list[list], threads: int) -> list[float]:
+def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Lattices) -> list[float]:
     size = len(model.pieces)
+    lats = lattices.sync(model)
+    score_of = model.score_of.__getitem__
+    id_of = model.id_of.__getitem__
     parts = []
     for t in range(threads):
         expected = [0.0] * size
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
-            _marginal(*model.flat_lattice(text), len(text), f32(float(freq)), expected)
+            n = len(text)
+            starts, ends, sids, first = _unpack_lattice(lats[i], n)
+            _marginal(starts, ends, list(map(score_of, sids)), map(id_of, sids), first, n,
+                      f32(float(freq)), expected)
         parts.append(expected)
     total = parts[0]
     for other in parts[1:]:
@@ -561,8 +627,48 @@ def _m_step(model: _Model, expected: list[float]) -> list[list]:
     return new
 
 
+def _prune_counts_f32(sentences: list[list], threads: int, size: int, path):
+    """Pruning's sums as sentencepiece makes them, in float32 (when they may round): the
+    number of sentences, each piece's frequency on the best paths, each piece's F."""
+    vsums = []
+    freqs = []
+    inverteds = []
+    buf = _BUF
+    for t in range(threads):
+        vsum = 0.0
+        freq = [0.0] * size
+        inverted: dict[int, list[int]] = {}
+        for i in range(t, len(sentences), threads):
+            buf[0] = float(sentences[i][1])
+            fc = buf[0]
+            buf[0] = vsum + fc
+            vsum = buf[0]
+            for pid in path(i):
+                buf[0] = freq[pid] + fc
+                freq[pid] = buf[0]
+                inverted.setdefault(pid, []).append(i)
+        vsums.append(vsum)
+        freqs.append(freq)
+        inverteds.append(inverted)
+    vsum = 0.0
+    freq = [0.0] * size
+    for t in range(threads):
+        vsum = f32(vsum + vsums[t])
+        ft = freqs[t]
+        for i in range(size):
+            freq[i] = f32(freq[i] + ft[i])
+    big_fs = [0.0] * size
+    for i in range(size):
+        big_f = 0.0
+        for t in range(threads):
+            for k in inverteds[t].get(i, ()):
+                big_f = f32(big_f + f32(float(sentences[k][1])))
+        big_fs[i] = big_f
+    return vsum, freq, big_fs
+
+
 def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
-           shrinking_factor: float) -> list[list]:
+           shrinking_factor: float, lattices: _Lattices) -> list[list]:
     pieces = model.pieces
     size = len(pieces)
     always_keep = [True] * size
@@ -578,36 +684,34 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
             always_keep[i] = True
             alternatives[i] = [ids[k] for k in nbests[1]]
 
-    vsums = []
-    freqs = []
-    inverteds = []
-    buf = _BUF
+    lats = lattices.sync(model)
+    score_of = model.score_of.__getitem__
+    id_of = model.id_of
+    smax = max(map(abs, model.score_of))
+
+    def path(i: int) -> list[int]:
+        n = len(sentences[i][0])
+        starts, ends, sids, _ = _unpack_lattice(lats[i], n)
+        return [id_of[sids[k]] for k in _viterbi_flat(starts, ends, list(map(score_of, sids)), n, smax)]
+
+    # sentencepiece sums the counts in float32; while every sum stays a whole number up to
+    # 2**24 that is exact, and a piece's F (the counts of the sentences whose best path
+    # holds it, once per occurrence) is its frequency.
+    counts = [0] * size
+    vsum_whole = 0
     for t in range(threads):
-        vsum = 0.0
-        freq = [0.0] * size
-        inverted: dict[int, list[int]] = {}
         for i in range(t, len(sentences), threads):
-            text, count = sentences[i]
-            starts, ends, scores, pids, _ = model.flat_lattice(text)
-            buf[0] = float(count)
-            fc = buf[0]
-            buf[0] = vsum + fc
-            vsum = buf[0]
-            for k in _viterbi_flat(starts, ends, scores, len(text)):
-                pid = pids[k]
-                buf[0] = freq[pid] + fc
-                freq[pid] = buf[0]
-                inverted.setdefault(pid, []).append(i)
-        vsums.append(vsum)
-        freqs.append(freq)
-        inverteds.append(inverted)
-    vsum = 0.0
-    freq = [0.0] * size
-    for t in range(threads):
-        vsum = f32(vsum + vsums[t])
-        ft = freqs[t]
-        for i in range(size):
-            freq[i] = f32(freq[i] + ft[i])
+            count = sentences[i][1]
+            vsum_whole += count
+            for pid in path(i):
+                counts[pid] += count
+    if vsum_whole <= 1 << 24 and max(counts, default=0) <= 1 << 24:
+        vsum = float(vsum_whole)
+        freq = list(map(float, counts))
+        big_fs = freq
+    else:
+        vsum, freq, big_fs = _prune_counts_f32(sentences, threads, size, path)
+    del counts
 
     acc = 0.0
     for x in freq:
@@ -622,11 +726,7 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
         if not alternatives[i]:
             new.append(pieces[i])
             continue
-        big_f = 0.0
-        for t in range(threads):
-            for s in inverteds[t].get(i, ()):
-                big_f = f32(big_f + f32(float(sentences[s][1])))
-        big_f = f32(big_f / vsum)
+        big_f = f32(big_fs[i] / vsum)
         logprob_sp = f32(_log(freq[i]) - logsum)
         logsum_alt = f32(_log(f32(total + f32(freq[i] * f32(float(len(alternatives[i]) - 1))))))
         logprob_alt = 0.0
@@ -674,14 +774,15 @@ def train_unigram(sentences: list[list], words: list[list] | None, required: dic
     matches = _Matches(seeds)
     model = _Model(seeds, matches)
     data = sentences if words is None else words
+    lattices = _Lattices(data, matches)
     desired = int(total_vocab_size * 1.1)
     while True:
         if progress is not None:
             progress(len(model.pieces), desired)
         for _ in range(num_sub_iterations):
-            expected = _e_step(model, data, threads)
+            expected = _e_step(model, data, threads, lattices)
             model = _Model(_m_step(model, expected), matches)
         if len(model.pieces) <= desired:
             break
-        model = _Model(_prune(model, data, threads, desired, shrinking_factor), matches)
+        model = _Model(_prune(model, data, threads, desired, shrinking_factor, lattices), matches)
     return _finalize(model, required, vocab_size)

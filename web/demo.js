@@ -9,7 +9,7 @@
 
 import { AnyTok } from "./anytok.js";
 import { segments } from "./segments.js";
-import { byteLabels, escapeHTML, markHTML, utf8Bytes } from "./visible.js";
+import { byteLabels, markHTML, utf8Bytes } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -458,7 +458,7 @@ function segmentView(pieces, mode) {
     if (labels) {
       p.ids.forEach((id, j) => {
         const bytes = p.byteLengths?.[j] ?? 1;
-        html += span(k, "byte ", id, at, at + chars, bytes, escapeHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
+        html += span(k, "byte ", id, at, at + chars, bytes, markHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
       });
     } else {
       const own = p.ids.length === 1 && p.byteLengths?.[0] >= 0 ? p.byteLengths[0] : utf8Bytes(p.text).length;

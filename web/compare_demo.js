@@ -204,7 +204,7 @@ let timer = 0;
 async function begin() {
   if (compare.started) return;
   compare.started = true;
-  if (!$("compare-text").value) $("compare-text").value = $("text").value;
+  if (!$("compare-text").value) $("compare-text").value = window.anytokDemo?.text?.() ?? $("text").value;
   try {
     encodingNames = await AnyTok.encodings();
   } catch (err) {
@@ -236,7 +236,7 @@ function start() {
     run();
   });
   $("compare-from-count").addEventListener("click", () => {
-    $("compare-text").value = $("text").value;
+    $("compare-text").value = window.anytokDemo?.text?.() ?? $("text").value;
     run();
   });
   window.addEventListener("anytok-view", (e) => { if (e.detail === "compare") begin(); });

@@ -133,6 +133,33 @@ def test_every_view_fits_phone_tablet_and_desktop_with_reachable_controls(page):
     assert problems == [], "\n".join(problems)
 
 
+def test_every_control_is_reachable_with_the_tab_key(page):
+    # Issue #45: keyboard reachable controls.  Tab is pressed through the whole page in each
+    # view; every visible, enabled control of the view must have had the focus.
+    missing = {}
+    for view in VIEWS:
+        show_view(page, view)
+        page.evaluate("() => { document.activeElement?.blur(); for (const e of document.querySelectorAll('[data-tabbed]')) delete e.dataset.tabbed; }")
+        n = page.evaluate("document.querySelectorAll('button, select, input, textarea, a, summary, [tabindex]').length")
+        for _ in range(n + 5):
+            page.keyboard.press("Tab")
+            page.evaluate("() => { const a = document.activeElement; if (a && a !== document.body) a.dataset.tabbed = '1'; }")
+        missing[view] = page.evaluate("""(view) => {
+            const root = view === 'count' ? document.querySelector('main.layout') : document.querySelector('#' + view + '-view');
+            const out = [];
+            for (const el of [...document.querySelector('header').querySelectorAll('button, select, a'),
+                              ...root.querySelectorAll('button, select, input, textarea, a, summary, [tabindex]')]) {
+                const box = el.getBoundingClientRect();
+                if (!box.width || !box.height || el.disabled || el.tabIndex < 0 || getComputedStyle(el).visibility === 'hidden') continue;
+                if (el.tagName !== 'SUMMARY' && el.closest('details:not([open])')) continue;
+                if (!el.dataset.tabbed) out.push(el.id || el.getAttribute('aria-label') || el.textContent.trim().slice(0, 30) || el.tagName);
+            }
+            return out;
+        }""", view)
+    page.click("#view-count")
+    assert missing == {v: [] for v in VIEWS}, missing
+
+
 def test_dark_and_light_follow_the_system(browser, demo_url):
     colours = {}
     for scheme in ("light", "dark"):
@@ -382,7 +409,10 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
         pg.goto(demo_url)
         wait_status(pg)
         pg.add_script_tag(path=str(AXE))
-        for view in VIEWS if scheme == "light" else ["count", "compare"]:
+        shown = [(size, view) for size in SIZES for view in VIEWS] if scheme == "light" else \
+            [((1400, 1000), "count"), ((1400, 1000), "compare")]
+        for (width, height), view in shown:
+            pg.set_viewport_size({"width": width, "height": height})
             show_view(pg, view)
             result = pg.evaluate("""async () => {
                 const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
@@ -390,7 +420,7 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
                     .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
             }""")
             if result:
-                found[f"{view} ({scheme})"] = result
+                found[f"{view} at {width}px ({scheme})"] = result
         ctx.close()
         guard.check()
     assert found == {}, json.dumps(found, indent=1)

@@ -213,6 +213,14 @@ def test_ids_view_copy_and_token_details_equal_native(count_view):
     }""")
     assert marks == ["a·→␍↵␣b", '&lt;a&gt;<span class="ws">␍↵\n</span>']
 
+    # Distinct token borders: each token has an edge and neighbours differ in colour.
+    look = page.evaluate("""() => Array.from(document.querySelectorAll('#tokens .t'), (t) => {
+        const c = getComputedStyle(t);
+        return [c.boxShadow, c.backgroundColor];
+    })""")
+    assert all(shadow != "none" and "inset" in shadow for shadow, _ in look), look[:3]
+    assert all(a[1] != b[1] for a, b in zip(look, look[1:])), look[:6]
+
     # Characters split between tokens (龘, ꙮ, 🦜 in o200k_base): each token shows the bytes it holds.
     pieces = [enc.decode_single_token_bytes(i) for i in ids]
     partial = [p for p in pieces if not _valid_utf8(p)]

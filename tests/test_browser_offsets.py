@@ -234,3 +234,159 @@ def test_lone_surrogates_keep_their_place(shim):  # noqa: F811
     ids, offsets = anytok.get_encoding("o200k_base").encode_with_offsets(text)
     assert got == {"ids": ids, "offsets": utf16(text, offsets)}
     assert got["offsets"][-1][1] == 8  # JavaScript's length of the text
+
+
+def _label(data: bytes) -> str:
+    """How every view labels a token from its own bytes (web/visible.js tokenLabel): its text when
+    they are whole UTF-8 characters, else each byte as <0xE5>."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(f"<0x{b:02X}>" for b in data)
+
+
+BYTE_TEXT = "a \u9f98!\u9f98"
+BYTE_PATTERN = "\u9f98\u6210!"
+
+
+def _count_and_constrain(page, name: str, n_ids: int):
+    """Open tokenizer file `name` in the page, count BYTE_TEXT, then step through BYTE_PATTERN in
+    Constrain by the first allowed token: (the Count view's tokens, each step's allowed list,
+    the output)."""
+    page.click("#view-count")
+    page.set_input_files("#tokenizer-file", files=[{"name": name, "mimeType": "application/octet-stream",
+                                                    "buffer": file_bytes(name)}])
+    page.wait_for_function(f"document.querySelector('#encoding').value === 'file:{name}'")
+    wait_status(page)
+    page.fill("#text", BYTE_TEXT)
+    page.wait_for_function("(n) => window.anytokDemo?.lastUpdate?.total === n && document.querySelectorAll('#tokens .t').length",
+                           arg=n_ids)
+    count_view = page.evaluate("""() => [...document.querySelectorAll('#tokens .t')].map((t) =>
+        [t.dataset.ids, t.classList.contains('byte'), t.querySelector('.tx').textContent])""")
+    page.click("#view-constrain")
+    page.select_option("#constrain-encoding", f"file:{name}")
+    page.select_option("#constrain-kind", "regex")
+    page.fill("#constrain-spec", BYTE_PATTERN)
+    page.click("#constrain-start")
+    page.wait_for_function("window.anytokConstrainDemo.state === 'ready'")
+    steps = []
+    for _ in range(12):
+        listed = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => [+b.dataset.id, b.textContent])")
+        steps.append(listed)
+        first = next((i for i, label in listed if label != "⟨end⟩"), None)
+        if first is None:  # the end of sequence only: the regex is matched
+            break
+        before = page.evaluate("window.anytokConstrainDemo.tokens.length")
+        page.click(f"#constrain-allowed button[data-id='{first}']")
+        page.wait_for_function("(n) => window.anytokConstrainDemo.tokens.length > n && window.anytokConstrainDemo.state === 'ready'",
+                               arg=before)
+    output = page.eval_on_selector_all("#constrain-output .t", "ts => ts.map((t) => t.textContent)")
+    return count_view, steps, output
+
+
+def test_byte_tokens_are_labelled_as_bytes_in_count_and_constrain_for_files(browser, demo_url):  # noqa: F811
+    # Issue #45: a SentencePiece byte-fallback model (<0xE9> pieces) and a byte-level
+    # tokenizer.json (Llama 3: " \xe9\xbe" and "\x98") label a token holding part of a character
+    # by its bytes, the same way in the Count view's tokens and Constrain's allowed list, from
+    # the bytes the constraint engine reads (token_env()).
+    from anytok import constrain
+    from browser_support import new_context
+
+    names = ["mistral_instruct_tokenizer_240323.model.v3", "llama3.tokenizer.json"]
+    toks = {name: native_tokenizer(name) for name in names}
+    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    errors = []
+    got = {}
+    try:
+        page = ctx.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(demo_url)
+        wait_status(page)
+        for name in names:
+            got[name] = _count_and_constrain(page, name, len(toks[name].encode(BYTE_TEXT)))
+    finally:
+        ctx.close()
+    guard.check()
+    assert errors == []
+
+    for name in names:
+        tok = toks[name]
+        env = tok.token_env().token_bytes
+        count_view, steps, output = got[name]
+        # Count view: every id in order; a token of part of a character shows its bytes.
+        ids = tok.encode(BYTE_TEXT)
+        assert [int(i) for ids_, _, _ in count_view for i in ids_.split()] == ids
+        byte_tokens = [(int(ids_), label) for ids_, is_byte, label in count_view if is_byte]
+        partial = [i for i in ids if _label(env[i]).startswith("<0x")]
+        assert len(partial) >= 2 and [i for i, _ in byte_tokens] == partial, (name, byte_tokens, partial)
+        for i, label in byte_tokens:
+            assert label == _label(env[i]), (name, i, label)
+
+        # Constrain: the allowed tokens of each step are native's, labelled by the same rule.
+        m = constrain.regex(BYTE_PATTERN).matcher(tok)
+        taken = []
+        for listed in steps:
+            assert sorted(i for i, _ in listed) == sorted(m.allowed()), name
+            for i, label in listed:
+                if i in env:
+                    assert label == _label(env[i]), (name, i, label)
+            first = next((i for i, label in listed if label != "⟨end⟩"), None)
+            if first is None:
+                break
+            assert m.consume(first)
+            taken.append(first)
+        assert first is None and m.is_accepting()
+        assert any(_label(env[i]).startswith("<0x") for i in taken)
+        assert output == [_label(env[i]) for i in taken]
+        assert b"".join(env[i] for i in taken).decode() == BYTE_PATTERN
+
+
+def test_token_bytes_are_the_constraint_engines_for_every_family(shim):  # noqa: F811
+    # tok.tokenBytes(ids): each token's bytes as anytok.constrain reads them (token_env()), or a
+    # special token's name, for an encoding, tekken, a byte-fallback tokenizer.json, a
+    # SentencePiece .model and a GGUF vocabulary.
+    import random
+
+    import anytok
+    from anytok.gguf import load_gguf
+
+    # (Llama 3's byte-level tokenizer.json: in the test above.)
+    names = ["o200k_base", "tekken_240911.json", "llama2.tokenizer.json", "mistral_instruct_tokenizer_240323.model.v3",
+             "ggml-vocab-llama-spm.gguf"]
+    rng = random.Random(45)
+    for name in names:
+        if name == "o200k_base":
+            tok = anytok.get_encoding(name)
+        elif name.endswith(".gguf"):
+            tok = load_gguf(file_bytes(name), name=name)
+        else:
+            tok = native_tokenizer(name)
+        env = tok.token_env()
+        specials = sorted(set(env.special_names.values()) | ({env.eos} if env.eos is not None else set()))
+        ordinary = sorted(env.token_bytes)
+        ids = rng.sample(ordinary, 150) + specials[:20] + tok.encode("a \u9f98\U0001F600 caf\u00e9")
+        url = None
+        if name != "o200k_base":
+            serve_files(shim, {name: file_bytes(name)})
+            url = f"/test-models/{name}"
+        got = shim.evaluate(
+            """async ([name, url, ids]) => {
+                const tok = url ? await AnyTok.load({ url }) : await AnyTok.load({ encoding: name });
+                return (await tok.tokenBytes(ids)).map((b) => typeof b === "string" ? ["name", b] : ["bytes", Array.from(b)]);
+            }""",
+            [name, url, ids],
+        )
+        for i, (what, value) in zip(ids, got):
+            if i in env.token_bytes:
+                assert (what, bytes(value)) == ("bytes", env.token_bytes[i]), (name, i)
+            else:
+                if isinstance(tok, anytok.Encoding):
+                    want = tok.decode_single_token_bytes(i).decode()
+                elif name.endswith(".gguf"):
+                    want = tok.vocab.tokens[i]
+                elif name.endswith(".json"):
+                    want = tok.id_to_token(i)
+                else:
+                    want = tok.pieces[i]
+                assert (what, value) == ("name", want), (name, i)
+        assert len(got) == len(ids)

@@ -133,6 +133,33 @@ def test_every_view_fits_phone_tablet_and_desktop_with_reachable_controls(page):
     assert problems == [], "\n".join(problems)
 
 
+def test_every_control_is_reachable_with_the_tab_key(page):
+    # Issue #45: keyboard reachable controls.  Tab is pressed through the whole page in each
+    # view; every visible, enabled control of the view must have had the focus.
+    missing = {}
+    for view in VIEWS:
+        show_view(page, view)
+        page.evaluate("() => { document.activeElement?.blur(); for (const e of document.querySelectorAll('[data-tabbed]')) delete e.dataset.tabbed; }")
+        n = page.evaluate("document.querySelectorAll('button, select, input, textarea, a, summary, [tabindex]').length")
+        for _ in range(n + 5):
+            page.keyboard.press("Tab")
+            page.evaluate("() => { const a = document.activeElement; if (a && a !== document.body) a.dataset.tabbed = '1'; }")
+        missing[view] = page.evaluate("""(view) => {
+            const root = view === 'count' ? document.querySelector('main.layout') : document.querySelector('#' + view + '-view');
+            const out = [];
+            for (const el of [...document.querySelector('header').querySelectorAll('button, select, a'),
+                              ...root.querySelectorAll('button, select, input, textarea, a, summary, [tabindex]')]) {
+                const box = el.getBoundingClientRect();
+                if (!box.width || !box.height || el.disabled || el.tabIndex < 0 || getComputedStyle(el).visibility === 'hidden') continue;
+                if (el.tagName !== 'SUMMARY' && el.closest('details:not([open])')) continue;
+                if (!el.dataset.tabbed) out.push(el.id || el.getAttribute('aria-label') || el.textContent.trim().slice(0, 30) || el.tagName);
+            }
+            return out;
+        }""", view)
+    page.click("#view-count")
+    assert missing == {v: [] for v in VIEWS}, missing
+
+
 def test_dark_and_light_follow_the_system(browser, demo_url):
     colours = {}
     for scheme in ("light", "dark"):
@@ -185,6 +212,14 @@ def test_ids_view_copy_and_token_details_equal_native(count_view):
         return [markText('a \\t\\r\\n\\u00a0b'), markHTML('<a>\\r\\n')];
     }""")
     assert marks == ["a·→␍↵␣b", '&lt;a&gt;<span class="ws">␍↵\n</span>']
+
+    # Distinct token borders: each token has an edge and neighbours differ in colour.
+    look = page.evaluate("""() => Array.from(document.querySelectorAll('#tokens .t'), (t) => {
+        const c = getComputedStyle(t);
+        return [c.boxShadow, c.backgroundColor];
+    })""")
+    assert all(shadow != "none" and "inset" in shadow for shadow, _ in look), look[:3]
+    assert all(a[1] != b[1] for a, b in zip(look, look[1:])), look[:6]
 
     # Characters split between tokens (龘, ꙮ, 🦜 in o200k_base): each token shows the bytes it holds.
     pieces = [enc.decode_single_token_bytes(i) for i in ids]
@@ -382,7 +417,10 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
         pg.goto(demo_url)
         wait_status(pg)
         pg.add_script_tag(path=str(AXE))
-        for view in VIEWS if scheme == "light" else ["count", "compare"]:
+        shown = [(size, view) for size in SIZES for view in VIEWS] if scheme == "light" else \
+            [((1400, 1000), "count"), ((1400, 1000), "compare")]
+        for (width, height), view in shown:
+            pg.set_viewport_size({"width": width, "height": height})
             show_view(pg, view)
             result = pg.evaluate("""async () => {
                 const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
@@ -390,7 +428,7 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
                     .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 5).map((n) => n.target.join(' ')) }));
             }""")
             if result:
-                found[f"{view} ({scheme})"] = result
+                found[f"{view} at {width}px ({scheme})"] = result
         ctx.close()
         guard.check()
     assert found == {}, json.dumps(found, indent=1)
@@ -398,48 +436,103 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
 
 # --- responsiveness -------------------------------------------------------------------------
 
+def _trace(cdp, page) -> list[dict]:
+    """Stop the CDP trace started on `cdp` and return its events."""
+    import base64
+
+    done = []
+    cdp.on("Tracing.tracingComplete", lambda e: done.append(e))
+    cdp.send("Tracing.end")
+    while not done:
+        page.wait_for_timeout(50)
+    chunks = []
+    while True:
+        r = cdp.send("IO.read", {"handle": done[0]["stream"]})
+        chunks.append(base64.b64decode(r["data"]) if r.get("base64Encoded") else r["data"].encode())
+        if r.get("eof"):
+            break
+    cdp.send("IO.close", {"handle": done[0]["stream"]})
+    data = json.loads(b"".join(chunks))
+    return data["traceEvents"] if isinstance(data, dict) else data
+
+
 def test_typing_into_a_1mb_text_blocks_the_main_thread_at_most_50ms(count_view, corpora):
-    # Long tasks (over 50 ms) are observed while typing at the end of a 1 MB text.  The text box
-    # itself (Chromium editing 1 MB in a <textarea>) makes long tasks of its own on this shared
-    # machine, page script or not; so the bound is checked on what the page's scripts do in
-    # those tasks, as Chromium attributes it (Long Animation Frames: each script's duration).
+    # Issue #45: a keystroke at the end of a 1 MB text blocks the main thread at most 50 ms.  A
+    # long-task observer (Chromium reports each task of 50 ms or more) is registered before
+    # typing; each long task it reports is then looked up in a Chromium trace of the same
+    # keystrokes, where the task's own thread time is read: on this shared machine (load often
+    # ten times its cores) a task's wall time is mostly waiting for a core, so the bound is on
+    # the time the page's main thread worked in it.  Every main-thread task of the typing
+    # window is held to the same bound.  (Chromium's <textarea> costs ~100-300 ms a key with
+    # 1 MB in it: the editor holds a window of the text, demo.js showWindow.)
     page = count_view
     text = (corpora["en"] + "\n" + corpora["ja"])[: 1 << 20]
     text = text[: text.rfind("\n") + 1] + "The end"
     set_text(page, text)
     enc = anytok_encoding("o200k_base")
     assert shown_count(page) == enc.count(text, disallowed_special=())
+    assert page.evaluate("window.anytokDemo.text()") == text
+    assert len(page.input_value("#text")) < 30_000 and page.is_visible("#window-note")
     page.wait_for_timeout(1500)  # the table of every encoding, counted after a pause
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Tracing.start", {"categories": "toplevel,devtools.timeline", "transferMode": "ReturnAsStream"})
     page.evaluate("""() => {
         window.longTasks = [];
-        window.pageScripts = [];
-        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longTasks.push(Math.round(e.duration)); })
-            .observe({ type: 'longtask' });
         new PerformanceObserver((list) => {
-            for (const frame of list.getEntries()) {
-                for (const s of frame.scripts) {
-                    if (/\\/(demo|segments|visible|anytok|compare_demo|train_demo|constrain_demo|chat_demo)\\.js/.test(s.sourceURL)) {
-                        window.pageScripts.push({ ms: Math.round(s.duration), url: s.sourceURL.split('/').pop(), invoker: s.invoker, fn: s.sourceFunctionName });
-                    }
-                }
-            }
-        }).observe({ type: 'long-animation-frame' });
+            for (const e of list.getEntries()) window.longTasks.push([e.startTime, e.duration]);
+        }).observe({ type: 'longtask' });
         const el = document.querySelector('#text');
         el.focus();
         el.setSelectionRange(el.value.length, el.value.length);
     }""")
+    # The page's clock against the trace's: a time stamp written into both at one moment.
+    now = page.evaluate("() => { console.timeStamp('anytok-clock'); return performance.now(); }")
     for key in " and so on":
         page.keyboard.type(key)
         page.wait_for_timeout(80)
     wait_status(page)
     page.wait_for_timeout(1500)  # and the table again
+    got = page.evaluate("({ longTasks: window.longTasks, update: window.anytokDemo.lastUpdate, end: performance.now() })")
+    events = _trace(cdp, page)
+    cdp.detach()
     text += " and so on"
     assert shown_count(page) == enc.count(text, disallowed_special=())
-    got = page.evaluate("({ scripts: window.pageScripts, longTasks: window.longTasks, update: window.anytokDemo.lastUpdate })")
+    assert page.evaluate("window.anytokDemo.text()") == text
     assert got["update"]["reencodedBytes"] < 20_000, got["update"]
-    slow = [s for s in got["scripts"] if s["ms"] > 50]
-    assert slow == [], got
+
+    clock = next(e for e in events if e.get("name") == "TimeStamp" and "anytok-clock" in json.dumps(e.get("args", {})))
+    pid, tid = clock["pid"], clock["tid"]
+    shift = clock["ts"] / 1000 - now  # trace ms = page ms + shift
+    tasks = [e for e in events if e.get("ph") == "X" and e["pid"] == pid and e["tid"] == tid
+             and e["name"] in ("ThreadControllerImpl::RunTask", "RunTask") and e["ts"] / 1000 >= clock["ts"] / 1000
+             and e["ts"] / 1000 <= got["end"] + shift]
+    keys = [e for e in events if e.get("name") == "EventDispatch" and e["tid"] == tid
+            and (e.get("args", {}).get("data") or {}).get("type") == "keypress"]
+    assert len(keys) == len(" and so on"), len(keys)
+    assert tasks and all("tdur" in t for t in tasks)
+
+    def thread_ms(start: float, end: float) -> float:
+        """Main-thread time of the tasks in [start, end] (page ms)."""
+        return sum(t["tdur"] for t in tasks if start + shift - 1 <= t["ts"] / 1000 <= end + shift) / 1000
+
+    worked = [(round(start), round(duration), thread_ms(start, start + duration)) for start, duration in got["longTasks"]]
+    assert all(ms <= 50 for _, _, ms in worked), worked
+    busiest = max(tasks, key=lambda t: t["tdur"])
+    assert busiest["tdur"] <= 50_000, (busiest, worked)
+
+    # The window moves over the text without changing it; typed text lands where the window is.
+    page.click("#window-earlier")
+    window = page.input_value("#text")
+    at = text.index(window)
+    assert 0 < at and at + len(window) < len(text) and page.evaluate("window.anytokDemo.text()") == text
+    page.evaluate("() => document.querySelector('#text').setSelectionRange(0, 0)")
+    page.keyboard.type("X")
+    wait_status(page)
+    text = text[:at] + "X" + text[at:]
+    assert page.evaluate("window.anytokDemo.text()") == text
+    assert shown_count(page) == enc.count(text, disallowed_special=())
     set_text(page, page.sample)
+    assert page.is_hidden("#window-note") and page.input_value("#text") == page.sample
 
 
 def test_first_visit_shows_download_progress_and_ready_time(browser, demo_url):

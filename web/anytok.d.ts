@@ -620,6 +620,13 @@ export declare class AnyTok {
    * other tokenizers decode as their own library does).
    */
   decode(ids: ArrayLike<number>, options?: { errors?: "replace" | "strict" | "ignore" }): Promise<string>;
+  /**
+   * Each token's own bytes, as `constrain` matches them (a byte token `<0xE5>` is that byte, a
+   * SentencePiece piece its text with a space for U+2581), or, for a special token (end of
+   * sequence, control tokens), its name.  A token holding part of a character's UTF-8 bytes is
+   * shown by the demo as those bytes.
+   */
+  tokenBytes(ids: ArrayLike<number>): Promise<Array<Uint8Array | string>>;
   /** This tokenizer as an anytok `.atok` file, e.g. a tokenizer.json converted for download. */
   toAtok(): Promise<Uint8Array>;
   /** A token-mask matcher for constrained generation over this tokenizer. */

@@ -455,13 +455,18 @@ function piecesOf(text, flat) {
   for (let t = 0; t < flat.length; t += 4) {
     const [id, start, end, bytes] = [flat[t], flat[t + 1], flat[t + 2], flat[t + 3]];
     if (end <= start) {
-      (cur ?? pending).ids.push(id);
-      (cur ?? pending).lengths.push(bytes);
+      // Inside the current piece: one of its tokens; at its end (SentencePiece gives the
+      // first bytes of a byte-fallback character an empty span at the character's start):
+      // a token of the next piece.
+      const into = cur && start < cur.end ? cur : pending;
+      into.ids.push(id);
+      into.lengths.push(bytes);
       continue;
     }
     if (cur && start < cur.end) {
-      cur.ids.push(id);
-      cur.lengths.push(bytes);
+      cur.ids.push(...pending.ids, id);
+      cur.lengths.push(...pending.lengths, bytes);
+      pending = { ids: [], lengths: [] };
       cur.end = Math.max(cur.end, end);
       continue;
     }
@@ -1044,6 +1049,17 @@ export class AnyTok {
       if (table) return table.decode(array);
     }
     return this.#call("decode", { ids: array, errors }, [array.buffer]);
+  }
+
+  /**
+   * Each token's own bytes (a Uint8Array), as `constrain` matches them: a byte token
+   * (`<0xE5>`) is that byte, a byte-level token the bytes its characters stand for, a
+   * SentencePiece piece its text with a space for U+2581; for a special token (end of
+   * sequence, control tokens), which has no text of its own, its name (a string).
+   */
+  async tokenBytes(ids) {
+    const array = tokenIds(ids);
+    return this.#call("tokenBytes", { ids: array }, [array.buffer]);
   }
 
   // The ByteTable of this tokenizer, asked of the worker once and shared by every AnyTok of the

@@ -102,7 +102,7 @@ function column(i) {
     col.className = "card compare-col";
     col.innerHTML = `<h3></h3><div class="big"><span class="count">–</span> <span class="unit">tokens</span></div>
       <dl class="facts"><dt>Characters per token</dt><dd class="cpt">–</dd><dt>Ratio to the first</dt><dd class="ratio">–</dd></dl>
-      <div class="tokens-view" aria-live="off"></div>`;
+      <div class="tokens-view" aria-live="off" tabindex="0" role="region" aria-label="Tokens of tokenizer ${i + 1}"></div>`;
   }
   return col;
 }
@@ -204,7 +204,7 @@ let timer = 0;
 async function begin() {
   if (compare.started) return;
   compare.started = true;
-  if (!$("compare-text").value) $("compare-text").value = $("text").value;
+  if (!$("compare-text").value) $("compare-text").value = window.anytokDemo?.text?.() ?? $("text").value;
   try {
     encodingNames = await AnyTok.encodings();
   } catch (err) {
@@ -236,7 +236,7 @@ function start() {
     run();
   });
   $("compare-from-count").addEventListener("click", () => {
-    $("compare-text").value = $("text").value;
+    $("compare-text").value = window.anytokDemo?.text?.() ?? $("text").value;
     run();
   });
   window.addEventListener("anytok-view", (e) => { if (e.detail === "compare") begin(); });

@@ -6,7 +6,7 @@
 // Only the public shim: tok.constrain.
 
 import { AnyTok } from "./anytok.js";
-import { markText } from "./visible.js";
+import { markText, tokenLabel } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const fmt = new Intl.NumberFormat("en");
@@ -108,23 +108,25 @@ window.anytokConstrainShown = shown; // (for the tests)
 // A token makes progress when its text is not whitespace only (the end of sequence does too):
 // the random choice and the list prefer those, so that a walk through a JSON Schema writes the
 // object instead of the indentation the schema also allows.
-const tokenTexts = new Map(); // id -> its text, for the current tokenizer
-async function textOf(id) {
-  let text = tokenTexts.get(id);
-  if (text === undefined) {
-    text = await byteLabel(id, await demo.tok.decode([id]));
-    tokenTexts.set(id, text);
-  }
-  return text;
-}
+const tokenTexts = new Map(); // id -> its label, for the current tokenizer
 
-// A tiktoken-style token that holds part of a character's UTF-8 bytes decodes to "�": shown as
-// the bytes it holds, <0xE5><0xBE>, as the Count view does (Python's backslashreplace names them).
-async function byteLabel(id, text) {
-  if (!text.includes("\ufffd") || demo.tok.kind !== "encoding") return text;
-  const escaped = await demo.tok.decode([id], { errors: "backslashreplace" });
-  return escaped.replace(/\\x([0-9a-f]{2})/g, (_, h) => `<0x${h.toUpperCase()}>`);
+// Tokens' labels from their own bytes (tok.tokenBytes: the bytes the constraint matches, for
+// every kind of tokenizer): the text they spell, marked as the Count view marks it, or for a
+// token holding part of a character the bytes it holds (<0xE5><0xBE>), as the Count view shows
+// it; a special token its name.  One worker call for all the ids not labelled yet.
+async function textsOf(ids) {
+  const tok = demo.tok;
+  const missing = [...new Set(ids)].filter((id) => !tokenTexts.has(id));
+  const got = new Map();
+  if (missing.length) {
+    const parts = await tok.tokenBytes(missing);
+    missing.forEach((id, i) => got.set(id, typeof parts[i] === "string" ? parts[i] : tokenLabel(parts[i])));
+    if (tok === demo.tok) for (const [id, text] of got) tokenTexts.set(id, text);
+  }
+  return ids.map((id) => got.get(id) ?? tokenTexts.get(id));
 }
+const textOf = async (id) => (await textsOf([id]))[0];
+
 const progresses = (text) => demo.special.has(text) || /\S/.test(text);
 
 // Up to `limit` allowed tokens for the list: those that make progress, in id order, then the
@@ -135,7 +137,7 @@ async function listed(allowed, limit) {
   const CHUNK = 2048;
   for (let at = 0; at < allowed.length && ahead.length < limit; at += CHUNK) {
     const ids = allowed.slice(at, at + CHUNK);
-    const texts = await Promise.all(Array.from(ids, textOf));
+    const texts = await textsOf(Array.from(ids));
     ids.forEach((id, i) => (progresses(texts[i]) ? ahead : behind).push(id));
   }
   return { ids: [...ahead, ...behind].slice(0, limit), progress: ahead.length > 0 };
@@ -145,11 +147,11 @@ async function listed(allowed, limit) {
 // when nothing else is allowed).
 async function randomToken(allowed) {
   const pick = (ids) => ids[Math.floor(Math.random() * ids.length)];
-  for (let i = 0; i < 64; i++) { // most masks: a few draws find one
-    const id = pick(allowed);
-    if (progresses(await textOf(id))) return id;
-  }
-  const texts = await Promise.all(Array.from(allowed, textOf));
+  const draws = Array.from({ length: Math.min(64, allowed.length) }, () => pick(allowed));
+  const drawn = await textsOf(draws); // most masks: a few draws find one
+  const hit = draws.find((_, i) => progresses(drawn[i]));
+  if (hit !== undefined) return hit;
+  const texts = await textsOf(Array.from(allowed));
   const ahead = Array.from(allowed).filter((_, i) => progresses(texts[i]));
   return pick(ahead.length ? ahead : allowed);
 }
@@ -206,7 +208,7 @@ async function renderAllowed() {
     const asId = /^\d+$/.test(query.trim()) ? query.trim() : null;
     for (let at = 0; at < demo.allowed.length; at += SEARCH_CHUNK) {
       const chunk = Array.from(demo.allowed.slice(at, at + SEARCH_CHUNK));
-      const texts = await Promise.all(chunk.map(textOf));
+      const texts = await textsOf(chunk);
       if (run !== listing) return;
       chunk.forEach((id, i) => {
         const hit = (asId !== null && String(id).startsWith(asId)) || texts[i].includes(query) || shown(texts[i]).includes(query);
@@ -220,7 +222,7 @@ async function renderAllowed() {
     matched = total;
   }
   if (run !== listing) return;
-  const texts = await Promise.all(ids.map(textOf));
+  const texts = await textsOf(Array.from(ids));
   if (run !== listing) return;
   $("constrain-allowed").replaceChildren(...ids.map((id, i) => {
     const b = document.createElement("button");
@@ -245,7 +247,13 @@ async function begin() {
   setState("starting", "Compiling the constraint…");
   try {
     const name = $("constrain-encoding").value;
-    if (!demo.toks.has(name)) {
+    // A tokenizer file opened in the Count view: its tokenizer, as loaded there.
+    const file = name.startsWith("file:") ? window.anytokDemo?.state?.tokenizers?.get(name) : null;
+    if (file) {
+      demo.toks.set(name, file);
+    } else if (name.startsWith("file:")) {
+      throw new Error(`the tokenizer file ${name.slice(5)} is not loaded`);
+    } else if (!demo.toks.has(name)) {
       const loading = AnyTok.load({ encoding: name });
       demo.toks.set(name, loading);
       loading.catch(() => demo.toks.delete(name));
@@ -327,11 +335,26 @@ function start() {
     }, (err) => setState("error", errorText(err)));
   });
   setState("idle", "");
+  // Tokenizer files opened in the Count view, after the bundled encodings.
+  window.addEventListener("anytok-tokenizers", () => {
+    const select = $("constrain-encoding");
+    let group = select.querySelector("optgroup.user-files");
+    for (const name of window.anytokDemo?.state?.userFiles?.keys() ?? []) {
+      if ([...select.options].some((o) => o.value === name)) continue;
+      if (!group) {
+        group = document.createElement("optgroup");
+        group.className = "user-files";
+        group.label = "Your tokenizer files";
+        select.append(group);
+      }
+      group.append(new Option(name.slice(5), name));
+    }
+  });
   // Every bundled encoding (o200k_base, already in the list, stays selected).
   AnyTok.encodings().then((names) => {
     const select = $("constrain-encoding");
     for (const name of names) {
-      if (name !== select.value) select.append(new Option(name, name));
+      if (name !== select.value) select.insertBefore(new Option(name, name), select.querySelector("optgroup.user-files"));
     }
   }).catch(() => {});
 }

@@ -9,7 +9,7 @@
 
 import { AnyTok } from "./anytok.js";
 import { segments } from "./segments.js";
-import { byteLabels, escapeHTML, markHTML, utf8Bytes } from "./visible.js";
+import { byteLabels, markHTML, utf8Bytes } from "./visible.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -53,7 +53,7 @@ const state = {
 };
 
 // For tests and curious readers: what the last update did.
-const demo = { lastUpdate: null, ready: null, state };
+const demo = { lastUpdate: null, ready: null, state, text: () => editorText() };
 window.anytokDemo = demo;
 
 // --- small helpers --------------------------------------------------------------------------
@@ -194,7 +194,83 @@ function cacheFor(name) {
 }
 
 function currentText() {
-  return state.file ? state.file.text : $("text").value;
+  return state.file ? state.file.text : editorText();
+}
+
+// --- the editor's window ----------------------------------------------------------------------
+//
+// Chromium's <textarea> does work in proportion to its whole value on every keystroke (editing,
+// selection offsets, layout, paint: 100-300 ms a key for 1 MB, in a long-task observer).  So a
+// text of more than WINDOW_LIMIT characters is edited through a window: the editor holds about
+// WINDOW characters around the caret, the rest is kept here (outside.before, outside.after) and
+// counted and shown as ever; "Earlier part" / "Later part" move the window.
+const WINDOW_LIMIT = 120_000;
+const WINDOW = 24_000;
+const outside = { before: "", after: "" };
+
+function editorText() {
+  const value = $("text").value;
+  return outside.before || outside.after ? outside.before + value + outside.after : value;
+}
+
+const isLow = (text, i) => i > 0 && i < text.length && (text.charCodeAt(i) & 0xfc00) === 0xdc00;
+
+// The editor shows `text` from about `at` - WINDOW / 2 (all of it when it is short), with the
+// caret at `at`; cuts at line starts where one is near, never inside a surrogate pair.
+function showWindow(text, at) {
+  const el = $("text");
+  let a = 0;
+  let b = text.length;
+  if (text.length > WINDOW_LIMIT) {
+    a = Math.max(0, Math.min(at - WINDOW / 2, text.length - WINDOW));
+    b = Math.min(text.length, a + WINDOW);
+    const line = text.lastIndexOf("\n", a - 1);
+    if (a > 0 && line >= 0 && a - line < 2000) a = line + 1;
+    if (isLow(text, a)) a--;
+    const end = text.indexOf("\n", b);
+    if (b < text.length && end >= 0 && end - b < 2000) b = end + 1;
+    if (isLow(text, b)) b++;
+  }
+  outside.before = text.slice(0, a);
+  outside.after = text.slice(b);
+  el.value = text.slice(a, b);
+  const caret = Math.max(0, Math.min(at - a, el.value.length));
+  el.setSelectionRange(caret, caret);
+  const windowed = a > 0 || b < text.length;
+  $("window-note").hidden = !windowed;
+  if (windowed) {
+    $("window-text").textContent = `A long text: the editor holds characters ${fmt.format(a + 1)}–${fmt.format(b)} of `
+      + `${fmt.format(text.length)} (UTF-16 units); all of it is counted.`;
+    $("window-earlier").disabled = a === 0;
+    $("window-later").disabled = b === text.length;
+  }
+}
+
+// The whole editor text set at once (a file, the start, Clear).
+function setEditorText(text) {
+  showWindow(text, text.length);
+}
+
+// After an edit: a text that grew past WINDOW_LIMIT (a paste) gets its window; one that shrank
+// below it comes back whole; typing inside the window changes nothing here.  A value set by a
+// script (an untrusted input event) is the whole text.
+function keepWindow(event) {
+  const el = $("text");
+  if (!event.isTrusted) {
+    showWindow(el.value, el.selectionEnd);
+    return;
+  }
+  const total = outside.before.length + el.value.length + outside.after.length;
+  const windowed = outside.before.length > 0 || outside.after.length > 0;
+  if (windowed ? total > WINDOW_LIMIT && el.value.length <= 2 * WINDOW : total <= WINDOW_LIMIT) return;
+  showWindow(editorText(), outside.before.length + el.selectionEnd);
+}
+
+function moveWindow(by) {
+  const el = $("text");
+  const text = editorText();
+  showWindow(text, Math.max(0, Math.min(text.length, outside.before.length + WINDOW / 2 + by)));
+  el.focus();
 }
 
 // Cuts are safe only for the split patterns of the bundled encodings (segments.js): a tokenizer
@@ -285,7 +361,8 @@ async function countMissing(tok, segs, counts, onBatch, generation, options) {
 
 // --- the live update ------------------------------------------------------------------------
 
-function changed() {
+function changed(event) {
+  if (event?.type === "input" && event.target === $("text")) keepWindow(event);
   state.generation++;
   setStatus("busy");
   clearTimeout(state.debounce);
@@ -458,7 +535,7 @@ function segmentView(pieces, mode) {
     if (labels) {
       p.ids.forEach((id, j) => {
         const bytes = p.byteLengths?.[j] ?? 1;
-        html += span(k, "byte ", id, at, at + chars, bytes, escapeHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
+        html += span(k, "byte ", id, at, at + chars, bytes, markHTML(labels[j]), ` data-part="${j + 1}/${p.ids.length}"`);
       });
     } else {
       const own = p.ids.length === 1 && p.byteLengths?.[0] >= 0 ? p.byteLengths[0] : utf8Bytes(p.text).length;
@@ -785,7 +862,7 @@ async function openFile(file) {
     // A textarea turns "\r\n" into "\n": such a file stays out of the editor, to be counted as it is.
     if (text.length <= EDITOR_LIMIT && !text.includes("\r")) {
       state.file = null;
-      $("text").value = text;
+      setEditorText(text);
       showFileView();
       changed();
       return;
@@ -878,8 +955,10 @@ function wireDrop() {
 
 async function start() {
   const text = $("text");
-  text.value = params.get("text") ?? SAMPLE;
+  setEditorText(params.get("text") ?? SAMPLE);
   text.addEventListener("input", changed);
+  $("window-earlier").addEventListener("click", () => moveWindow(-WINDOW / 2));
+  $("window-later").addEventListener("click", () => moveWindow(WINDOW / 2));
   $("special").addEventListener("change", (e) => {
     state.special = e.target.value;
     changed();
@@ -900,7 +979,7 @@ async function start() {
   });
   $("clear").addEventListener("click", () => {
     if (state.file) closeFile();
-    text.value = "";
+    setEditorText("");
     changed();
     text.focus();
   });

@@ -8,6 +8,7 @@ export async function usage(): Promise<void> {
   const ids: number[] = await tok.encode("hello <|endoftext|>", { allowedSpecial: "all" });
   const plain: number[] = await tok.encode("hello", { disallowedSpecial: [] });
   const text: string = await tok.decode(ids, { errors: "strict" });
+  const own: Array<Uint8Array | string> = await tok.tokenBytes(ids);
   const counts: number[] = await tok.countBatch(["a", "b"]);
   const pieces: Piece[] = await tok.tokenize(text);
   const exact: boolean = pieces[0].exact;

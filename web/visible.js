@@ -63,8 +63,20 @@ export function utf8Bytes(text) {
 
 const hex = (b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`;
 
+const STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A token's label from its own bytes: its text when they are whole UTF-8 characters, else
+ * every byte as <0xE5> (" \xe9" is "<0x20><0xE9>": one rule for the Count and Constrain views). */
+export function tokenLabel(bytes) {
+  try {
+    return STRICT.decode(bytes);
+  } catch {
+    return Array.from(bytes, hex).join("");
+  }
+}
+
 /** A piece of several ids (a character split between tokens) as one label per id: the bytes
- * each holds ("<0xE9><0xBE>", "<0x98>"); null for a piece of one id.  `lengths` are the bytes of
+ * each holds ("<0xE9><0xBE>", "<0x98>"), as tokenLabel writes them; null for a piece of one id.  `lengths` are the bytes of
  * each id (Piece.byteLengths); without them, or when they do not add up, each id is taken to
  * be one byte when there are as many ids as bytes, and otherwise null. */
 export function byteLabels(text, ids, lengths) {
@@ -78,7 +90,7 @@ export function byteLabels(text, ids, lengths) {
   const out = [];
   let at = 0;
   for (const n of sizes) {
-    out.push(Array.from(bytes.subarray(at, at + n), hex).join(""));
+    out.push(tokenLabel(bytes.subarray(at, at + n)));
     at += n;
   }
   return out;

@@ -761,6 +761,30 @@ const OPS = {
       proxy.destroy();
     }
   },
+  // Tokens' own bytes (worker_glue.token_bytes), one Uint8Array each, or a special token's name.
+  async tokenBytes({ key, ids }) {
+    const { glue } = await ready();
+    const proxy = glue.token_bytes(key, ids);
+    try {
+      const bytes = bytesOf(proxy.pop("bytes"));
+      const lengths = int32s(proxy.pop("lengths"));
+      const names = strings(proxy.pop("names"));
+      const out = [];
+      let at = 0;
+      let k = 0;
+      for (const n of lengths) {
+        if (n < 0) {
+          out.push(names[k++]);
+        } else {
+          out.push(bytes.slice(at, at + n));
+          at += n;
+        }
+      }
+      return [out];
+    } finally {
+      proxy.destroy();
+    }
+  },
   async constrainNew({ key, kind, spec, eos }) {
     const { glue } = await ready();
     return [glue.constrain_new(key, kind, spec, eos ?? undefined)];

@@ -27,6 +27,7 @@ from anytok import format as vocab_format
 
 _tokenizers: dict[str, object] = {}
 _surfaces: dict[str, dict[int, bytes | None]] = {}  # key -> id -> bytes of its text (tokenize)
+_engine_bytes: dict[str, dict | None] = {}  # key -> id -> bytes as anytok.constrain reads them (token_bytes)
 
 # Methods that only some versions of anytok have, and only its Encoding: the shim offers those
 # the loaded tokenizer has.
@@ -314,6 +315,7 @@ def load(key: str, data, what: str, expected_name, derive=None, file_size=None, 
         _attach_config(tok, config, what)
     _tokenizers[key] = tok
     _surfaces.pop(key, None)
+    _engine_bytes.pop(key, None)
     return info(key)
 
 
@@ -518,6 +520,62 @@ def decode_table(key: str):
         "lengths": array("I", [len(b) for b in table]),
         "empty": array("i", empty),
     }
+
+
+def _token_name(tok, i: int) -> str:
+    """The text that names token `i` in its vocabulary (a special token's name)."""
+    kind = _kind(tok)
+    if kind == "encoding":
+        return tok.decode_single_token_bytes(i).decode("utf-8", "replace")
+    if kind == "sentencepiece":
+        return tok.pieces[i]
+    if kind == "gguf":
+        return tok.vocab.tokens[i]
+    name = tok.id_to_token(i)
+    if name is None:
+        raise KeyError(i)
+    return name
+
+
+def token_bytes(key: str, ids):
+    """Each token's own bytes, as the constraint engine matches them (the tokenizer's
+    `token_env()`: a byte token is that byte, a byte-level token the bytes its characters stand
+    for, a SentencePiece piece its text with U+2581 as a space), for the page to show a token
+    holding part of a character as those bytes (<0xE5>) whatever the family.  A tokenizer the
+    engine cannot read (a WordPiece tokenizer.json) gives the bytes its token view uses.
+
+    A dict: "bytes", the bytes of the ordinary tokens among `ids` one after the other;
+    "lengths", per id the number of those bytes, or -1 for a special token (end of sequence,
+    control tokens: no text of their own), whose name is then in "names" (in order)."""
+    tok = _tok(key)
+    if key not in _engine_bytes:
+        from anytok.constrain.errors import UnsupportedFeatureError
+
+        try:
+            _engine_bytes[key] = tok.token_env().token_bytes
+        except UnsupportedFeatureError:
+            _engine_bytes[key] = None
+    table = _engine_bytes[key]
+    ids = _ints(ids)
+    n = tok.n_vocab
+    parts, lengths, names = [], [], []
+    for i in ids:
+        if not 0 <= i < n:
+            raise ValueError(f"token id {i} is out of range for {tok.name} ({n} tokens)")
+        if table is not None:
+            data = table.get(i)
+        else:  # (_surface: b"" for a control token; an added special token's text)
+            data = None if getattr(tok, "is_special_token", lambda _: False)(i) else _surface(key, tok, i) or None
+        if data is None:
+            try:
+                names.append(_token_name(tok, i))
+            except KeyError:
+                raise ValueError(f"token id {i} is no token of {tok.name}") from None
+            lengths.append(-1)
+        else:
+            parts.append(data)
+            lengths.append(len(data))
+    return {"bytes": memoryview(b"".join(parts)), "lengths": array("i", lengths), "names": names}
 
 
 # --- token masks (anytok.constrain) --------------------------------------------------------

@@ -168,15 +168,12 @@ def test_gpt2_against_tiktoken():
     assert not bad, bad[:3]
 
 
-def test_ugm_against_sentencepiece():
-    # nomic-bert-moe (t5 / UGM, no .out): the `sentencepiece` library on a ModelProto made of the
-    # same pieces, scores, types and charsmap.  sentencepiece sums scores in float32 and
-    # llama.cpp (and anytok) in double, so exact ties between two segmentations may be broken
-    # differently: then both must hold the same pieces with the same total.
+def ugm_as_sentencepiece(tok):
+    """A `sentencepiece` processor of a UGM GGUF's pieces, scores, types and charsmap (with the
+    dummy prefix, extra white space removed and escaped, as the fixtures' GGUFs say)."""
     import sentencepiece as spm
     from sentencepiece import sentencepiece_model_pb2 as pb
 
-    tok = gguf_tok("ggml-vocab-nomic-bert-moe.gguf")
     v = tok.vocab
     m = pb.ModelProto()
     for text, score, kind in zip(v.tokens, v.scores, v.header.kv["tokenizer.ggml.token_type"]):
@@ -186,11 +183,21 @@ def test_ugm_against_sentencepiece():
     m.trainer_spec.unk_id, m.trainer_spec.bos_id = v.special["unk"], v.special["bos"]
     m.trainer_spec.eos_id, m.trainer_spec.pad_id = v.special["eos"], v.special["pad"]
     m.normalizer_spec.precompiled_charsmap = bytes(v.header.kv["tokenizer.ggml.precompiled_charsmap"])
-    assert v.add_space_prefix and v.remove_extra_whitespaces
+    assert v.add_space_prefix and v.remove_extra_whitespaces and v.escape_whitespaces
     m.normalizer_spec.add_dummy_prefix = True
     m.normalizer_spec.remove_extra_whitespaces = True
     m.normalizer_spec.escape_whitespaces = True
-    sp = spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+    return spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+
+
+def test_ugm_against_sentencepiece():
+    # nomic-bert-moe (t5 / UGM, no .out): the `sentencepiece` library on a ModelProto made of the
+    # same pieces, scores, types and charsmap.  sentencepiece sums scores in float32 and
+    # llama.cpp (and anytok) in double, so exact ties between two segmentations may be broken
+    # differently: then both must hold the same pieces with the same total.
+    tok = gguf_tok("ggml-vocab-nomic-bert-moe.gguf")
+    v = tok.vocab
+    sp = ugm_as_sentencepiece(tok)
     texts = [t for t, _ in read_cases("ggml-vocab-llama-bpe.gguf")] + corpus_samples(200 if FULL else 25)
     exact = 0
     for text in texts:

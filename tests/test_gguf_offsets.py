@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import FULL
-from test_gguf import HF_MODELS, _spm_reference, corpus_samples, gguf_tok, read_cases
+from test_gguf import HF_MODELS, _spm_reference, corpus_samples, gguf_tok, read_cases, ugm_as_sentencepiece
 
 _ALL = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
 _CHUNKS = [_ALL[i:i + 500] for i in range(0, len(_ALL), 500)]
@@ -51,23 +51,7 @@ def wpm_reference():
 
 def ugm_reference():
     if "ugm" not in _REFS:
-        import sentencepiece as spm
-        from sentencepiece import sentencepiece_model_pb2 as pb
-
-        v = gguf_tok("ggml-vocab-nomic-bert-moe.gguf").vocab
-        m = pb.ModelProto()
-        for text, score, kind in zip(v.tokens, v.scores, v.header.kv["tokenizer.ggml.token_type"]):
-            p = m.pieces.add()
-            p.piece, p.score, p.type = text, score, kind
-        m.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-        m.trainer_spec.unk_id, m.trainer_spec.bos_id = v.special["unk"], v.special["bos"]
-        m.trainer_spec.eos_id, m.trainer_spec.pad_id = v.special["eos"], v.special["pad"]
-        m.normalizer_spec.precompiled_charsmap = bytes(v.header.kv["tokenizer.ggml.precompiled_charsmap"])
-        assert v.add_space_prefix and v.remove_extra_whitespaces and v.escape_whitespaces
-        m.normalizer_spec.add_dummy_prefix = True
-        m.normalizer_spec.remove_extra_whitespaces = True
-        m.normalizer_spec.escape_whitespaces = True
-        _REFS["ugm"] = spm.SentencePieceProcessor(model_proto=m.SerializeToString())
+        _REFS["ugm"] = ugm_as_sentencepiece(gguf_tok("ggml-vocab-nomic-bert-moe.gguf"))
     return _REFS["ugm"]
 
 

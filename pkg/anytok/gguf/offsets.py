@@ -209,8 +209,6 @@ def _ugm_normalize(eng, text: str) -> tuple[str, list[int]]:
     # byte offset -> index of the character holding it
     cidx = [k for k, ch in enumerate(text) for _ in range(1 if ch < "\x80" else len(ch.encode("utf-8")))]
     cidx.append(len(text))
-    cm = eng.charsmap
-    user = eng.user
     space = eng.space
     nspace = len(space)
     prepend, merge = eng.prepend, eng.merge
@@ -222,17 +220,7 @@ def _ugm_normalize(eng, text: str) -> tuple[str, list[int]]:
     i = 0
     while i < n:
         step = cidx[i]
-        piece = None
-        for u in user:
-            if data.startswith(u, i):
-                piece, used = u, len(u)
-                break
-        if piece is None and cm is not None:
-            used, piece = cm.match(data, i)
-        if piece is None:
-            b = data[i]
-            used = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-            piece = data[i:i + used]
+        piece, used = eng.next_piece(data, i)
         for c in piece:
             if c != 0x20:
                 if not non_ws:

@@ -346,27 +346,30 @@ class _UGMEngine:
         self.merge = v.remove_extra_whitespaces
         self.space = b"\xe2\x96\x81" if v.escape_whitespaces else b" "
 
+    def next_piece(self, data: bytes, i: int) -> tuple[bytes, int]:
+        """The normalized bytes for `data` at `i` and how many input bytes they stand for: a
+        user-defined token as it is, else the charsmap's replacement, else one UTF-8 character."""
+        for u in self.user:
+            if data.startswith(u, i):
+                return u, len(u)
+        if self.charsmap is not None:
+            used, piece = self.charsmap.match(data, i)
+            if piece is not None:
+                return piece, used
+        b = data[i]
+        used = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+        return data[i:i + used], used
+
     def normalize(self, text: str) -> str:
         data = text.encode("utf-8")
         n = len(data)
-        cm = self.charsmap
-        user = self.user
         out = bytearray()
         space = self.space
         prepended = non_ws = False
         i = 0
+        next_piece = self.next_piece
         while i < n:
-            piece = None
-            for u in user:
-                if data.startswith(u, i):
-                    piece, used = u, len(u)
-                    break
-            if piece is None and cm is not None:
-                used, piece = cm.match(data, i)
-            if piece is None:
-                b = data[i]
-                used = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-                piece = data[i:i + used]
+            piece, used = next_piece(data, i)
             for c in piece:
                 if c != 0x20:
                     if not non_ws:

@@ -557,14 +557,7 @@ def _memo(cache: dict, key, make):
 
 
 def _quote(tree):
-    key = repr(tree)
-    r = _QUOTED.get(key)
-    if r is None:
-        r = quote_tree(tree)
-        if len(_QUOTED) >= 4096:
-            _QUOTED.clear()
-        _QUOTED[key] = r
-    return r
+    return _memo(_QUOTED, repr(tree), lambda _: quote_tree(tree))
 
 
 _TEMPLATES: dict = {}  # whitespace and separators -> a frozen ExprSet (see `_template`)

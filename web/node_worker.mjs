@@ -107,9 +107,33 @@ class DiskCache {
   }
 }
 
+// A snapshot made after the first vocabulary's load (worker.js's `preloaded`) holds a heap that
+// grew past Pyodide's initial 30 MiB, which Pyodide 314.0.7 cannot restore by itself: its wasm
+// defines its own memory (the INITIAL_MEMORY it sets for a restore is not read) and it copies
+// the snapshot into that memory's view, which throws for a longer heap.  So the memory of the
+// instance made during a restore (worker.js sets anytokRestoreHeap, the Promise of the heap) is
+// grown to the heap's size before Pyodide makes its views of it.
+async function grownForRestore(result) {
+  const heap = await Promise.resolve(self.anytokRestoreHeap).catch(() => null);
+  const memory = (result?.instance ?? result)?.exports?.memory;
+  if (heap && memory instanceof WebAssembly.Memory) {
+    const missing = heap.length - memory.buffer.byteLength;
+    if (missing > 0) memory.grow(Math.ceil(missing / 65536));
+  }
+  return result;
+}
+
+for (const name of ["instantiate", "instantiateStreaming"]) {
+  const original = WebAssembly[name];
+  if (typeof original === "function") {
+    WebAssembly[name] = async (...args) => grownForRestore(await original.apply(WebAssembly, args));
+  }
+}
+
 const root = cacheRoot();
 if (root) {
   self.anytokDiskCache = true; // worker.js: keep the start-up snapshot (only) in these caches
+  self.anytokSnapshotMaxBytes = 2 ** 30; // (a restore grows the memory: grownForRestore)
   self.caches = {
     open: async (name) => new DiskCache(join(root, name)),
     delete: async (name) => {

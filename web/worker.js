@@ -274,13 +274,20 @@ function packSnapshot(heap) {
   return out;
 }
 
-function unpackSnapshot(stored) {
-  const fail = (why) => { throw new Error(`the stored snapshot is malformed (${why})`); };
-  if (stored.length < 8) fail("no header");
+const malformed = (why) => { throw new Error(`the stored snapshot is malformed (${why})`); };
+
+// An empty heap of the stored snapshot's size.
+function heapFor(stored) {
+  if (stored.length < 8) malformed("no header");
+  const size = new DataView(stored.buffer, stored.byteOffset, 4).getUint32(0, true);
+  if (size > SNAPSHOT_MAX_BYTES) malformed(`a heap of ${size} bytes`);
+  return new Uint8Array(size);
+}
+
+function unpackSnapshot(stored, heap = heapFor(stored)) {
+  const fail = malformed;
   const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
-  const size = view.getUint32(0, true);
-  if (size > SNAPSHOT_MAX_BYTES) fail(`a heap of ${size} bytes`);
-  const heap = new Uint8Array(size);
+  if (heap.length !== view.getUint32(0, true)) fail("its size changed");
   const n = view.getUint32(4, true);
   let at = 8 + 8 * n;
   if (at > stored.length) fail("header past its end");
@@ -295,15 +302,40 @@ function unpackSnapshot(stored) {
   return heap;
 }
 
-// A stored snapshot's heap, read, checked against the checksum stored with it, and unpacked.
+// The check of a stored snapshot: checksum() in a page; under Node, node_worker.mjs's native
+// CRC-32 (anytokChecksum, ~20 ms where checksum() takes ~100 for a snapshot that holds a
+// vocabulary).
+const snapshotChecksum = self.anytokChecksum ?? checksum;
+
+// A stored snapshot's heap, read, checked against the checksum stored with it, and unpacked:
+// { heap, fill }.  In a page, `heap` is unpacked before it is given (fill: null).  Under Node,
+// where the snapshot holds a vocabulary (~36 MB stored), `heap` is empty, of its size, so that
+// Pyodide may start compiling its wasm at once (it waits for the heap first), and `fill` checks
+// and unpacks it (throwing if it is damaged): node_worker.mjs calls it while the wasm compiles,
+// before the restore copies the heap.
 async function readSnapshot(hit, ms, t0) {
   const bytes = new Uint8Array(await hit.arrayBuffer());
   ms.snapshotRead = Math.round(performance.now() - t0);
-  const sum = checksum(bytes);
-  if (sum !== hit.headers.get("X-Anytok-Checksum")) throw new Error(`its checksum ${sum} does not match`);
-  const heap = unpackSnapshot(bytes);
-  ms.snapshotCheck = Math.round(performance.now() - t0) - ms.snapshotRead;
-  return heap;
+  const heap = heapFor(bytes);
+  let outcome = null; // once filled: true, or the error (thrown again at every call)
+  const fill = () => {
+    if (outcome === null) {
+      const t1 = performance.now();
+      try {
+        const sum = snapshotChecksum(bytes);
+        if (sum !== hit.headers.get("X-Anytok-Checksum")) throw new Error(`its checksum ${sum} does not match`);
+        unpackSnapshot(bytes, heap);
+        outcome = true;
+      } catch (err) {
+        outcome = err;
+      }
+      ms.snapshotCheck = Math.round(performance.now() - t1);
+    }
+    if (outcome !== true) throw outcome;
+  };
+  if (self.anytokDiskCache) return { heap, fill };
+  fill();
+  return { heap, fill: null };
 }
 
 // The wheel unpacked and the glue written (again, after a restore), so that modules imported
@@ -402,9 +434,10 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     const t0 = performance.now();
     found = snapshots.match(key).then((hit) => {
       if (!hit) return null;
-      const heap = readSnapshot(hit, ms, t0);
+      const read = readSnapshot(hit, ms, t0);
+      const heap = read.then((r) => r.heap);
       heap.catch(() => {}); // reported where it is awaited
-      return { hit, heap };
+      return { hit, heap, read };
     }).catch(() => null);
   }
   const { loadPyodide, version } = await loader;
@@ -446,7 +479,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     // asm module and the wasm's bytes.)
     try {
       // (node_worker.mjs grows the wasm's memory to this heap's size before the restore.)
-      if (self.anytokDiskCache) self.anytokRestoreHeap = cached.heap;
+      if (self.anytokDiskCache) self.anytokRestore = { heap: cached.heap, fill: async () => (await cached.read).fill?.() };
       py = await startPython({ _loadSnapshot: cached.heap });
       booted = performance.now();
       if (vocab && cached.hit.headers.get("X-Anytok-Vocab") === vocab.key) {
@@ -474,8 +507,10 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
       // not to blame (it is kept).
       const filesError = await files.then(() => null, (e) => e);
       if (filesError) throw filesError;
-      console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
-      py = glue = preloaded = null;
+      // (Under Node, a damaged snapshot is found while Pyodide starts: fill's error says why.)
+      const why = await cached.read.then((r) => { r.fill?.(); return err; }, (e) => e).catch((e) => e);
+      console.warn("anytok: the start-up snapshot could not be restored, starting normally:", why);
+      py = glue = preloaded = self.anytokRestore = null;
       filesPending = null;
       filesState = "unpacked";
       await snapshots.delete(key).catch(() => {});
@@ -504,7 +539,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
             snapshotState = "made";
             const store = () => {
               const packed = packSnapshot(data);
-              const headers = { "X-Anytok-Checksum": checksum(packed), "X-Anytok-Pyodide": version };
+              const headers = { "X-Anytok-Checksum": snapshotChecksum(packed), "X-Anytok-Pyodide": version };
               if (vocab) headers["X-Anytok-Vocab"] = vocab.key;
               caches.delete("anytok-start-v1").catch(() => {});
               return snapshots
@@ -528,7 +563,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     glue = py.pyimport("anytok_web_glue");
   }
   glue.lazy_parts(JSON.stringify(lazyParts));
-  self.anytokRestoreHeap = null;
+  self.anytokRestore = null;
   // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
   // wasm and the stdlib (overlapping the rest), the snapshot's read and check (overlapping
   // Pyodide's own start), Pyodide's whole boot, anytok's install and import.

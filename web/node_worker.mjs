@@ -10,9 +10,10 @@
 //     disk;
 //   - file paths for Pyodide, which reads its own files with `fs` under Node.
 //   - a Cache Storage for the start-up snapshot only, kept in a folder on disk (below), so that
-//     a second Node process restores Python with anytok imported instead of starting both
-//     again, as a page's second visit does.  The vocabularies need no cache: they are read
-//     from the package folder.
+//     a second Node process restores Python with anytok imported and its first bundled
+//     encoding loaded instead of doing all three again, as a page's second visit does (one
+//     snapshot per encoding loaded first; worker.js's `preloaded`).  The vocabularies need no
+//     cache: they are read from the package folder.
 //
 // The snapshot folder: $ANYTOK_CACHE_DIR, else $XDG_CACHE_HOME/anytok, else ~/.cache/anytok
 // (one file per snapshot, named by the sha256 of its key, which already names every file it

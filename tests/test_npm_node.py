@@ -311,33 +311,44 @@ def test_node_test_runner_file(app):
 
 
 START = """import { AnyTok } from "anytok";
-const tok = await AnyTok.load({ encoding: "o200k_base" });
+const tok = await AnyTok.load({ encoding: process.argv[2] ?? "o200k_base" });
 const n = await tok.count("hello world");
-console.log(JSON.stringify({ n, snapshot: tok.runtimeInfo.snapshot }));
+const ids = await tok.encode(process.argv[3] ?? "");
+console.log(JSON.stringify({ n, snapshot: tok.runtimeInfo.snapshot, source: tok.source, ids }));
 """
 
 
 def test_node_keeps_a_start_snapshot_on_disk(app, tmp_path):
     """A second Node process restores the start-up snapshot the first one kept in
-    ANYTOK_CACHE_DIR (docs/browser.md#in-node-and-deno-bun); a damaged one is left for a normal
+    ANYTOK_CACHE_DIR (docs/browser.md#in-node-and-deno-bun), one per bundled encoding, which
+    holds that encoding loaded (its ids then tiktoken's); a damaged one is left for a normal
     start; ANYTOK_CACHE_DIR=off keeps nothing."""
     folder, run, node = app
     (folder / "start.mjs").write_text(START)
     cache = tmp_path / "cache"
+    text = TEXTS[0]
 
-    def start(cache_dir) -> dict:
+    def start(cache_dir, encoding="o200k_base") -> dict:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "ANYTOK_CACHE_DIR": str(cache_dir)}
-        r = run([node, "start.mjs"], env=env)
+        r = run([node, "start.mjs", encoding, text], env=env)
         assert r.returncode == 0, r.stdout + r.stderr
-        return json.loads(r.stdout.strip().splitlines()[-1])
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got.pop("ids") == tiktoken_encoding(encoding).encode(text), got
+        return got
 
-    assert start(cache) == {"n": 2, "snapshot": "made"}
+    made = {"n": 2, "snapshot": "made", "source": "network"}
+    restored = {"n": 2, "snapshot": "restored", "source": "snapshot"}
+    assert start(cache) == made
     stored = [p for p in cache.rglob("*") if p.is_file()]
     assert len(stored) == 2 and sum(p.stat().st_size for p in stored) > 1_000_000, stored
-    assert start(cache) == {"n": 2, "snapshot": "restored"}
+    assert start(cache) == restored
     body = max(stored, key=lambda p: p.stat().st_size)
     body.write_bytes(body.read_bytes()[: body.stat().st_size // 2])  # damaged: checksum fails
-    assert start(cache) == {"n": 2, "snapshot": "made"}
-    assert start(cache) == {"n": 2, "snapshot": "restored"}
-    assert start("off") == {"n": 2, "snapshot": "off"}
+    assert start(cache) == made
+    assert start(cache) == restored
+    # Another encoding: a snapshot of its own (o200k_base's is not restored for it).
+    assert start(cache, "cl100k_base") == made
+    assert len([p for p in cache.rglob("*") if p.is_file()]) == 4
+    assert start(cache, "cl100k_base") == restored
+    assert start("off") == {"n": 2, "snapshot": "off", "source": "network"}
     assert not (tmp_path / ".cache").exists()

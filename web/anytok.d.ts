@@ -562,9 +562,10 @@ export declare class AnyTok {
   /**
    * Where the vocabulary came from this time: Cache Storage, the network, or given bytes.
    * Bundled encodings are kept in Cache Storage; files loaded by URL are fetched each time
-   * (through the browser's HTTP cache).
+   * (through the browser's HTTP cache).  Under Node, "snapshot": the worker was restored from
+   * a start-up snapshot that already held this encoding (docs/browser.md).
    */
-  readonly source: "cache" | "network" | "memory";
+  readonly source: "cache" | "network" | "memory" | "snapshot";
   /** Milliseconds the worker took to get and parse the vocabulary. */
   readonly loadMs: number;
   /** Whether `applyChatTemplate` has a template (loaded with a tokenizer_config.json that holds one). */

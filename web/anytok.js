@@ -113,7 +113,9 @@ function newWorker(url) {
 const runtimes = new Map();
 
 class Runtime {
-  constructor(urls) {
+  // vocab (Node only): the bundled encoding this runtime is made to load first, which worker.js
+  // then keeps in the start-up snapshot it stores on disk.
+  constructor(urls, vocab = null) {
     this.urls = urls;
     this.pending = new Map();
     this.nextId = 1;
@@ -158,7 +160,7 @@ class Runtime {
     if (early) this.worker.onerror(early);
     this.ready = this.call("init", { pyodideURL: urls.pyodideURL, stdlibURL: urls.stdlibURL, wheelURL: urls.wheelURL, glueURL: urls.glueURL,
                                      gluePycURL: urls.gluePycURL, snapshot: urls.snapshot, lazyParts: urls.lazyParts,
-                                     pyodideLock: urls.pyodideLock });
+                                     pyodideLock: urls.pyodideLock, ...(vocab ? { vocab } : {}) });
     // A worker whose start failed is dropped, so that a later load starts afresh.
     this.ready.catch((err) => this.terminate(err));
   }
@@ -334,11 +336,11 @@ function dropSpare(spare) {
 }
 
 // index > 0: the extra workers of `load({ workers })`, shared by the tokenizers that ask for as many.
-function runtimeFor(urls, index = 0) {
+function runtimeFor(urls, index = 0, vocab = null) {
   const key = JSON.stringify([urls.workerURL, urls.pyodideURL, urls.stdlibURL, urls.wheelURL, urls.glueURL, urls.snapshot, index]);
   let runtime = runtimes.get(key);
   if (!runtime || runtime.dead) {
-    runtime = new Runtime(urls);
+    runtime = new Runtime(urls, vocab);
     runtimes.set(key, runtime);
   }
   return runtime;
@@ -788,7 +790,11 @@ export class AnyTok {
       runtime.info ??= await runtime.ready;
       return loading;
     };
-    const runtime = runtimeFor(urls);
+    // Under Node, a new worker is told which bundled encoding comes first: its start-up snapshot
+    // then holds it (worker.js's `preloaded`), and a later process skips its load.
+    const first = IN_NODE && request.name && request.sha256 && !request.bytes && request.config === undefined
+      ? { key: request.key, name: request.name, url: request.url, sha256: request.sha256, derive: request.derive ?? null } : null;
+    const runtime = runtimeFor(urls, 0, first);
     const extra = [];
     for (let i = 1; i < workers; i++) extra.push(runtimeFor(urls, i));
     // The extra workers boot while the first loads; only tiktoken-style encodings use them.

@@ -10,9 +10,10 @@
 //     disk;
 //   - file paths for Pyodide, which reads its own files with `fs` under Node.
 //   - a Cache Storage for the start-up snapshot only, kept in a folder on disk (below), so that
-//     a second Node process restores Python with anytok imported instead of starting both
-//     again, as a page's second visit does.  The vocabularies need no cache: they are read
-//     from the package folder.
+//     a second Node process restores Python with anytok imported and its first bundled
+//     encoding loaded instead of doing all three again, as a page's second visit does (one
+//     snapshot per encoding loaded first; worker.js's `preloaded`).  The vocabularies need no
+//     cache: they are read from the package folder.
 //
 // The snapshot folder: $ANYTOK_CACHE_DIR, else $XDG_CACHE_HOME/anytok, else ~/.cache/anytok
 // (one file per snapshot, named by the sha256 of its key, which already names every file it
@@ -21,6 +22,7 @@
 // keeps nothing on disk.
 
 import { createHash } from "node:crypto";
+import zlib from "node:zlib";
 import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -81,7 +83,10 @@ class DiskCache {
     const path = this.path(key);
     try {
       const [meta, body] = await Promise.all([readFile(`${path}.json`, "utf8"), readFile(path)]);
-      return new Response(body, { headers: JSON.parse(meta).headers });
+      // Not a Response: reading a 36 MB body through one copies it twice (~100 ms).
+      const bytes = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
+        ? body.buffer : body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
+      return { headers: new Headers(JSON.parse(meta).headers), arrayBuffer: async () => bytes };
     } catch {
       return undefined; // none (or half written by a process that died: the checksum fails too)
     }
@@ -107,9 +112,47 @@ class DiskCache {
   }
 }
 
+// A snapshot made after the first vocabulary's load (worker.js's `preloaded`) holds a heap that
+// grew past Pyodide's initial 30 MiB, which Pyodide 314.0.7 cannot restore by itself: its wasm
+// defines its own memory (the INITIAL_MEMORY it sets for a restore is not read) and it copies
+// the snapshot into that memory's view, which throws for a longer heap.  So during a restore
+// (worker.js sets anytokRestore: the Promise of the heap, and `fill`, which checks and unpacks
+// it), the instance's memory is grown to the heap's size before Pyodide makes its views of it.
+// The heap is filled here too, while V8 compiles the wasm in its own threads.
+async function instantiateFor(original, args) {
+  const restore = self.anytokRestore;
+  const made = original.apply(WebAssembly, args);
+  if (!restore) return made;
+  // A damaged snapshot must not fail the instantiation (Pyodide would log it and never settle):
+  // its heap is left without Pyodide's magic number instead, so that the restore throws and
+  // worker.js starts anew (naming fill's error).
+  const damaged = await restore.fill().then(() => false, () => true);
+  const result = await made;
+  const heap = await restore.heap;
+  const memory = (result?.instance ?? result)?.exports?.memory;
+  if (memory instanceof WebAssembly.Memory) {
+    const missing = heap.length - memory.buffer.byteLength;
+    if (missing > 0) memory.grow(Math.ceil(missing / 65536));
+  }
+  if (damaged) heap.fill(0, 0, 16);
+  return result;
+}
+
+for (const name of ["instantiate", "instantiateStreaming"]) {
+  const original = WebAssembly[name];
+  if (typeof original === "function") WebAssembly[name] = (...args) => instantiateFor(original, args);
+}
+
+// The check of a stored snapshot (worker.js's snapshotChecksum): zlib's CRC-32, native, where
+// Node has it (>= 20.15), else SHA-1.
+self.anytokChecksum = zlib.crc32
+  ? (bytes) => `${bytes.length}:crc32:${zlib.crc32(bytes).toString(16)}`
+  : (bytes) => `${bytes.length}:sha1:${createHash("sha1").update(bytes).digest("hex")}`;
+
 const root = cacheRoot();
 if (root) {
   self.anytokDiskCache = true; // worker.js: keep the start-up snapshot (only) in these caches
+  self.anytokSnapshotMaxBytes = 2 ** 30; // (a restore grows the memory: grownForRestore)
   self.caches = {
     open: async (name) => new DiskCache(join(root, name)),
     delete: async (name) => {

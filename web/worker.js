@@ -175,8 +175,16 @@ async function fetchOk(url, what) {
 // first count does not wait for it.
 const SNAPSHOT_CACHE = "anytok-start-v2"; // v1 held whole heaps (deleted when met)
 // Pyodide 314.0.7 restores into its initial 30 MiB heap only (pyodide#6254): a snapshot of a heap
-// that grew is not kept.
-const SNAPSHOT_MAX_BYTES = 30 * 2 ** 20 + 65536;
+// that grew is not kept.  Under Node, node_worker.mjs grows the wasm's memory to the snapshot's
+// size before the restore and sets a larger bound (anytokSnapshotMaxBytes).
+const SNAPSHOT_MAX_BYTES = self.anytokSnapshotMaxBytes ?? 30 * 2 ** 20 + 65536;
+
+// Under Node (a disk cache, so a process that starts once per run), the snapshot is made after
+// the first vocabulary's load, and its key names that vocabulary: a restored worker holds the
+// tokenizer and answers its "load" from memory (preloaded).  anytok.js names the vocabulary in
+// "init" (`vocab`: a bundled encoding's key, name, URL, sha256 and derive).  In a page, whose
+// worker lives as long as the tab, the snapshot stays one per runtime, without a vocabulary.
+let preloaded = null; // { key, sha256, loadMs, source } of the tokenizer the start loaded
 
 async function digestHex(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
@@ -266,13 +274,20 @@ function packSnapshot(heap) {
   return out;
 }
 
-function unpackSnapshot(stored) {
-  const fail = (why) => { throw new Error(`the stored snapshot is malformed (${why})`); };
-  if (stored.length < 8) fail("no header");
+const malformed = (why) => { throw new Error(`the stored snapshot is malformed (${why})`); };
+
+// An empty heap of the stored snapshot's size.
+function heapFor(stored) {
+  if (stored.length < 8) malformed("no header");
+  const size = new DataView(stored.buffer, stored.byteOffset, 4).getUint32(0, true);
+  if (size > SNAPSHOT_MAX_BYTES) malformed(`a heap of ${size} bytes`);
+  return new Uint8Array(size);
+}
+
+function unpackSnapshot(stored, heap = heapFor(stored)) {
+  const fail = malformed;
   const view = new DataView(stored.buffer, stored.byteOffset, stored.byteLength);
-  const size = view.getUint32(0, true);
-  if (size > SNAPSHOT_MAX_BYTES) fail(`a heap of ${size} bytes`);
-  const heap = new Uint8Array(size);
+  if (heap.length !== view.getUint32(0, true)) fail("its size changed");
   const n = view.getUint32(4, true);
   let at = 8 + 8 * n;
   if (at > stored.length) fail("header past its end");
@@ -287,15 +302,40 @@ function unpackSnapshot(stored) {
   return heap;
 }
 
-// A stored snapshot's heap, read, checked against the checksum stored with it, and unpacked.
+// The check of a stored snapshot: checksum() in a page; under Node, node_worker.mjs's native
+// CRC-32 (anytokChecksum, ~20 ms where checksum() takes ~100 for a snapshot that holds a
+// vocabulary).
+const snapshotChecksum = self.anytokChecksum ?? checksum;
+
+// A stored snapshot's heap, read, checked against the checksum stored with it, and unpacked:
+// { heap, fill }.  In a page, `heap` is unpacked before it is given (fill: null).  Under Node,
+// where the snapshot holds a vocabulary (~36 MB stored), `heap` is empty, of its size, so that
+// Pyodide may start compiling its wasm at once (it waits for the heap first), and `fill` checks
+// and unpacks it (throwing if it is damaged): node_worker.mjs calls it while the wasm compiles,
+// before the restore copies the heap.
 async function readSnapshot(hit, ms, t0) {
   const bytes = new Uint8Array(await hit.arrayBuffer());
   ms.snapshotRead = Math.round(performance.now() - t0);
-  const sum = checksum(bytes);
-  if (sum !== hit.headers.get("X-Anytok-Checksum")) throw new Error(`its checksum ${sum} does not match`);
-  const heap = unpackSnapshot(bytes);
-  ms.snapshotCheck = Math.round(performance.now() - t0) - ms.snapshotRead;
-  return heap;
+  const heap = heapFor(bytes);
+  let outcome = null; // once filled: true, or the error (thrown again at every call)
+  const fill = () => {
+    if (outcome === null) {
+      const t1 = performance.now();
+      try {
+        const sum = snapshotChecksum(bytes);
+        if (sum !== hit.headers.get("X-Anytok-Checksum")) throw new Error(`its checksum ${sum} does not match`);
+        unpackSnapshot(bytes, heap);
+        outcome = true;
+      } catch (err) {
+        outcome = err;
+      }
+      ms.snapshotCheck = Math.round(performance.now() - t1);
+    }
+    if (outcome !== true) throw outcome;
+  };
+  if (self.anytokDiskCache) return { heap, fill };
+  fill();
+  return { heap, fill: null };
 }
 
 // The wheel unpacked and the glue written (again, after a restore), so that modules imported
@@ -357,7 +397,7 @@ self.anytokFetchPart = (url) => {
   return new Uint8Array(request.response);
 };
 
-async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true, lazyParts = [], pyodideLock = null }) {
+async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snapshot = true, lazyParts = [], pyodideLock = null, vocab = null }) {
   const start = performance.now();
   const stdlib = stdlibURL ? fetchOk(stdlibURL, "Python's standard library").then((r) => r.arrayBuffer()) : null;
   const files = Promise.all([
@@ -368,6 +408,7 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
   stdlib?.catch(() => {});
   files.catch(() => {});
   const cache = snapshot ? openSnapshotCache() : null;
+  if (!self.anytokDiskCache || !vocab?.key || !vocab.name || !vocab.url || !vocab.sha256) vocab = null;
   const loader = import(new URL("pyodide.mjs", pyodideURL).href);
   loader.catch(() => {});
 
@@ -388,13 +429,15 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
           const f = await files;
           return ["bytes", stdlib ? await stdlib : "stock", f.wheel, f.glueSource, f.gluePyc ?? ""];
         })();
+    if (vocab) parts.push("vocab", vocab.key, vocab.name, new URL(vocab.url).href, vocab.sha256, JSON.stringify(vocab.derive ?? null));
     key = new URL(`anytok-start-snapshot?sha256=${await sha256Hex(pyodideURL, ...parts)}`, pyodideURL).href;
     const t0 = performance.now();
     found = snapshots.match(key).then((hit) => {
       if (!hit) return null;
-      const heap = readSnapshot(hit, ms, t0);
+      const read = readSnapshot(hit, ms, t0);
+      const heap = read.then((r) => r.heap);
       heap.catch(() => {}); // reported where it is awaited
-      return { hit, heap };
+      return { hit, heap, read };
     }).catch(() => null);
   }
   const { loadPyodide, version } = await loader;
@@ -435,8 +478,13 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     // let the wasm's compile start earlier but gained nothing measurable: the wait is for the
     // asm module and the wasm's bytes.)
     try {
+      // (node_worker.mjs grows the wasm's memory to this heap's size before the restore.)
+      if (self.anytokDiskCache) self.anytokRestore = { heap: cached.heap, fill: async () => (await cached.read).fill?.() };
       py = await startPython({ _loadSnapshot: cached.heap });
       booted = performance.now();
+      if (vocab && cached.hit.headers.get("X-Anytok-Vocab") === vocab.key) {
+        preloaded = { key: vocab.key, sha256: vocab.sha256, loadMs: 0, source: "snapshot" };
+      }
       const f = await files;
       py.runPython("import sys\nif 'random' in sys.modules: sys.modules['random'].seed()");
       glue = py.pyimport("anytok_web_glue");
@@ -459,8 +507,10 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
       // not to blame (it is kept).
       const filesError = await files.then(() => null, (e) => e);
       if (filesError) throw filesError;
-      console.warn("anytok: the start-up snapshot could not be restored, starting normally:", err);
-      py = glue = null;
+      // (Under Node, a damaged snapshot is found while Pyodide starts: fill's error says why.)
+      const why = await cached.read.then((r) => { r.fill?.(); return err; }, (e) => e).catch((e) => e);
+      console.warn("anytok: the start-up snapshot could not be restored, starting normally:", why);
+      py = glue = preloaded = self.anytokRestore = null;
       filesPending = null;
       filesState = "unpacked";
       await snapshots.delete(key).catch(() => {});
@@ -473,34 +523,47 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
     if (snapshots) {
       // Imported without a Python object reaching JS (a snapshot may hold no live reference).
       py.runPython("import anytok_web_glue; anytok_web_glue.prepare_snapshot()");
-      try {
-        const data = py.makeMemorySnapshot();
-        if (data.length <= SNAPSHOT_MAX_BYTES) {
-          snapshotState = "made";
-          const store = () => {
-            const packed = packSnapshot(data);
-            const headers = { "X-Anytok-Checksum": checksum(packed), "X-Anytok-Pyodide": version };
-            caches.delete("anytok-start-v1").catch(() => {});
-            return snapshots
-              .put(key, new Response(packed, { headers }))
-              .catch((err) => console.warn("anytok: start-up snapshot not stored:", err));
-          };
-          // In a page, packed and stored in the background: the first count does not wait for
-          // it.  Under Node, before the start completes: a script may end (and its worker with
-          // it) right after its first count.
-          if (self.anytokDiskCache) await store();
-          else setTimeout(store, 0);
-        } else {
-          snapshotState = "too big";
+      let vocabLoaded = true;
+      if (vocab) {
+        try {
+          await preload(py, vocab, lazyParts);
+        } catch {
+          vocabLoaded = false; // the "load" that follows reports why; no snapshot of this start
+          snapshotState = "failed";
         }
-      } catch (err) {
-        console.warn("anytok: no start-up snapshot:", err);
-        snapshotState = "failed";
+      }
+      if (vocabLoaded) {
+        try {
+          const data = py.makeMemorySnapshot();
+          if (data.length <= SNAPSHOT_MAX_BYTES) {
+            snapshotState = "made";
+            const store = () => {
+              const packed = packSnapshot(data);
+              const headers = { "X-Anytok-Checksum": snapshotChecksum(packed), "X-Anytok-Pyodide": version };
+              if (vocab) headers["X-Anytok-Vocab"] = vocab.key;
+              caches.delete("anytok-start-v1").catch(() => {});
+              return snapshots
+                .put(key, new Response(packed, { headers }))
+                .catch((err) => console.warn("anytok: start-up snapshot not stored:", err));
+            };
+            // In a page, packed and stored in the background: the first count does not wait for
+            // it.  Under Node, before the start completes: a script may end (and its worker with
+            // it) right after its first count.
+            if (self.anytokDiskCache) await store();
+            else setTimeout(store, 0);
+          } else {
+            snapshotState = "too big";
+          }
+        } catch (err) {
+          console.warn("anytok: no start-up snapshot:", err);
+          snapshotState = "failed";
+        }
       }
     }
     glue = py.pyimport("anytok_web_glue");
   }
   glue.lazy_parts(JSON.stringify(lazyParts));
+  self.anytokRestore = null;
   // Where the start went (bench_browser.py prints it): the loader's import, the downloads of the
   // wasm and the stdlib (overlapping the rest), the snapshot's read and check (overlapping
   // Pyodide's own start), Pyodide's whole boot, anytok's install and import.
@@ -518,6 +581,21 @@ async function boot({ pyodideURL, stdlibURL, wheelURL, glueURL, gluePycURL, snap
                ...ms },
   };
   return { py, glue, timings };
+}
+
+// The first vocabulary loaded before the snapshot is made (see `preloaded`), through the Python
+// file system and a call that returns nothing: no Python object may reach JavaScript before it.
+async function preload(py, vocab, lazyParts) {
+  const t0 = performance.now();
+  const what = decodeURIComponent(new URL(vocab.url).pathname.split("/").pop());
+  const data = new Uint8Array(await (await fetchOk(vocab.url, `vocabulary ${what}`)).arrayBuffer());
+  const path = "/tmp/anytok-preload";
+  py.FS.writeFile(path, data);
+  const arg = (v) => JSON.stringify(v);
+  const derive = vocab.derive ? arg(JSON.stringify(vocab.derive)) : "None";
+  py.runPython(`import anytok_web_glue as _g\n_g.lazy_parts(${arg(JSON.stringify(lazyParts))})\n`
+               + `_g.preload(${arg(vocab.key)}, ${arg(path)}, ${arg(what)}, ${arg(vocab.name)}, ${derive})\ndel _g`);
+  preloaded = { key: vocab.key, sha256: vocab.sha256, loadMs: Math.round(performance.now() - t0), source: "network" };
 }
 
 function ready() {
@@ -576,6 +654,11 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName, derive, file
   const what = url ? decodeURIComponent(new URL(url).pathname.split("/").pop()) : (fileName || "vocab file");
   const start = performance.now();
   const fields = derive ? JSON.stringify(derive) : undefined;
+  if (preloaded && key === preloaded.key && sha256 === preloaded.sha256 && !bytes && !config && glue.loaded(key)) {
+    const { loadMs, source } = preloaded;
+    preloaded = null;
+    return [{ ...toObject(glue.info(key)), loadMs, source }];
+  }
   const parse = (data) => ({ ...toObject(glue.load(key, data, what, name ?? undefined, fields, fileSize ?? undefined, config ?? undefined)), loadMs: Math.round(performance.now() - start) });
   if (bytes) return [{ ...parse(bytes), source: "memory" }];
 

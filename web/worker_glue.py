@@ -129,6 +129,21 @@ def prepare_snapshot() -> None:
     _COMPILED = _compiled()
 
 
+def preload(key: str, path: str, what: str, expected_name: str, derive=None) -> None:
+    """Under Node, before the snapshot is made: the first vocabulary's file (written by the
+    worker to `path`, removed here) loaded under `key` as `load` does, so that a snapshot holds
+    the tokenizer and a restored worker needs no load.  Returns nothing: the snapshot may hold
+    no object that JavaScript refers to."""
+    import os
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    finally:
+        os.remove(path)
+    load(key, data, what, expected_name, derive)
+
+
 class _FilesOnDemand:
     """First on sys.meta_path after a restore: the first module Python looks for has the worker
     unpack anytok's files (`anytokInstallFiles`), and then the usual finders look for it."""

@@ -194,6 +194,10 @@ def main() -> None:
     print(f"mean per mask over all walks: anytok {statistics.mean(all_ours) * 1e3:.3f} ms, llguidance "
           f"{statistics.mean(all_ref) * 1e3:.3f} ms: {statistics.mean(all_ours) / statistics.mean(all_ref):.2f}x; "
           f"per grammar {min(ratios):.2f}x-{max(ratios):.2f}x (median {statistics.median(ratios):.2f}x)")
+    # every mask of every walk, in order: equal hashes, equal walks (the regression check of
+    # an engine change)
+    walk_hash = hashlib.sha256("".join(r["first_sha"] + "".join(r["shas"]) for r in native).encode()).hexdigest()
+    print(f"walk hash: {walk_hash[:16]} ({len(native)} grammar walks, {sum(1 + len(r['shas']) for r in native)} masks)")
     if not args.pyodide:
         return
     pyodide = root / "web" / "node_modules" / "pyodide"

@@ -51,9 +51,9 @@ DERIVE_BUDGET = 20000
 # A slice whose strings include those of an earlier slice (index): when that one does not
 # apply, neither does this one (both budgets are met as soon, or a dead state is found).
 INCLUDES = {4: 3}
-# Parts' masks kept per signature (`_Slice.part_mask`), per slice: 256 masks of a 200k
-# vocabulary are 6 MB.
-MEMO_LIMIT = 256
+# Parts' masks kept per signature (`_Slice.part_mask`), per slice: 128 masks of a 200k
+# vocabulary are 3 MB.
+MEMO_LIMIT = 128
 # A signature's budgets (pairs of states, transitions not yet known): small, since a signature
 # past them is wasted work before the walk.  Identifiers and words in a grammar's lexer pair
 # with a slice in a few dozen pairs; free text in an Earley lexer often never closes (its
@@ -86,6 +86,7 @@ class _Slice:
         self.viable: dict = {}  # slice state -> [(byte, next slice state)]
         self.ends: dict | None = None  # see by_end_state
         self.memo: dict = {}  # signature -> bitmask (part_mask)
+        self.memo_hits = 0  # (how often a signature was met again: for tests and benchmarks)
         self.sig_failures: dict = {}  # id(lexer) -> signatures past the budgets (part_mask)
         # Bytes that every byte set of the slice regex treats alike have the same derivatives:
         # one derivative per class (a few dozen, not 256) when exploring the slice's states.
@@ -328,7 +329,9 @@ class _Slice:
             return None
         memo = self.memo
         bits = memo.get(sig)
-        if bits is None:
+        if bits is not None:
+            self.memo_hits += 1
+        else:
             bits = _bits(self.trie.walk(es.derive_class, state))
             if len(memo) >= MEMO_LIMIT:  # drop the oldest half (insertion order)
                 for k in list(memo)[:MEMO_LIMIT // 2]:

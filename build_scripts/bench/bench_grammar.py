@@ -9,7 +9,8 @@ fetch_llama_cpp.py), over a seeded random walk of up to --steps tokens (each ste
 allowed token, mostly not end-of-sequence, and consumes it in both; masks are checked equal
 on the way): the first mask of a new grammar (compile included, in both) and the median / p99
 / mean time per mask, for anytok (`mask()`) and llguidance (`compute_bitmask()`), then the
-median and p99 over all grammars.  The token trie (once per tokenizer) is timed on its own
+median and p99 over all grammars, and a walk hash (sha256 of every mask's sha256 in walk
+order: equal hashes, identical walks; a change to the engine must keep it).  The token trie (once per tokenizer) is timed on its own
 line, before the grammars; the slicer (once per tokenizer too) is built inside the first
 grammar's masks.
 

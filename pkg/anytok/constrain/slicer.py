@@ -16,7 +16,11 @@ groups whose lexer state is live are added: a counted repetition such as a JSON 
 of a walk of most of the vocabulary.  A state with a member "infinite set less finitely many
 strings, then a continuation" (JSON object keys other than the named ones) needs no exploring
 when the infinite set stays infinite after every string of the slice (`applies`).  Otherwise
-the part is walked as usual.  This is the idea of
+the part is walked as usual.  For the word and whitespace slices, a walk's result is kept
+per signature (`part_mask`): the slice's (unbounded) states paired with the lexer's, the
+lexer's renamed in the order met, and each pair's transitions by every byte; lexer states
+with one signature (an identifier after each of its letters, in any grammar) allow the same
+tokens of the part, so the walk is done once.  This is the idea of
 llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
 replaces a walk whose result it provably equals.
 """

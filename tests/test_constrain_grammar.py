@@ -347,6 +347,39 @@ def test_llama_cpp_gbnf_walks_other_tokenizers(tok, gname):
     _run_walk(tok, gname, constrain.gbnf(text), gbnf_to_lark(text), STEPS, f"{tok}|{gname}")
 
 
+def test_slice_masks_shared_by_signature_match_llguidance():
+    """The slicer keeps a part's mask per signature (its product with the lexer state, states
+    renamed): identifiers in two grammars restrict the letters slice alike after each letter,
+    so the second grammar's masks reuse the first's, and every mask still equals llguidance's."""
+    from anytok.constrain.slicer import Slicer
+
+    name = "o200k_base"
+    eos = _lltokenizer(name).eos_token
+    trie = TokenTrie.of(anytok_encoding(name))
+    plain = trie.token_bytes
+
+    def lower(t):
+        data = plain.get(t, b"")
+        return data.isalpha() and data.islower()
+
+    hits = []
+    for k, text in enumerate([
+            'start: NAME ("+" NAME)*\nNAME: /[a-z][a-z0-9_]*/',
+            'start: "(" NAME ")" | NAME "=" /[0-9]+/\nNAME: /[a-z][a-z0-9_]*/']):
+        rng = random.Random(f"signature|{k}")
+        ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark(text), log_level=0)
+        ours = constrain.grammar(text).matcher(anytok_encoding(name))
+
+        def pick(allowed):  # mostly letters: a new lexer state after each token
+            letters = [t for t in allowed if lower(t)]
+            return rng.choice(letters) if letters and rng.random() < 0.9 else _pick(rng, allowed, eos)
+
+        before = sum(s.memo_hits for s in Slicer.of(trie).slices)
+        walk(name, f"signature {k}", ours, ref, 8, rng, pick, full_allowed=False)
+        hits.append(sum(s.memo_hits for s in Slicer.of(trie).slices) - before)
+    assert hits[1] > 0, hits
+
+
 @pytest.mark.parametrize("tok", WALK_TOKENIZERS)
 @pytest.mark.parametrize("gname", OUTLINES_NAMES)
 def test_outlines_grammar_walks_match_llguidance(gname, tok):

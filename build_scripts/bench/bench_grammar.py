@@ -9,7 +9,8 @@ fetch_llama_cpp.py), over a seeded random walk of up to --steps tokens (each ste
 allowed token, mostly not end-of-sequence, and consumes it in both; masks are checked equal
 on the way): the first mask of a new grammar (compile included, in both) and the median / p99
 / mean time per mask, for anytok (`mask()`) and llguidance (`compute_bitmask()`), then the
-median and p99 over all grammars.  The token trie (once per tokenizer) is timed on its own
+median and p99 over all grammars, and a walk hash (sha256 of every mask's sha256 in walk
+order: equal hashes, identical walks; a change to the engine must keep it).  The token trie (once per tokenizer) is timed on its own
 line, before the grammars; the slicer (once per tokenizer too) is built inside the first
 grammar's masks.
 
@@ -194,6 +195,10 @@ def main() -> None:
     print(f"mean per mask over all walks: anytok {statistics.mean(all_ours) * 1e3:.3f} ms, llguidance "
           f"{statistics.mean(all_ref) * 1e3:.3f} ms: {statistics.mean(all_ours) / statistics.mean(all_ref):.2f}x; "
           f"per grammar {min(ratios):.2f}x-{max(ratios):.2f}x (median {statistics.median(ratios):.2f}x)")
+    # every mask of every walk, in order: equal hashes, equal walks (the regression check of
+    # an engine change)
+    walk_hash = hashlib.sha256("".join(r["first_sha"] + "".join(r["shas"]) for r in native).encode()).hexdigest()
+    print(f"walk hash: {walk_hash[:16]} ({len(native)} grammar walks, {sum(1 + len(r['shas']) for r in native)} masks)")
     if not args.pyodide:
         return
     pyodide = root / "web" / "node_modules" / "pyodide"

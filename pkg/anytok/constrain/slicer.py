@@ -16,13 +16,18 @@ groups whose lexer state is live are added: a counted repetition such as a JSON 
 of a walk of most of the vocabulary.  A state with a member "infinite set less finitely many
 strings, then a continuation" (JSON object keys other than the named ones) needs no exploring
 when the infinite set stays infinite after every string of the slice (`applies`).  Otherwise
-the part is walked as usual.  This is the idea of
+the part is walked as usual.  For the word and whitespace slices, a walk's result is kept
+per signature (`part_mask`): the slice's (unbounded) states paired with the lexer's, the
+lexer's renamed in the order met, and each pair's transitions by every byte; lexer states
+with one signature (an identifier after each of its letters, in any grammar) allow the same
+tokens of the part, so the walk is done once.  This is the idea of
 llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
 replaces a walk whose result it provably equals.
 """
 
 from __future__ import annotations
 
+import re
 from operator import itemgetter
 
 from . import derivatives, regex_syntax, trie_cache
@@ -50,6 +55,22 @@ DERIVE_BUDGET = 20000
 # A slice whose strings include those of an earlier slice (index): when that one does not
 # apply, neither does this one (both budgets are met as soon, or a dead state is found).
 INCLUDES = {4: 3}
+# Parts' masks kept per signature (`_Slice.part_mask`), per slice: 128 masks of a 200k
+# vocabulary are 3 MB.
+MEMO_LIMIT = 128
+# A signature's budgets (pairs of states, transitions not yet known): small, since a signature
+# past them is wasted work before the walk.  Identifiers and words in a grammar's lexer pair
+# with a slice in a few dozen pairs; free text in an Earley lexer often never closes (its
+# states do not repeat), and after SIG_FAILURES signatures past the budgets in one grammar
+# that slice is walked without trying.
+SIG_PAIR_BUDGET = 64
+SIG_DERIVE_BUDGET = 200
+SIG_FAILURES = 2
+# The slices whose parts are kept per signature: words and whitespace.  The free-text slices'
+# products with an Earley lexer's states rarely close within the budgets (the lexer's states
+# change at every lexeme end: 131 of 143 tried over bench_grammar.py's walks) and the others
+# were never met again there, so trying them only cost time.
+SIGNED = frozenset({0, 1, 2})
 
 
 class _Slice:
@@ -58,6 +79,13 @@ class _Slice:
         self.pattern = pattern
         self.es = derivatives.ExprSet()
         self.start = derivatives.compile_tree(self.es, regex_syntax.parse(pattern))
+        # Signatures (part_mask) follow the slice's strings without its length bound: the
+        # same tokens, fewer states to pair with the lexer's (a lexer state that does not
+        # count would otherwise be paired with every count).
+        self.sig_es = derivatives.ExprSet()
+        self.sig_start = derivatives.compile_tree(
+            self.sig_es, regex_syntax.parse(re.sub(r"\{1,\d+\}$", "+", pattern)))
+        self.sig_viable: dict = {}
         if ids is None:
             ids = [t for t in trie.walk(self.es.derive_class, self.start) if t not in taken]
             taken.update(ids)
@@ -66,18 +94,13 @@ class _Slice:
         self._stored = None  # (trie file, header entry) of this part's trie
         self.viable: dict = {}  # slice state -> [(byte, next slice state)]
         self.ends: dict | None = None  # see by_end_state
+        self.memo: dict = {}  # signature -> bitmask (part_mask)
+        self.memo_hits = 0  # (how often a signature was met again: for tests and benchmarks)
+        self.sig_failures: dict = {}  # id(lexer) -> signatures past the budgets (part_mask)
         # Bytes that every byte set of the slice regex treats alike have the same derivatives:
         # one derivative per class (a few dozen, not 256) when exploring the slice's states.
-        classes = {0: list(range(256))}  # signature -> bytes
-        for x in self.es.exprs:
-            if x[0] == "b":
-                m = x[1]
-                split: dict = {}
-                for sig, members in classes.items():
-                    for b in members:
-                        split.setdefault((sig, m >> b & 1), []).append(b)
-                classes = split
-        self.classes = list(classes.values())
+        self.classes = _classes(self.es)
+        self.sig_classes = _classes(self.sig_es)
 
     @property
     def trie(self) -> TokenTrie:
@@ -92,19 +115,21 @@ class _Slice:
             t = self._trie = TokenTrie({i: tb[i] for i in self._order}, full.n_vocab, None, None, self._order)
         return t
 
-    def steps(self, r: int):
+    def steps(self, r: int, sig: bool = False):
         """[(bytes, getter, next slice state)] per byte class that keeps slice state `r` live;
-        `getter(row)` reads a lexer state's transitions by those bytes in one C call."""
-        v = self.viable.get(r)
+        `getter(row)` reads a lexer state's transitions by those bytes in one C call.  `sig`:
+        of the slice without its length bound (`signature`)."""
+        viable = self.sig_viable if sig else self.viable
+        v = viable.get(r)
         if v is None:
-            d = self.es.derive
+            d = (self.sig_es if sig else self.es).derive
             v = []
-            for members in self.classes:
+            for members in (self.sig_classes if sig else self.classes):
                 n = d(r, members[0])
                 if n:
                     get = itemgetter(*members) if len(members) > 1 else itemgetter(members[0], members[0])
                     v.append((members, get, n))
-            self.viable[r] = v
+            viable[r] = v
         return v
 
     def _next(self, es, q: int, r: int, out: set, budget: list) -> bool:
@@ -166,6 +191,19 @@ class _Slice:
                 elif old != q2:
                     return None
         return rel
+
+    def shallow(self, rel: dict) -> bool:
+        """Whether no live slice state of `relation`'s answer but the start leads to a live one:
+        then the allowed tokens end within a byte or two of a live start (after an identifier,
+        the lone space of ` [A-Za-z]{1,12}`), and a walk of the part, pruned at once, is cheaper
+        than grouping its tokens by end state (`by_end_state`, tens of ms once per tokenizer)."""
+        start = self.start
+        for r, q in rel.items():
+            if q and r != start:
+                for _, _, r2 in self.steps(r):
+                    if rel.get(r2):
+                        return False
+        return True
 
     def by_end_state(self) -> dict:
         """{slice state: bitmask of the part's tokens whose bytes end in it} (built on first use)."""
@@ -242,6 +280,74 @@ class _Slice:
                 return False
         return True
 
+    def signature(self, es, state: int):
+        """The product of this slice with lexer state `state`, with the lexer's states renamed
+        in the order a breadth-first exploration meets them (NOTHING is 0), or None past the
+        budgets.  Two lexer states (of any grammar) with equal signatures allow the same tokens
+        of this part: a token is allowed when its path through this product never meets 0, and
+        the path depends only on the slice's states and the renamed transitions."""
+        rows, derive = es.rows, es.derive_class
+        canon = {0: 0, state: 1}
+        seen = {(self.sig_start, state)}
+        pairs = [(self.sig_start, state)]
+        key: list = []
+        budget = SIG_DERIVE_BUDGET
+        i = 0
+        while i < len(pairs):
+            r, q = pairs[i]
+            i += 1
+            key.append((r, canon[q]))
+            row = rows[q]
+            for members, get, r2 in self.steps(r, True):
+                qs = get(row)
+                if -1 in qs:  # transitions not derived yet
+                    for b in members:
+                        if row[b] < 0:
+                            derive(q, b)
+                            budget -= 1
+                            row = rows[q]
+                    if budget < 0:
+                        return None
+                    row = rows[q]
+                    qs = get(row)
+                for q2 in dict.fromkeys(qs):  # (distinct, in byte order: a canonical order)
+                    if q2 not in canon:
+                        canon[q2] = len(canon)
+                    if q2 and (r2, q2) not in seen:
+                        if len(seen) >= SIG_PAIR_BUDGET:
+                            return None
+                        seen.add((r2, q2))
+                        pairs.append((r2, q2))
+                key.append(tuple(map(canon.__getitem__, qs)))
+        return tuple(key)
+
+    def part_mask(self, es, state: int):
+        """Bitmask of this part's tokens whose bytes all keep `state` live: a walk of the part,
+        kept per signature (a grammar's lexer states after different tokens, and different
+        grammars, often restrict a slice alike: identifiers after each letter, free text after
+        each word), or None when the signature is past its budgets."""
+        # (keyed by id: a reused id only costs or saves a few signatures, never a wrong mask)
+        failures = self.sig_failures
+        if failures.get(id(es), 0) >= SIG_FAILURES:
+            return None
+        sig = self.signature(es, state)
+        if sig is None:
+            if len(failures) >= 1024:
+                failures.clear()
+            failures[id(es)] = failures.get(id(es), 0) + 1
+            return None
+        memo = self.memo
+        bits = memo.get(sig)
+        if bits is not None:
+            self.memo_hits += 1
+        else:
+            bits = _bits(self.trie.walk(es.derive_class, state))
+            if len(memo) >= MEMO_LIMIT:  # drop the oldest half (insertion order)
+                for k in list(memo)[:MEMO_LIMIT // 2]:
+                    del memo[k]
+            memo[sig] = bits
+        return bits
+
     def applies(self, es, state: int) -> bool:
         """Whether every string keeping this slice live keeps `state` live."""
         # A member M C of `state` (an alternation, or `state` itself) where M is some infinite
@@ -262,6 +368,21 @@ class _Slice:
                 if base is not None and self.keeps_infinite(es, base):
                     return True
         return self._explore(es, state) is not None
+
+
+def _classes(es) -> list:
+    """The bytes that every byte set of `es` treats alike, as lists: one derivative per class
+    (a few dozen, not 256) when exploring a slice's states."""
+    classes = {0: list(range(256))}  # signature -> bytes
+    for x in es.exprs:
+        if x[0] == "b":
+            m = x[1]
+            split: dict = {}
+            for sig, members in classes.items():
+                for b in members:
+                    split.setdefault((sig, m >> b & 1), []).append(b)
+            classes = split
+    return list(classes.values())
 
 
 def _bits(ids) -> int:
@@ -345,6 +466,9 @@ class Slicer:
                     acc |= s.mask
                 elif any(q for r, q in rel.items() if r != s.start):
                     # (else no token of the part: each slice needs a byte, none returns to its start)
+                    if s.shallow(rel):
+                        ids.extend(s.trie.walk(es.derive_class, state))
+                        continue
                     ends = s.by_end_state()
                     for r, q in rel.items():
                         if q and r in ends:
@@ -353,6 +477,10 @@ class Slicer:
                 acc |= s.mask
             else:
                 failed.add(i)
-                ids.extend(s.trie.walk(es.derive_class, state))
+                bits = s.part_mask(es, state) if i in SIGNED else None
+                if bits is None:
+                    ids.extend(s.trie.walk(es.derive_class, state))
+                else:
+                    acc |= bits
         ids.extend(self.rest.walk(es.derive_class, state))
         return acc | _bits(ids)

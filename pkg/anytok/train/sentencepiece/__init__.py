@@ -1,5 +1,5 @@
 """Training SentencePiece models byte for byte as `sentencepiece` 0.2.1's trainer (or, with
-`sentencepiece_version="0.2.3"`, 0.2.3's for BPE, CHAR and WORD: `bpe023.py`).
+`sentencepiece_version="0.2.3"`, 0.2.3's: `bpe023.py`, `unigram.py`'s v023 steps).
 
 Data flow: input files -> lines (`std::getline`: split at "\\n") -> the first
 `input_sentence_size` of them -> normalized (`anytok.sentencepiece.normalizer` with the rule's
@@ -105,12 +105,12 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     ``{"phase": "train", "step": "write", "finished": True, "pieces"}``.
 
     `sentencepiece_version` (not a sentencepiece option): whose trainer to reproduce,
-    "0.2.1" (the default) or "0.2.3".  0.2.3 is reproduced for model types "bpe" (its merges
-    from all pairs), "char" and "word", with sentencepiece's boundary character U+001F
-    where a meta piece is cut out (0.2.1: a tab); its built-in normalization tables are not
-    built here, so it needs `normalization_rule_name="identity"` or a `precompiled_charsmap`
-    (e.g. `charsmap_of` a model 0.2.3 wrote), and its Unigram trainer is not reproduced:
-    those raise NotImplementedError.
+    "0.2.1" (the default) or "0.2.3" (every model type: BPE's merges from all pairs,
+    Unigram's new seeds and pruning, the boundary character U+001F where a meta piece is cut
+    out (0.2.1: a tab), WORD's user-defined symbols also with "\u2581", every empty sentence
+    dropped).  0.2.3's built-in normalization tables are not built here: it needs
+    `normalization_rule_name="identity"` or a `precompiled_charsmap` (e.g. `charsmap_of` a
+    model 0.2.3 wrote), else NotImplementedError.
     """
     if sentencepiece_version not in SENTENCEPIECE_VERSIONS:
         raise ValueError(f"sentencepiece_version must be one of {', '.join(SENTENCEPIECE_VERSIONS)}, "
@@ -173,9 +173,6 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         raise TrainerError("input_sentence_size must be 0 or more than 100")
     if opt.input_format not in ("", "text"):
         raise NotImplementedError(f"SentencePiece trainer option(s) not implemented: input_format={opt.input_format}")
-    if v023 and opt.model_type == UNIGRAM:
-        raise NotImplementedError("sentencepiece_version='0.2.3' with model_type=unigram: 0.2.3's "
-                                  "Unigram trainer is not reproduced (only 0.2.1's)")
     if opt.model_type in (UNIGRAM, BPE) and opt.use_all_vocab:
         raise TrainerError("use_all_vocab=true is valid for WORD/CHAR model")
 
@@ -188,7 +185,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
     if progress is not None:
         lines = _reporting(lines, progress)
-    sentences = load_sentences(lines, opt, normalizer, meta, boundary)
+    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023)
     if progress is not None:
         progress({"phase": "train", "step": "alphabet", "finished": False})
     required = required_chars(sentences, opt, meta, boundary)
@@ -214,7 +211,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
                               checker, seed_size=opt.seed_sentencepiece_size,
                               shrinking_factor=opt.shrinking_factor,
                               num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads,
-                              progress=_steps(progress))
+                              progress=_steps(progress), v023=v023, boundary=boundary)
     else:
         from .charword import train_char, train_word
 

@@ -118,8 +118,10 @@ def _global_replace(text: str, metas: list[str], boundary: str) -> str:
 
 
 def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
-                   meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY) -> list[list]:
-    """`LoadSentences` up to the normalization: [sentence, count] pairs in input order."""
+                   meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY,
+                   v023: bool = False) -> list[list]:
+    """`LoadSentences` up to the normalization: [sentence, count] pairs in input order
+    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in)."""
     sentences: list[list] = []
     limit = opt.input_sentence_size
     if limit > 0 and opt.shuffle_input_sentence:
@@ -142,7 +144,8 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
     metas = sorted({p for p, _ in meta.values()}, key=lambda s: (-len(s.encode("utf-8")), s))
     for s in sentences:
         s[0] = _global_replace(normalizer.normalize(s[0]), metas, boundary)
-    # Empty sentences go by swapping in the last one, which is not looked at again.
+    # Empty sentences go by swapping in the last one, which 0.2.1 does not look at again
+    # (so an empty last sentence may stay), 0.2.3 does.
     i = 0
     while i < len(sentences):
         if " " in sentences[i][0]:
@@ -150,6 +153,8 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
         if not sentences[i][0]:
             sentences[i] = sentences[-1]
             sentences.pop()
+            if v023:
+                continue
         i += 1
     return sentences
 

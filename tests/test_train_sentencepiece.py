@@ -534,8 +534,21 @@ def test_023_boundary_and_word_symbols(tmp_path):
             assert _train023(p, str(tmp_path / prefix), opts, version="0.2.1") != ref
 
 
+@pytest.mark.parametrize("rule", ["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf"] if FULL else ["nmt_nfkc", "nfkc_cf"])
+def test_023_builtin_tables(tmp_path, rule):
+    # 0.2.3's tables (other bytes than 0.2.1's) built here, in a model trained with the rule.
+    from anytok.train.sentencepiece.charsmap import precompiled_charsmap
+
+    path = _input_file(tmp_path, "en", 40_000)
+    opts = {"model_type": "bpe", "vocab_size": 600, "normalization_rule_name": rule}
+    [ref] = _spm023_models(tmp_path, [(path, "m", opts)])
+    assert parse_model_proto(ref).normalizer_spec.precompiled_charsmap == precompiled_charsmap(rule, "0.2.3")
+    mine = _train023(path, str(tmp_path / "m"), opts)
+    assert mine == ref, _first_difference(ref, mine)
+
+
 def test_023_with_a_table_of_its_own(tmp_path):
-    # 0.2.3's built-in tables are not built here: its nmt_nfkc table taken from a model it wrote.
+    # A table given: 0.2.3's nmt_nfkc table taken from a model it wrote.
     path = _input_file(tmp_path, "en", 40_000)
     opts = {"model_type": "char", "vocab_size": 80}
     bpe = {"model_type": "bpe", "vocab_size": 600, "split_digits": True}
@@ -579,5 +592,7 @@ def test_sentencepiece_version_errors(tmp_path):
     path = _input_file(tmp_path, "botchan", 20_000)
     with pytest.raises(ValueError, match=r"sentencepiece_version must be one of 0\.2\.1, 0\.2\.3, not '0\.2\.2'"):
         anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500, sentencepiece_version="0.2.2")
-    with pytest.raises(NotImplementedError, match="0.2.3's tables are not built here"):
-        anytok.train(path, kind="bpe", style="sentencepiece", vocab_size=500, sentencepiece_version="0.2.3")
+    with pytest.raises(ValueError, match="sentencepiece version must be one of 0.2.1, 0.2.3"):
+        from anytok.train.sentencepiece.charsmap import precompiled_charsmap
+
+        precompiled_charsmap("nfkc", "0.2.2")

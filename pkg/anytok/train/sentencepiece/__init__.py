@@ -108,9 +108,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     "0.2.1" (the default) or "0.2.3" (every model type: BPE's merges from all pairs,
     Unigram's new seeds and pruning, the boundary character U+001F where a meta piece is cut
     out (0.2.1: a tab), WORD's user-defined symbols also with "\u2581", every empty sentence
-    dropped).  0.2.3's built-in normalization tables are not built here: it needs
-    `normalization_rule_name="identity"` or a `precompiled_charsmap` (e.g. `charsmap_of` a
-    model 0.2.3 wrote), else NotImplementedError.
+    dropped, its built-in normalization tables).
     """
     if sentencepiece_version not in SENTENCEPIECE_VERSIONS:
         raise ValueError(f"sentencepiece_version must be one of {', '.join(SENTENCEPIECE_VERSIONS)}, "
@@ -141,16 +139,11 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
         name = "user_defined"
         precompiled_charsmap = compile_charsmap(load_rule_tsv(rule_tsv))
     elif precompiled_charsmap is None:
-        if v023 and name != "identity":
-            raise NotImplementedError(
-                f"sentencepiece_version='0.2.3' with the built-in rule {name!r}: 0.2.3's tables are "
-                "not built here; pass precompiled_charsmap= (charsmap_of a model 0.2.3 trained with "
-                "it) or normalization_rule_name='identity'")
         if name != "identity" and name not in BUILTIN_RULES:
             raise ValueError(
                 f"normalization rule {name!r} is not built in ({', '.join(BUILTIN_RULES)}, identity): "
                 "pass its table as precompiled_charsmap= (e.g. charsmap_of(a .model trained with it))")
-        precompiled_charsmap = builtin_charsmap(name)
+        precompiled_charsmap = builtin_charsmap(name, sentencepiece_version)
     norm_spec: dict[str, object] = {"name": name, "precompiled_charsmap": bytes(precompiled_charsmap)}
     if rule_tsv:
         norm_spec["normalization_rule_tsv"] = os.fspath(rule_tsv)

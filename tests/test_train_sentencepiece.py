@@ -245,6 +245,10 @@ for kind, vocab in (("bpe", 900), ("unigram", 900), ("char", 400), ("word", 900)
     train("in.txt", model_prefix="ref", model_type=kind, vocab_size=vocab, num_threads=2,
           normalization_rule_name="identity", byte_fallback=kind != "word",
           split_digits=True).save(kind + ".model")
+# sentencepiece 0.2.3's Unigram adds libm's log1p
+train("in.txt", model_prefix="ref", model_type="unigram", vocab_size=900, num_threads=2,
+      normalization_rule_name="identity", byte_fallback=True, split_digits=True,
+      sentencepiece_version="0.2.3").save("unigram023.model")
 """
 
 
@@ -276,6 +280,11 @@ def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
         ref = (host / "ref.model").read_bytes()
         ours = (host / f"{kind}.model").read_bytes()
         assert ours == ref, (kind, _first_difference(ref, ours))
+    [ref] = _spm023_models(host, [("in.txt", "ref", {
+        "model_type": "unigram", "vocab_size": 900, "num_threads": 2, "normalization_rule_name": "identity",
+        "byte_fallback": True, "split_digits": True})], relative=True)
+    ours = (host / "unigram023.model").read_bytes()
+    assert ours == ref, ("unigram 0.2.3", _first_difference(ref, ours))
 
 
 def test_seed_nodes():
@@ -433,18 +442,20 @@ json.dump(done, open(sys.argv[2], "w"))
 """
 
 
-def _spm023_models(tmp_path, jobs) -> list:
-    """sentencepiece 0.2.3's model bytes (None where it refuses) for (input, prefix, options)."""
+def _spm023_models(tmp_path, jobs, relative: bool = False) -> list:
+    """sentencepiece 0.2.3's model bytes (None where it refuses) for (input, prefix, options);
+    the prefixes are made absolute (under tmp_path) unless `relative` (then run from tmp_path)."""
     import json
 
     if not SPM023.exists():
         pytest.fail(f"{SPM023} is missing: build_scripts/test.sh creates it (sentencepiece==0.2.3)")
-    jobs = [(p, str(tmp_path / prefix), opts) for p, prefix, opts in jobs]
+    if not relative:
+        jobs = [(p, str(tmp_path / prefix), opts) for p, prefix, opts in jobs]
     (tmp_path / "jobs.json").write_text(json.dumps(jobs))
     subprocess.run([str(SPM023), "-c", _SPM023_BATCH, str(tmp_path / "jobs.json"), str(tmp_path / "done.json")],
                    check=True, cwd=tmp_path)
     done = json.loads((tmp_path / "done.json").read_text())
-    return [Path(prefix + ".model").read_bytes() if ok else None for (_, prefix, _), ok in zip(jobs, done)]
+    return [(tmp_path / (prefix + ".model")).read_bytes() if ok else None for (_, prefix, _), ok in zip(jobs, done)]
 
 
 def _train023(path, prefix, opts, version="0.2.3") -> bytes:

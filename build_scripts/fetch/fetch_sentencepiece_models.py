@@ -34,6 +34,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ARCHIVES = {
     ("pypi-sdist", "sentencepiece==0.2.1"):
         "8138cec27c2f2282f4a34d9a016e3374cd40e5c6e9cb335063db66a0a3b71fad",
+    # its normalization tables only (build_scripts/gen/gen_spm_charsmap_rules.py)
+    ("pypi-sdist", "sentencepiece==0.2.3"):
+        "21618ad31f0453a1ebf5ec58defed99758d54af0b670546ecac639ddd8b86fbd",
     ("pypi-wheel", "mistral-common==1.13.1"):
         "98b4d0755b8d90bf4691fa8f1b70cb3b4a8cd4dc1653c4ed08ef3d1c7d2c29af",
 }

@@ -1,4 +1,5 @@
-"""Training SentencePiece models byte for byte as `sentencepiece` 0.2.1's trainer.
+"""Training SentencePiece models byte for byte as `sentencepiece` 0.2.1's trainer (or, with
+`sentencepiece_version="0.2.3"`, 0.2.3's: `bpe023.py`, `unigram.py`'s v023 steps).
 
 Data flow: input files -> lines (`std::getline`: split at "\\n") -> the first
 `input_sentence_size` of them -> normalized (`anytok.sentencepiece.normalizer` with the rule's
@@ -33,13 +34,16 @@ from typing import Callable, Iterable
 
 from ...sentencepiece.model_proto import BPE, CHAR, UNIGRAM, WORD, parse_model_proto
 from ...sentencepiece.normalizer import Normalizer
-from ._common import (TrainerError, PieceChecker, load_sentences, meta_pieces, read_lines,
-                      required_chars, split_by_whitespace)
+from ._common import (BOUNDARY, BOUNDARY_023, TrainerError, PieceChecker, load_sentences,
+                      meta_pieces, read_lines, required_chars, split_by_whitespace)
 from ._spec import NORMALIZER_FIELDS, TrainerOptions, write_model
 from .charsmap import BUILTIN_RULES, compile_charsmap, load_rule_tsv
 from .charsmap import precompiled_charsmap as builtin_charsmap
 
-__all__ = ["train", "TrainedSentencePiece", "TrainerError", "charsmap_of"]
+__all__ = ["train", "TrainedSentencePiece", "TrainerError", "charsmap_of", "SENTENCEPIECE_VERSIONS"]
+
+# The sentencepiece releases whose trainer can be reproduced (`sentencepiece_version=`).
+SENTENCEPIECE_VERSIONS = ("0.2.1", "0.2.3")
 
 
 @dataclass
@@ -77,6 +81,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
           remove_extra_whitespaces: bool | None = None,
           escape_whitespaces: bool | None = None,
           progress: Callable[[dict], None] | None = None,
+          sentencepiece_version: str = "0.2.1",
           **options) -> TrainedSentencePiece:
     """Train as `sentencepiece.SentencePieceTrainer.train(input=..., **options)` would.
 
@@ -98,7 +103,18 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     with "pieces" and "target": BPE's pieces so far of those it learns, every 100; Unigram's
     after its seeds and each EM round, which shrink towards the target), and last
     ``{"phase": "train", "step": "write", "finished": True, "pieces"}``.
+
+    `sentencepiece_version` (not a sentencepiece option): whose trainer to reproduce,
+    "0.2.1" (the default) or "0.2.3" (every model type: BPE's merges from all pairs,
+    Unigram's new seeds and pruning, the boundary character U+001F where a meta piece is cut
+    out (0.2.1: a tab), WORD's user-defined symbols also with "\u2581", every empty sentence
+    dropped, its built-in normalization tables).
     """
+    if sentencepiece_version not in SENTENCEPIECE_VERSIONS:
+        raise ValueError(f"sentencepiece_version must be one of {', '.join(SENTENCEPIECE_VERSIONS)}, "
+                         f"not {sentencepiece_version!r}")
+    v023 = sentencepiece_version == "0.2.3"
+    boundary = BOUNDARY_023 if v023 else BOUNDARY
     if (input is None) == (sentence_iterator is None):
         raise ValueError("give input (files) or sentence_iterator (sentences), not both")
     if input is None:
@@ -127,7 +143,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
             raise ValueError(
                 f"normalization rule {name!r} is not built in ({', '.join(BUILTIN_RULES)}, identity): "
                 "pass its table as precompiled_charsmap= (e.g. charsmap_of(a .model trained with it))")
-        precompiled_charsmap = builtin_charsmap(name)
+        precompiled_charsmap = builtin_charsmap(name, sentencepiece_version)
     norm_spec: dict[str, object] = {"name": name, "precompiled_charsmap": bytes(precompiled_charsmap)}
     if rule_tsv:
         norm_spec["normalization_rule_tsv"] = os.fspath(rule_tsv)
@@ -153,7 +169,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     if opt.model_type in (UNIGRAM, BPE) and opt.use_all_vocab:
         raise TrainerError("use_all_vocab=true is valid for WORD/CHAR model")
 
-    meta = meta_pieces(opt)
+    meta = meta_pieces(opt, v023)
     normalizer = Normalizer(
         precompiled_charsmap=nd["precompiled_charsmap"], add_dummy_prefix=nd["add_dummy_prefix"],
         remove_extra_whitespaces=nd["remove_extra_whitespaces"],
@@ -162,16 +178,19 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
     if progress is not None:
         lines = _reporting(lines, progress)
-    sentences = load_sentences(lines, opt, normalizer, meta)
+    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023)
     if progress is not None:
         progress({"phase": "train", "step": "alphabet", "finished": False})
-    required = required_chars(sentences, opt, meta)
+    required = required_chars(sentences, opt, meta, boundary)
     if progress is not None:
         progress({"phase": "train", "step": "pieces", "finished": False})
-    checker = PieceChecker(opt)
+    checker = PieceChecker(opt, boundary)
 
     if opt.model_type == BPE:
-        from .bpe import train_bpe
+        if v023:
+            from .bpe023 import train_bpe_023 as train_bpe
+        else:
+            from .bpe import train_bpe
 
         if opt.split_by_whitespace:
             sentences = split_by_whitespace(sentences, opt)
@@ -185,7 +204,7 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
                               checker, seed_size=opt.seed_sentencepiece_size,
                               shrinking_factor=opt.shrinking_factor,
                               num_sub_iterations=opt.num_sub_iterations, threads=opt.num_threads,
-                              progress=_steps(progress))
+                              progress=_steps(progress), v023=v023, boundary=boundary)
     else:
         from .charword import train_char, train_word
 

@@ -14,7 +14,8 @@ from ._spec import TrainerOptions, f32
 
 WS = "\u2581"  # the escaped space
 UNK_CHAR = "\u2585"  # stands for characters left out of the alphabet
-BOUNDARY = "\t"  # where a meta piece was cut out of a sentence
+BOUNDARY = "\t"  # where a meta piece was cut out of a sentence (0.2.1; 0.2.3: BOUNDARY_023)
+BOUNDARY_023 = "\x1f"
 
 _HAN = _scripts.NAMES.index("Han")
 _HIRAGANA = _scripts.NAMES.index("Hiragana")
@@ -37,8 +38,9 @@ class TrainerError(ValueError):
     """sentencepiece's trainer would refuse these options or this input."""
 
 
-def meta_pieces(opt: TrainerOptions) -> dict[int, tuple[str, int]]:
-    """id -> (piece, type) of the special pieces (`InitMetaPieces`)."""
+def meta_pieces(opt: TrainerOptions, v023: bool = False) -> dict[int, tuple[str, int]]:
+    """id -> (piece, type) of the special pieces (`InitMetaPieces`; `v023`: as sentencepiece
+    0.2.3's, which gives a WORD model each user-defined symbol also with "▁" before it)."""
     meta: dict[int, tuple[str, int]] = {}
     has_unk = False
     for id_, piece in ((opt.unk_id, opt.unk_piece), (opt.bos_id, opt.bos_piece),
@@ -77,6 +79,8 @@ def meta_pieces(opt: TrainerOptions) -> dict[int, tuple[str, int]]:
         add(w, CONTROL)
     for w in opt.user_defined_symbols:
         add(w, USER_DEFINED)
+        if v023 and opt.model_type == WORD and not w.startswith(WS):
+            add(WS + w, USER_DEFINED)
     if opt.byte_fallback:
         for i in range(256):
             add(f"<0x{i:02X}>", BYTE)
@@ -93,7 +97,7 @@ def read_lines(files: Iterable[str]) -> Iterable[str]:
                 yield line.decode("utf-8", errors="strict")
 
 
-def _global_replace(text: str, metas: list[str]) -> str:
+def _global_replace(text: str, metas: list[str], boundary: str) -> str:
     # PrefixMatcher::GlobalReplace: at each position the longest meta piece that starts there
     # becomes one BOUNDARY; otherwise one character is kept.
     if not metas or not any(m in text for m in metas):
@@ -104,7 +108,7 @@ def _global_replace(text: str, metas: list[str]) -> str:
     while i < n:
         for m in metas:  # longest first
             if text.startswith(m, i):
-                out.append(BOUNDARY)
+                out.append(boundary)
                 i += len(m)
                 break
         else:
@@ -114,8 +118,10 @@ def _global_replace(text: str, metas: list[str]) -> str:
 
 
 def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
-                   meta: dict[int, tuple[str, int]]) -> list[list]:
-    """`LoadSentences` up to the normalization: [sentence, count] pairs in input order."""
+                   meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY,
+                   v023: bool = False) -> list[list]:
+    """`LoadSentences` up to the normalization: [sentence, count] pairs in input order
+    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in)."""
     sentences: list[list] = []
     limit = opt.input_sentence_size
     if limit > 0 and opt.shuffle_input_sentence:
@@ -137,8 +143,9 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
         raise TrainerError("no sentences in the input")
     metas = sorted({p for p, _ in meta.values()}, key=lambda s: (-len(s.encode("utf-8")), s))
     for s in sentences:
-        s[0] = _global_replace(normalizer.normalize(s[0]), metas)
-    # Empty sentences go by swapping in the last one, which is not looked at again.
+        s[0] = _global_replace(normalizer.normalize(s[0]), metas, boundary)
+    # Empty sentences go by swapping in the last one, which 0.2.1 does not look at again
+    # (so an empty last sentence may stay), 0.2.3 does.
     i = 0
     while i < len(sentences):
         if " " in sentences[i][0]:
@@ -146,12 +153,14 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
         if not sentences[i][0]:
             sentences[i] = sentences[-1]
             sentences.pop()
+            if v023:
+                continue
         i += 1
     return sentences
 
 
 def required_chars(sentences: list[list], opt: TrainerOptions,
-                   meta: dict[int, tuple[str, int]]) -> dict[str, int]:
+                   meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY) -> dict[str, int]:
     """The alphabet (`character_coverage` of the characters, most frequent first); rarer
     characters in `sentences` become UNK_CHAR, in place."""
     counts: dict[str, int] = {}
@@ -179,7 +188,7 @@ def required_chars(sentences: list[list], opt: TrainerOptions,
         if not opt.use_all_vocab and coverage >= coverage_limit:
             break
         acc += n
-        if c == BOUNDARY:
+        if c == boundary:
             continue
         chars[c] = n
     for s in sentences:
@@ -243,7 +252,8 @@ def split_by_whitespace(sentences: list[list], opt: TrainerOptions) -> list[list
 class PieceChecker:
     """`IsValidSentencePiece`: which strings may become pieces."""
 
-    def __init__(self, opt: TrainerOptions):
+    def __init__(self, opt: TrainerOptions, boundary: str = BOUNDARY):
+        self.boundary = boundary
         self.max_len = opt.max_sentencepiece_length
         self.ws_only = opt.allow_whitespace_only_pieces
         self.suffix = opt.treat_whitespace_as_suffix
@@ -263,7 +273,7 @@ class PieceChecker:
         except KeyError:
             for c in piece:
                 if c not in kinds:
-                    kinds[c] = _kind(c)
+                    kinds[c] = _kind(c, self.boundary)
             ks = [kinds[c] for c in piece]
         if None in ks:
             return False
@@ -297,10 +307,10 @@ class PieceChecker:
 _WS_KIND = (-2, False)
 
 
-def _kind(c: str):
+def _kind(c: str, boundary: str):
     """What PieceChecker needs of a character: None when no piece may hold it, _WS_KIND,
     or (script, is decimal) with kana counted as Han."""
-    if c == UNK_CHAR or c == "\0" or c == BOUNDARY or c == " ":
+    if c == UNK_CHAR or c == "\0" or c == boundary or c == " ":
         return None
     o = ord(c)
     if 0xD800 <= o <= 0xDFFF or o > 0x10FFFF:

@@ -1,4 +1,4 @@
-"""Normalization tables (`precompiled_charsmap`) for SentencePiece models, as sentencepiece 0.2.1 writes them.
+"""Normalization tables (`precompiled_charsmap`) for SentencePiece models, as sentencepiece 0.2.1 (or 0.2.3) writes them.
 
 Data flow: `_charsmap_rules.py` (generated, zlib) -> `rules_of(name)`: the rule set, a dict
 {source string: normalized string} -> `compile_charsmap(rules)`: the sources' UTF-8 sorted,
@@ -10,7 +10,9 @@ sentencepiece compiled its four built-in rule sets (nmt_nfkc, nfkc, nmt_nfkc_cf,
 ICU's NFKC (plus, for "nmt_", whitespace and control-character rules and, for "_cf", case
 folding) and ships the blobs; `rules_of` gives the rule sets read back from those blobs (see
 build_scripts/gen/gen_spm_charsmap_rules.py), and `precompiled_charsmap(name)` the same bytes as
-the blob, built here (a few seconds, once per process).
+the blob, built here (a few seconds, once per process).  sentencepiece 0.2.3 ships other blobs
+(a few code points differ): `rules_of(name, "0.2.3")`, `precompiled_charsmap(name, "0.2.3")`
+(stored as rule sets "NAME@0.2.3", changes to 0.2.1's).
 
 Compact rule format (the text inside `_charsmap_rules.DATA`), one item a line:
 
@@ -101,11 +103,17 @@ def _decoded() -> dict:
     return decode_rules(zlib.decompress(base64.b85decode(DATA)).decode("ascii"))
 
 
-def rules_of(name: str) -> dict[str, str]:
-    """Built-in rule set `name` (one of BUILTIN_RULES) as {source: normalized}."""
+RULE_VERSIONS = ("0.2.1", "0.2.3")
+
+
+def rules_of(name: str, version: str = "0.2.1") -> dict[str, str]:
+    """Built-in rule set `name` (one of BUILTIN_RULES) of sentencepiece `version` (0.2.1 or
+    0.2.3) as {source: normalized}."""
     if name not in BUILTIN_RULES:
         raise ValueError(f"unknown normalization rule {name!r}; built in: {', '.join(BUILTIN_RULES)}, identity")
-    singles, groups = _decoded()[name]
+    if version not in RULE_VERSIONS:
+        raise ValueError(f"sentencepiece version must be one of {', '.join(RULE_VERSIONS)}, not {version!r}")
+    singles, groups = _decoded()[name if version == "0.2.1" else f"{name}@{version}"]
     rules = dict(singles)
     for target, positions in groups.items():
         for chars in itertools.product(*positions):
@@ -114,12 +122,12 @@ def rules_of(name: str) -> dict[str, str]:
 
 
 @lru_cache(maxsize=None)
-def precompiled_charsmap(name: str) -> bytes:
-    """The `precompiled_charsmap` sentencepiece 0.2.1 writes for `normalization_rule_name=name`
-    (b"" for "identity")."""
+def precompiled_charsmap(name: str, version: str = "0.2.1") -> bytes:
+    """The `precompiled_charsmap` sentencepiece `version` (0.2.1 or 0.2.3) writes for
+    `normalization_rule_name=name` (b"" for "identity")."""
     if name == "identity":
         return b""
-    return compile_charsmap(rules_of(name))
+    return compile_charsmap(rules_of(name, version))
 
 
 def compile_charsmap(rules: dict[str, str]) -> bytes:

@@ -12,6 +12,11 @@
    with the largest loss stay (`shrinking_factor`), until at most 1.1 x vocab_size remain;
 4. the required characters, then the best pieces, sorted by score.
 
+sentencepiece 0.2.3 (`v023`) differs in: the seeds (`make_seeds_023`: a suffix tree of the
+UTF-8 bytes), LogSumExp (log1p), pruning after every EM round (also the last) with a piece's
+loss weighted by its share of the tokens (0.2.1: of the sentences), then the pieces whose
+string a path of other pieces beats dropped (`_prune_unreachable`).
+
 sentencepiece does this in float32 with libm's double `log` and `exp` in between: every
 float32 operation here is a double operation rounded to float32 (exact, since the double
 result of +, -, *, / on float32 inputs is rounded only once more), and `math.log`/`math.exp`
@@ -78,7 +83,7 @@ def _to_log_prob(pieces: list[list]) -> None:
         p[1] = f32(_log(p[1]) - logsum)
 
 
-def _node_candidates(text: str, width: int, accept):
+def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends: bool = False):
     """The internal nodes of the suffix tree of `text` (which ends with "\\0", followed by
     width - 1 more as padding) no deeper
     than width - 1 whose string `accept`s, as (substring, frequency, order) with `order` ascending in esaxx's
@@ -95,7 +100,7 @@ def _node_candidates(text: str, width: int, accept):
     groups = []
     size = 0
     for c in sorted(counts):
-        if c in _NEVER_IN_PIECE:
+        if c in never:
             continue
         if size and size + counts[c] > chunk:
             size = 0
@@ -123,7 +128,10 @@ def _node_candidates(text: str, width: int, accept):
         for w in filter(accept, nodes):
             left = bisect_left(keys, w)
             right = bisect_right(keys, w + "\U0010ffff" * (width - len(w)), left)
-            yield w, right - left, (g, right, -len(w))
+            if ends:  # the first and the last of the node's suffixes
+                yield w, right - left, keys[left], keys[right - 1]
+            else:
+                yield w, right - left, (g, right, -len(w))
         del keys, nodes
 
 
@@ -153,6 +161,69 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     for p in seeds:
         p[1] = f32(float(p[1]))
     _to_log_prob(seeds)
+    return seeds
+
+
+def _lead_byte(c: str) -> int:
+    o = ord(c)
+    if o < 0x80:
+        return o
+    if o < 0x800:
+        return 0xC0 | o >> 6
+    if o < 0x10000:
+        return 0xE0 | o >> 12
+    return 0xF0 | o >> 18
+
+
+def make_seeds_023(sentences: list[list], checker: PieceChecker, seed_size: int, vocab_size: int,
+                   boundary: str) -> list[list]:
+    """sentencepiece 0.2.3's seeds: every character, then the pieces of the internal nodes of
+    the suffix tree of the sentences' UTF-8 bytes (each sentence `count` times, each followed
+    by a 0 byte), a node's trailing 0 cut off, the frequencies of the nodes that give the same
+    piece added up; scored float32 frequency x characters, the best `seed_size` (ties: more
+    bytes, then the smaller string); log-probabilities summed in double.
+
+    A node of the byte suffix tree that is whole characters is a node of the character suffix
+    tree whose next characters do not all begin with the same byte (the other byte nodes end
+    inside a character, which sentencepiece skips): the character nodes of
+    `_node_candidates`, filtered by the first UTF-8 bytes of the first and last next
+    character (sorted by code point, which sorts them by UTF-8 bytes too)."""
+    all_chars: dict[str, int] = {}
+    for text, freq in sentences:
+        for c in text:
+            all_chars[c] = all_chars.get(c, 0) + freq
+    all_chars.pop(UNK_CHAR, None)
+    all_chars.pop(boundary, None)
+    seeds = [[c, f32(float(n))] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
+    size = seed_size if seed_size > 0 else max(100000, vocab_size * 8)
+    max_len = checker.max_len
+    width = max_len + 2  # a piece of max_len characters and the 0 cut off after it
+    parts = [(t + "\0") * f for t, f in sentences]
+    if sum(len(t.encode("utf-8")) for t in parts) >= 500 * 1024 * 1024:
+        raise NotImplementedError("sentencepiece 0.2.3's seeds from more than 500 MB (in chunks)")
+    text = "".join(parts) + "\0" * width
+    del parts
+    never = frozenset(("\0", UNK_CHAR, boundary, " "))
+    acc: dict[str, int] = {}
+    for w, freq, first, last in _node_candidates(text, width, lambda w: True, never, ends=True):
+        d = len(w)
+        if _lead_byte(first[d]) == _lead_byte(last[d]):
+            continue
+        piece = w[:-1] if w[-1] == "\0" else w
+        if not 2 <= len(piece) <= max_len or "\0" in piece or not checker(piece):
+            continue
+        acc[piece] = acc.get(piece, 0) + freq
+    del text
+    items = [(f32(f32(float(n)) * float(len(w))), w) for w, n in acc.items() if n >= 2]
+    items.sort(key=lambda sw: (-sw[0], -len(sw[1].encode("utf-8")), sw[1]))
+    del items[size:]
+    seeds.extend([w, sc] for sc, w in items)
+    total = 0.0
+    for p in seeds:
+        total += p[1]
+    logsum = _log(total)
+    for p in seeds:
+        p[1] = f32(_log(p[1]) - logsum)
     return seeds
 
 
@@ -407,7 +478,19 @@ def _viterbi(scores, begin, end, n):
     return path, bt
 
 
-def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> None:
+def _lse_023(x: float, y: float) -> float:
+    """sentencepiece 0.2.3's LogSumExp: vmax + log1p(exp(vmin - vmax)) (0.2.1: log(... + 1))."""
+    buf = _BUF
+    vmin, vmax = (x, y) if x < y else (y, x)
+    buf[0] = vmin + 50.0
+    if vmax > buf[0]:
+        return vmax
+    buf[0] = vmin - vmax
+    buf[0] = vmax + math.log1p(_exp(buf[0]))
+    return buf[0]
+
+
+def _marginal(starts, ends, scores, pids, first, n, freq: float, expected, v023: bool = False) -> None:
     """PopulateMarginal: adds freq x each node's posterior to expected[piece id].
 
     LogSumExp(x, y): std::min / std::max of the floats, then vmax when vmax > vmin + 50,
@@ -434,6 +517,9 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
         if a is None:
             alpha[e] = v
             continue
+        if v023:
+            alpha[e] = _lse_023(a, v)
+            continue
         buf[0] = v - a
         d = buf[0]
         if d < 0.0:
@@ -449,6 +535,9 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected) -> No
         for k in range(k + 1, first[pos + 1]):
             buf[0] = scores[k] + beta[ends[k]]
             v = buf[0]
+            if v023:
+                b = _lse_023(b, v)
+                continue
             buf[0] = v - b
             d = buf[0]
             if d < 0.0:
@@ -591,7 +680,8 @@ def _nbest2(scores, starts, begin, end, n):
 
 # -- training ------------------------------------------------------------------------------------
 
-def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Lattices) -> list[float]:
+def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Lattices,
+            v023: bool = False) -> list[float]:
     size = len(model.pieces)
     lats = lattices.sync(model)
     score_of = model.score_of.__getitem__
@@ -604,7 +694,7 @@ def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Latti
             n = len(text)
             starts, ends, sids, first = _unpack_lattice(lats[i], n)
             _marginal(starts, ends, list(map(score_of, sids)), map(id_of, sids), first, n,
-                      f32(float(freq)), expected)
+                      f32(float(freq)), expected, v023)
         parts.append(expected)
     total = parts[0]
     for other in parts[1:]:
@@ -668,7 +758,7 @@ def _prune_counts_f32(sentences: list[list], threads: int, size: int, path):
 
 
 def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
-           shrinking_factor: float, lattices: _Lattices) -> list[list]:
+           shrinking_factor: float, lattices: _Lattices, v023: bool = False) -> list[list]:
     pieces = model.pieces
     size = len(pieces)
     always_keep = [True] * size
@@ -726,7 +816,8 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
         if not alternatives[i]:
             new.append(pieces[i])
             continue
-        big_f = f32(big_fs[i] / vsum)
+        # 0.2.1: the share of the sentences whose best path holds the piece; 0.2.3: of tokens.
+        big_f = f32(freq[i] / total) if v023 else f32(big_fs[i] / vsum)
         logprob_sp = f32(_log(freq[i]) - logsum)
         logsum_alt = f32(_log(f32(total + f32(freq[i] * f32(float(len(alternatives[i]) - 1))))))
         logprob_alt = 0.0
@@ -739,6 +830,26 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
         if len(new) == pruned_size:
             break
         new.append(pieces[i])
+    return new
+
+
+def _prune_unreachable(model: _Model) -> list[list]:
+    """0.2.3's PruneUnreachableSentencePieces: a piece goes when, with its own node barred,
+    the best path over its string scores higher than the piece alone."""
+    new = []
+    for i, piece in enumerate(model.pieces):
+        w = piece[0]
+        n = len(w)
+        ids, scores, starts, ends, begin, end = model.lattice(w)
+        own = next((k for k in begin[0] if ids[k] == i and ends[k] == n), None)
+        if own is None:
+            continue
+        score = scores[own]
+        scores[own] = -math.inf
+        path, bt = _viterbi(scores, begin, end, n)
+        if path and bt[1] > score:
+            continue
+        new.append(piece)
     return new
 
 
@@ -765,12 +876,18 @@ def _finalize(model: _Model, required: dict[str, int], vocab_size: int) -> list[
 def train_unigram(sentences: list[list], words: list[list] | None, required: dict[str, int],
                   vocab_size: int, total_vocab_size: int, checker: PieceChecker, *,
                   seed_size: int, shrinking_factor: float, num_sub_iterations: int,
-                  threads: int, progress=None) -> list[tuple[str, float]]:
+                  threads: int, progress=None, v023: bool = False,
+                  boundary: str = BOUNDARY) -> list[tuple[str, float]]:
     """The pieces (without the meta pieces) and their scores, in order.  `sentences` are
     the normalized sentences (for the seeds), `words` what EM runs on (None: the sentences);
     `vocab_size` excludes the meta pieces, `total_vocab_size` includes them.  `progress(n,
-    target)`, if given, hears the number of pieces after the seeds and after each EM round."""
-    seeds = make_seeds(sentences, checker, seed_size)
+    target)`, if given, hears the number of pieces after the seeds and after each EM round.
+    `v023`: as sentencepiece 0.2.3 (its seeds, `boundary`, pruning after every EM round and
+    by token share, then the unreachable pieces dropped)."""
+    if v023:
+        seeds = make_seeds_023(sentences, checker, seed_size, total_vocab_size, boundary)
+    else:
+        seeds = make_seeds(sentences, checker, seed_size)
     matches = _Matches(seeds)
     model = _Model(seeds, matches)
     data = sentences if words is None else words
@@ -780,8 +897,14 @@ def train_unigram(sentences: list[list], words: list[list] | None, required: dic
         if progress is not None:
             progress(len(model.pieces), desired)
         for _ in range(num_sub_iterations):
-            expected = _e_step(model, data, threads, lattices)
+            expected = _e_step(model, data, threads, lattices, v023)
             model = _Model(_m_step(model, expected), matches)
+        if v023:
+            model = _Model(_prune(model, data, threads, desired, shrinking_factor, lattices, True), matches)
+            if len(model.pieces) <= desired:
+                model = _Model(_prune_unreachable(model), matches)
+                break
+            continue
         if len(model.pieces) <= desired:
             break
         model = _Model(_prune(model, data, threads, desired, shrinking_factor, lattices), matches)

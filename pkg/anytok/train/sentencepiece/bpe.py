@@ -28,6 +28,21 @@ __all__ = ["train_bpe"]
 _M64 = (1 << 64) - 1
 
 
+def live_neighbours(row: list, left: int, right: int) -> tuple[int, int]:
+    """The positions of the symbols before `left` and after `right` in a sentence's `row` (None
+    where a merge emptied a place), -1 where there is none."""
+    prv = nxt = -1
+    for i in range(right + 1, len(row)):
+        if row[i] is not None:
+            nxt = i
+            break
+    for i in range(left - 1, -1, -1):
+        if row[i] is not None:
+            prv = i
+            break
+    return prv, nxt
+
+
 def fingerprint_cat(a: int, c: int) -> int:
     """`port::FingerprintCat(x, y)`: Bob Jenkins' 64-bit mix of x, a constant and y."""
     b = 0xE08C1D668B756F82
@@ -304,16 +319,7 @@ def train_bpe(sentences: list[list], required: dict[str, int], vocab_size: int,
             row = symbols[sid]
             if row[left] is None:
                 continue
-            nxt = -1
-            for i in range(right + 1, len(row)):
-                if row[i] is not None:
-                    nxt = i
-                    break
-            prv = -1
-            for i in range(left - 1, -1, -1):
-                if row[i] is not None:
-                    prv = i
-                    break
+            prv, nxt = live_neighbours(row, left, right)
             reset_freq(sid, prv, left, best)
             reset_freq(sid, right, nxt, best)
             row[left] = best

@@ -26,6 +26,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from ._common import UNK_CHAR, PieceChecker
+from .bpe import live_neighbours
 
 __all__ = ["train_bpe_023"]
 
@@ -195,16 +196,7 @@ def train_bpe_023(sentences: list[list], required: dict[str, int], vocab_size: i
             # Identity, not fp: a symbol made again after a drop is another object.
             if row[left] is not bl or row[right] is not br:
                 continue
-            nxt = -1
-            for i in range(right + 1, len(row)):
-                if row[i] is not None:
-                    nxt = i
-                    break
-            prv = -1
-            for i in range(left - 1, -1, -1):
-                if row[i] is not None:
-                    prv = i
-                    break
+            prv, nxt = live_neighbours(row, left, right)
             reset_freq(sid, prv, left, best)
             reset_freq(sid, right, nxt, best)
             row[left] = best

@@ -346,8 +346,21 @@ def test_node_keeps_a_start_snapshot_on_disk(app, tmp_path):
     body.write_bytes(body.read_bytes()[: body.stat().st_size // 2])  # damaged: checksum fails
     assert start(cache) == made
     assert start(cache) == restored
+    # Snapshots of other versions, unused for long: at most four snapshots are kept, the least
+    # recently used removed first.
+    where = body.parent  # the snapshot cache's own folder
+    for k in range(3):
+        (where / f"{k:064x}.json").write_text("{}")
+        (where / f"{k:064x}").write_bytes(b"old")
+        os.utime(where / f"{k:064x}", (1e9 + k, 1e9 + k))
     # Another encoding: a snapshot of its own (o200k_base's is not restored for it).
     assert start(cache, "cl100k_base") == made
+    kept = {p.name for p in where.iterdir()}
+    assert len(kept) == 8 and f"{0:064x}" not in kept and f"{0:064x}.json" not in kept, kept
+    assert {f"{1:064x}", f"{2:064x}"} <= kept
+    for k in (1, 2):
+        (where / f"{k:064x}").unlink()
+        (where / f"{k:064x}.json").unlink()
     assert len([p for p in cache.rglob("*") if p.is_file()]) == 4
     assert start(cache, "cl100k_base") == restored
     assert start("off") == {"n": 2, "snapshot": "off", "source": "network"}

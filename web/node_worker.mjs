@@ -18,13 +18,13 @@
 // The snapshot folder: $ANYTOK_CACHE_DIR, else $XDG_CACHE_HOME/anytok, else ~/.cache/anytok
 // (one file per snapshot, named by the sha256 of its key, which already names every file it
 // depends on; worker.js checks the Pyodide version and a checksum before restoring, and falls
-// back to a normal start).  ANYTOK_CACHE_DIR=off, or `AnyTok.load({ snapshot: false })`,
-// keeps nothing on disk.
+// back to a normal start; the four most recently used are kept, older ones removed).
+// ANYTOK_CACHE_DIR=off, or `AnyTok.load({ snapshot: false })`, keeps nothing on disk.
 
 import { createHash } from "node:crypto";
 import zlib from "node:zlib";
 import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,6 +70,8 @@ function cacheRoot() {
 }
 
 class DiskCache {
+  static KEEP = 4;
+
   constructor(dir) {
     this.dir = dir;
   }
@@ -86,6 +88,8 @@ class DiskCache {
       // Not a Response: reading a 36 MB body through one copies it twice (~100 ms).
       const bytes = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength
         ? body.buffer : body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
+      const now = new Date();
+      utimes(path, now, now).catch(() => {}); // used: the last to be pruned (put)
       return { headers: new Headers(JSON.parse(meta).headers), arrayBuffer: async () => bytes };
     } catch {
       return undefined; // none (or half written by a process that died: the checksum fails too)
@@ -103,6 +107,18 @@ class DiskCache {
     await writeFile(tmp, body);
     await rename(`${tmp}.json`, `${path}.json`);
     await rename(tmp, path);
+    await this.prune().catch(() => {});
+  }
+
+  // At most KEEP snapshots stay in the folder (one per encoding loaded first, and those of
+  // other anytok or Pyodide versions): the least recently made or restored go first.
+  async prune() {
+    const names = (await readdir(this.dir)).filter((n) => /^[0-9a-f]{64}$/.test(n));
+    if (names.length <= DiskCache.KEEP) return;
+    const dated = await Promise.all(names.map(async (n) => [(await stat(join(this.dir, n))).mtimeMs, n]));
+    dated.sort((a, b) => b[0] - a[0]);
+    await Promise.all(dated.slice(DiskCache.KEEP).map(([, n]) => Promise.all([
+      rm(join(this.dir, n), { force: true }), rm(join(this.dir, `${n}.json`), { force: true })])));
   }
 
   async delete(key) {

@@ -376,7 +376,8 @@ def test_slicer_adds_whole_slices_exactly():
         assert ours.consume(token) and ref.consume_token(token)
     # near the bound, the long slices no longer apply
     tight = constrain.regex('[^"\\\\]{0,5}"').matcher(enc)
-    assert not any(s.applies(tight._sh.es, tight._stack[-1][0]) for s in slicer.slices[3:])
+    free = [s for s in slicer.slices if s.pattern.startswith('[^"')]
+    assert free and not any(s.applies(tight._sh.es, tight._stack[-1][0]) for s in free)
 
 
 @pytest.mark.parametrize("pattern", ['[^"\\\\]{0,9}"', "[A-Za-z ,.!?']{0,11}", "[a-z\u00e9 ]{0,6}x", "[^\\n]{2,14}"])
@@ -410,6 +411,49 @@ def test_slicer_counted_repetitions_by_end_state(pattern):
         token = rng.choice(choices)
         assert ours.consume(token) and ref.consume_token(token)
     assert grouped, "the by-end-state path was never taken"
+
+
+def test_slicer_checks_only_tokens_with_killing_byte_pairs(monkeypatch):
+    """A line of any characters but a few (as llama.cpp's list.gbnf: no U+0085, U+2028): the
+    free-text slices do not apply whole, and only their tokens holding a byte pair that can
+    kill the state are checked (`avoid_mask`); after `-`, with the space forced, the slicer
+    serves the tokens that start with it.  Every mask equals a plain trie walk's (with the
+    same prefix) and llguidance's."""
+    from anytok.constrain import slicer as sl
+    from anytok.constrain.tokens import TokenTrie
+
+    name = "cl100k_base"
+    enc = anytok_encoding(name)
+    trie = TokenTrie.of(enc)
+    slicer = sl.Slicer.of(trie)
+    pattern = "(- [^\\n\u0085\u2028]+\\n){1,3}"
+    calls = {"avoid": 0, "prefix": 0}
+    avoid, mask = sl._Slice.avoid_mask, sl.Slicer.mask
+
+    def counted_avoid(self, *args):
+        r = avoid(self, *args)
+        calls["avoid"] += r is not None
+        return r
+
+    def counted_mask(self, es, state, prefix=b""):
+        calls["prefix"] += bool(prefix)
+        return mask(self, es, state, prefix)
+
+    monkeypatch.setattr(sl._Slice, "avoid_mask", counted_avoid)
+    monkeypatch.setattr(sl.Slicer, "mask", counted_mask)
+    rng = random.Random(11)
+    ours, ref = constrain.regex(pattern).matcher(enc), _ref(name, pattern)
+    es = ours._sh.es
+    for step in range(6):
+        state = ours._stack[-1][0]
+        for prefix in (b"", b" ", b" t", b"\xe2\x80", b"ab"):
+            plain = sl._bits(trie.walk(es.derive_class, state, prefix))
+            assert slicer.mask(es, state, prefix) == plain, (step, prefix)
+        assert ours.mask() == _ref_mask(name, ref), step
+        choices = [t for t in ours.allowed() if t != enc.eot_token]
+        token = enc.encode("-")[0] if step in (0, 3) and enc.encode("-")[0] in choices else rng.choice(choices)
+        assert ours.consume(token) and ref.consume_token(token)
+    assert calls["avoid"] and calls["prefix"], calls
 
 
 def test_masks_shared_past_the_longest_token():

@@ -380,6 +380,27 @@ def test_slice_masks_shared_by_signature_match_llguidance():
     assert hits[1] > 0, hits
 
 
+def test_right_recursion_keeps_one_earley_set():
+    """`atom: "-" atom`: after each "-" the Earley set is the same node (an item that completes
+    once advanced stands for what completing its own nonterminal leads to, `States._ctx`), so
+    the states and masks are reused however deep the output nests; every mask equals
+    llguidance's."""
+    text = 'start: sum\nsum: atom | sum "+" atom\natom: "-" atom | /[0-9]+/ | "(" sum ")"\n'
+    name = "o200k_base"
+    enc = anytok_encoding(name)
+    ours = constrain.grammar(text).matcher(enc)
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark(text), log_level=0)
+    minus = enc.encode("-")[0]
+    nodes = []
+    for step in range(12):
+        assert ours.mask() == _ref_mask(name, ref), step
+        assert ours.consume(minus) and ref.consume_token(minus)
+        nodes.append(len(ours._sh.es.nodes))
+    seven = enc.encode("7")[0]
+    assert ours.consume(seven) and ref.consume_token(seven) and ours.mask() == _ref_mask(name, ref)
+    assert ours.is_accepting() and nodes[-1] == nodes[2], nodes
+
+
 @pytest.mark.parametrize("tok", WALK_TOKENIZERS)
 @pytest.mark.parametrize("gname", OUTLINES_NAMES)
 def test_outlines_grammar_walks_match_llguidance(gname, tok):

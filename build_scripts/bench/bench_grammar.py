@@ -10,7 +10,9 @@ allowed token, mostly not end-of-sequence, and consumes it in both; masks are ch
 on the way): the first mask of a new grammar (compile included, in both) and the median / p99
 / mean time per mask, for anytok (`mask()`) and llguidance (`compute_bitmask()`), then the
 median and p99 over all grammars, and a walk hash (sha256 of every mask's sha256 in walk
-order: equal hashes, identical walks; a change to the engine must keep it).  The token trie (once per tokenizer) is timed on its own
+order: equal hashes, identical walks; a change to the engine must keep it).  With --cpu, masks
+are timed in CPU time of the calling thread (`time.thread_time`; llguidance computes its mask
+in the calling thread too), for a machine shared with other jobs.  The token trie (once per tokenizer) is timed on its own
 line, before the grammars; the slicer (once per tokenizer too) is built inside the first
 grammar's masks.
 
@@ -42,17 +44,18 @@ def _pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def run_walks(enc, grammars, steps: int, seed: int, reference=None) -> list:
+def run_walks(enc, grammars, steps: int, seed: int, reference=None, clock=time.perf_counter) -> list:
     """One walk per (label, kind, text); `reference(label, lark_text)` (natively) returns
-    (first-mask seconds, first mask, step(token) -> (seconds, mask)) for llguidance."""
+    (first-mask seconds, first mask, step(token) -> (seconds, mask)) for llguidance.  `clock`:
+    the timer (`time.thread_time` with --cpu)."""
     from anytok import constrain
 
     rows = []
     for label, kind, text, lark_text in grammars:
-        t = time.perf_counter()
+        t = clock()
         ours = (constrain.gbnf(text) if kind == "gbnf" else constrain.grammar(text)).matcher(enc)
         m0 = ours.mask()
-        first = time.perf_counter() - t
+        first = clock() - t
         row = {"label": label, "first": first, "first_sha": hashlib.sha256(m0).hexdigest(), "times": [],
                "tokens": [], "shas": [], "ref_first": None, "ref_times": []}
         ref_step = None
@@ -68,9 +71,9 @@ def run_walks(enc, grammars, steps: int, seed: int, reference=None) -> list:
             assert ours.consume(token), (label, step)
             if ours.is_stopped():
                 break
-            t = time.perf_counter()
+            t = clock()
             m = ours.mask()
-            row["times"].append(time.perf_counter() - t)
+            row["times"].append(clock() - t)
             row["tokens"].append(token)
             row["shas"].append(hashlib.sha256(m).hexdigest())
             if ref_step is not None:
@@ -127,6 +130,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--pyodide", action="store_true", help="also run the walks under Pyodide in Node")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time masks in CPU time of this thread (time.thread_time), both engines: on a "
+                         "machine shared with other jobs the wall clock counts their time too")
     ap.add_argument("--node", default=shutil.which("node"), help="the node binary for --pyodide")
     args = ap.parse_args()
     from llguidance import LLMatcher
@@ -160,21 +166,23 @@ def main() -> None:
     lltok = lltokenizer_from_encoding(enc)
     print(f"token trie: anytok {trie:.2f} s, llguidance tokenizer {time.perf_counter() - t:.2f} s (once per tokenizer)")
 
+    clock = time.thread_time if args.cpu else time.perf_counter
+
     def reference(label, lark_text):
-        t = time.perf_counter()
+        t = clock()
         ref = LLMatcher(lltok, LLMatcher.grammar_from_lark(lark_text), log_level=0)
         r0 = ref.compute_bitmask()
-        first = time.perf_counter() - t
+        first = clock() - t
 
         def step(token):
             assert ref.consume_token(token), (label, token)
-            t = time.perf_counter()
+            t = clock()
             r = ref.compute_bitmask()
-            return time.perf_counter() - t, r
+            return clock() - t, r
 
         return first, r0, step
 
-    native = run_walks(enc, grammars, args.steps, args.seed, reference)
+    native = run_walks(enc, grammars, args.steps, args.seed, reference, clock)
 
     def both(a, b):
         return f"{a * 1e3:8.2f} / {b * 1e3:6.2f}"

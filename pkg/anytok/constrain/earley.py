@@ -190,6 +190,7 @@ class States(D.StateSet):
         self.nodes: list = []
         self.node_ids: dict = {}  # items -> node (see `_close`)
         self.ctx_ids: dict = {}  # see `_ctx`
+        self.ctx_sets: list = []  # ctx id -> its items
         self.cs: list = [(None, 0, False)]
         self.cs_ids: dict = {}
         self.rows: list = [[0] * 256]
@@ -333,12 +334,15 @@ class States(D.StateSet):
         nonterminal, and so on; each other origin by its own id of this kind.  Equal ids, equal
         futures: the Earley sets are hash-consed by these (`_close`), not by which node an
         origin is, so the sets after each word of `word (" " word)*` are one node, although
-        each word starts at another node.  A loop with an explicit stack (origins chain as
-        deep as the output nests)."""
+        each word starts at another node.  An item that completes as soon as it is advanced
+        over `n` stands for what completing its own nonterminal at its origin leads to (its
+        items taken instead), so right recursion such as `atom: "-" atom` keeps one node
+        however deep it goes.  A loop with an explicit stack (origins chain as deep as the
+        output nests)."""
         r = o.ctx.get(n)
         if r is not None:
             return r
-        lhs, ids, root = self.lhs, self.ctx_ids, self.root
+        lhs, ids, root, sets, nextsym = self.lhs, self.ctx_ids, self.root, self.ctx_sets, self.nextsym
         stack = [(o, n)]
         while stack:
             o2, n2 = stack[-1]
@@ -364,6 +368,11 @@ class States(D.StateSet):
                         if c is None:
                             stack.append((oo, m))
                             missing = True
+                        elif nextsym[q + 1] == COMPLETE:
+                            # advanced over n, the item completes at once: completing n here
+                            # leads where completing its own nonterminal at `oo` does (so the
+                            # sets after each "-" of `atom: "-" atom` are one node)
+                            items.update(sets[c])
                         else:
                             items.add((q, c))
             if missing:
@@ -374,6 +383,7 @@ class States(D.StateSet):
             c = ids.get(key)
             if c is None:
                 c = ids[key] = len(ids)
+                sets.append(key)
             memo[n2] = c
             stack.pop()
         return o.ctx[n]

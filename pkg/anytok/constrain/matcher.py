@@ -19,8 +19,8 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
    past the forced ones) are chopped off.  If tokens remain, the first one is the only allowed
    token (and `forced()` lists them all); otherwise the allowed tokens are those that start
    with the chopped bytes and continue viably from the state after the forced bytes (with
-   nothing chopped, that state's mask as in step 2, through the slicer if there is one).  Cached
-   per (state, last token).
+   nothing chopped, that state's mask as in step 2; either way through the slicer if there is
+   one).  Cached per (state, last token).
 
 Grammars with special tokens (`es.token_ranges`): the mask also allows the ids of every
 token-range lexeme `es.special_next(state)` lists, never an ordinary token with byte 0xFF;
@@ -170,11 +170,11 @@ class _Shared:
             if ff and not chop_tokens and self.special:  # a special token may follow
                 ff = ff + self._special_forced(after)
             prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
-            slicer = None if ff or prefix else self._slicer()
+            slicer = None if ff else self._slicer()
             if ff:
                 mask = self._pack([ff[0]])
-            elif slicer is not None:  # (the tokens all of whose bytes keep `after` live)
-                mask = slicer.mask(es, after).to_bytes(4 * self.n_words, "little")
+            elif slicer is not None:  # (the tokens `prefix` + bytes keeping `after` live)
+                mask = slicer.mask(es, after, prefix).to_bytes(4 * self.n_words, "little")
             else:
                 mask = self._pack(trie.walk(es.derive_class, after, prefix))
         r = (mask, ff)

@@ -20,7 +20,13 @@ the part is walked as usual.  For the word and whitespace slices, a walk's resul
 per signature (`part_mask`): the slice's (unbounded) states paired with the lexer's, the
 lexer's renamed in the order met, and each pair's transitions by every byte; lexer states
 with one signature (an identifier after each of its letters, in any grammar) allow the same
-tokens of the part, so the walk is done once.  This is the idea of
+tokens of the part, so the walk is done once.  When a slice does not apply but only a few bytes,
+each after given bytes, can kill the lexer state along its strings (a line of any characters but
+U+0085 and U+2028: the pairs C2 85 and 80 A8), the part's tokens holding such a byte pair are
+found in its bytes joined (`blob`, kept in the trie file) by `bytes.find`, and only those are
+checked byte by byte (`avoid_mask`).  After forced bytes that a longer token could extend
+(the matcher's prefix), each slice is read from its state after the prefix, over the part's
+tokens that start with it (`sub_bits`).  This is the idea of
 llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
 replaces a walk whose result it provably equals.
 """
@@ -28,16 +34,20 @@ replaces a walk whose result it provably equals.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from operator import itemgetter
 
 from . import derivatives, regex_syntax, trie_cache
 from .tokens import TokenTrie
 
-# Words (with or without a leading space), whitespace, and free text without quotes,
-# backslashes or control characters in length bands.  Order matters: a token belongs to the
-# first slice it fits.
+# Words (with or without a leading space; lowercase ones apart, which an identifier such as
+# `[a-z][a-z0-9_]*` takes whole), whitespace, and free text without quotes, backslashes or
+# control characters in length bands.  Order matters: a token belongs to the first slice it fits.
 SLICES = (
+    r"[a-z]{1,12}",
     r"[A-Za-z]{1,12}",
+    r" [a-z]{1,12}",
     r" [A-Za-z]{1,12}",
     r"[\x20\x0A\x0D\x09]+",
     r'[^"\\\x00-\x1F\x7F]{1,10}',
@@ -54,7 +64,7 @@ PAIR_BUDGET = 400
 DERIVE_BUDGET = 20000
 # A slice whose strings include those of an earlier slice (index): when that one does not
 # apply, neither does this one (both budgets are met as soon, or a dead state is found).
-INCLUDES = {4: 3}
+INCLUDES = {6: 5}
 # Parts' masks kept per signature (`_Slice.part_mask`), per slice: 128 masks of a 200k
 # vocabulary are 3 MB.
 MEMO_LIMIT = 128
@@ -70,7 +80,21 @@ SIG_FAILURES = 2
 # products with an Earley lexer's states rarely close within the budgets (the lexer's states
 # change at every lexeme end: 131 of 143 tried over bench_grammar.py's walks) and the others
 # were never met again there, so trying them only cost time.
-SIGNED = frozenset({0, 1, 2})
+SIGNED = frozenset({0, 1, 2, 3, 4})
+# `_Slice.avoid_mask`: budgets of its exploration (transitions not yet known; pairs as
+# PAIR_BUDGET), and the tokens it checks one by one at most (past them the part is walked).
+# After a list item's first character (llama.cpp's list.gbnf: any character but line breaks,
+# U+0085, U+2028 and U+2029) a walk visits ~90,000 tokens of the free-text slice; the tokens
+# holding the byte pairs that can end such a character badly are a few dozen.
+AVOID_DERIVE_BUDGET = 300
+AVOID_MIN_TOKENS = 2000  # (a smaller part, as the whitespace one, is walked at once)
+AVOID_CANDIDATES = 2000
+# ... and the distinct bytes that kill the lexer's states at most (a lexer state that many bytes
+# kill, as an identifier's uppercase letters, leaves too many tokens to check), and the calls
+# past the budgets after which it is not tried again for a lexer (as SIG_FAILURES).
+AVOID_DEAD_BYTES = 12
+AVOID_PAIRS = 64
+AVOID_FAILURES = 3
 
 
 class _Slice:
@@ -97,10 +121,24 @@ class _Slice:
         self.memo: dict = {}  # signature -> bitmask (part_mask)
         self.memo_hits = 0  # (how often a signature was met again: for tests and benchmarks)
         self.sig_failures: dict = {}  # id(lexer) -> signatures past the budgets (part_mask)
-        # Bytes that every byte set of the slice regex treats alike have the same derivatives:
-        # one derivative per class (a few dozen, not 256) when exploring the slice's states.
-        self.classes = _classes(self.es)
-        self.sig_classes = _classes(self.sig_es)
+        self.avoid_failures: dict = {}  # id(lexer) -> `avoid_mask` calls past the budgets
+
+    @property
+    def classes(self) -> list:
+        """Bytes that every byte set of the slice regex treats alike have the same derivatives:
+        one derivative per class (a few dozen, not 256) when exploring the slice's states."""
+        c = self.__dict__.get("_classes")
+        if c is None:
+            c = self._classes = _classes(self.es)
+        return c
+
+    @property
+    def sig_classes(self) -> list:
+        """`classes` of the slice without its length bound (made on first use)."""
+        c = self.__dict__.get("_sig_classes")
+        if c is None:
+            c = self._sig_classes = _classes(self.sig_es)
+        return c
 
     @property
     def trie(self) -> TokenTrie:
@@ -108,7 +146,7 @@ class _Slice:
         t = self.__dict__.get("_trie")
         if t is None and self._stored is not None:
             full = self._full
-            t = self._trie = TokenTrie.from_arrays(*self._stored, full.token_bytes, full.n_vocab, None, None)
+            t = self._trie = TokenTrie.from_arrays(*self._stored[:2], full.token_bytes, full.n_vocab, None, None)
         elif t is None:
             full = self._full
             tb = full.token_bytes
@@ -157,16 +195,18 @@ class _Slice:
                 out.add((r2, q2))
         return True
 
-    def relation(self, es, state: int):
+    def relation(self, es, state: int, start: int | None = None):
         """{slice state: lexer state} over every string that keeps the slice live, read from
         lexer state `state` (NOTHING included: a dead lexer state stays dead), when each slice
         state goes with one lexer state only; None otherwise.  Then a token of this part is
         allowed exactly when the lexer state paired with the slice state its bytes end in is
         live: for `[^"]{0,7}` and the slice `[^"...]{1,10}` both states count characters, and
-        the part's tokens of at most seven characters are allowed, whatever their bytes."""
+        the part's tokens of at most seven characters are allowed, whatever their bytes.
+        `start`: the slice state to read from (after a prefix), by default its start."""
         rows, derive = es.rows, es.derive_class
-        rel = {self.start: state}
-        todo = [self.start]
+        start = self.start if start is None else start
+        rel = {start: state}
+        todo = [start]
         while todo:
             r = todo.pop()
             q = rel[r]
@@ -192,12 +232,12 @@ class _Slice:
                     return None
         return rel
 
-    def shallow(self, rel: dict) -> bool:
+    def shallow(self, rel: dict, start: int | None = None) -> bool:
         """Whether no live slice state of `relation`'s answer but the start leads to a live one:
         then the allowed tokens end within a byte or two of a live start (after an identifier,
         the lone space of ` [A-Za-z]{1,12}`), and a walk of the part, pruned at once, is cheaper
         than grouping its tokens by end state (`by_end_state`, tens of ms once per tokenizer)."""
-        start = self.start
+        start = self.start if start is None else start
         for r, q in rel.items():
             if q and r != start:
                 for _, _, r2 in self.steps(r):
@@ -244,11 +284,12 @@ class _Slice:
             r = es.slice_facts[key] = self._keeps_infinite(es, base)
         return r
 
-    def _explore(self, es, state: int):
+    def _explore(self, es, state: int, start: int | None = None):
         """The states `state` reaches along the strings keeping this slice live (pairs of slice
         state and lexer state), or None when one of them kills it or a budget runs out."""
-        seen = {(self.start, state)}
-        todo = [(self.start, state)]
+        start = self.start if start is None else start
+        seen = {(start, state)}
+        todo = [(start, state)]
         nxt: set = set()
         budget = [DERIVE_BUDGET]
         while todo:
@@ -348,8 +389,11 @@ class _Slice:
             memo[sig] = bits
         return bits
 
-    def applies(self, es, state: int) -> bool:
-        """Whether every string keeping this slice live keeps `state` live."""
+    def applies(self, es, state: int, start: int | None = None) -> bool:
+        """Whether every string keeping this slice live (from slice state `start`, by default
+        its start) keeps `state` live."""
+        if start is not None and start != self.start:
+            return self._explore(es, state, start) is not None
         # A member M C of `state` (an alternation, or `state` itself) where M is some infinite
         # set `base` less finitely many strings K (`ExprSet.minus_base`: JSON object keys other
         # than the named ones): after a string w keeping the slice live, w⁻¹M = w⁻¹base less
@@ -370,19 +414,199 @@ class _Slice:
         return self._explore(es, state) is not None
 
 
+    def dead_pairs(self, es, state: int, start: int):
+        """Where reading a string that keeps this slice live from (`start`, `state`) can kill the
+        lexer state: ({byte: {byte before it}}, [bytes killing it first]), the byte before
+        being that of the string (None: the first byte); None past the budgets, False when
+        more than AVOID_DEAD_BYTES bytes kill (found early, so not counted as a failure).  A token of
+        this part none of whose byte pairs (nor its first byte) is listed keeps `state` live:
+        each of its bytes leads to an explored pair by a live transition.  Read with the slice
+        unbounded (`sig_es`, `start` one of its states): more strings, so the same holds, and
+        a handful of slice states instead of one per count."""
+        rows, derive = es.rows, es.derive_class
+        pair0 = (start, state)
+        seen = {pair0}
+        into: dict = {pair0: {None}}  # pair -> the bytes that lead to it (None: the start)
+        order = [pair0]
+        dead: list = []  # (pair, bytes killing its lexer state)
+        dead_bytes: set = set()
+        budget = AVOID_DERIVE_BUDGET
+        i = 0
+        while i < len(order):
+            r, q = pair = order[i]
+            i += 1
+            row = rows[q]
+            for members, get, r2 in self.steps(r, True):
+                qs = get(row)
+                if -1 in qs:
+                    for b in members:
+                        if row[b] < 0:
+                            derive(q, b)
+                            budget -= 1
+                            row = rows[q]
+                    if budget < 0:
+                        return None
+                    qs = get(row)
+                if 0 in qs:
+                    dead.append((pair, [b for b in members if not row[b]]))
+                    dead_bytes.update(dead[-1][1])
+                    if len(dead_bytes) > AVOID_DEAD_BYTES:
+                        return False
+                for b in members:
+                    q2 = row[b]
+                    if q2:
+                        p2 = (r2, q2)
+                        got = into.get(p2)
+                        if got is None:
+                            if len(seen) >= PAIR_BUDGET:
+                                return None
+                            seen.add(p2)
+                            got = into[p2] = set()
+                            order.append(p2)
+                        got.add(b)
+        # (a pair met again later gains incoming bytes: `into` is complete only now)
+        after: dict = {}
+        first: list = []
+        for pair, bs in dead:
+            prev = into[pair]
+            for b in bs:
+                if None in prev:
+                    first.append(b)
+                after.setdefault(b, set()).update(x for x in prev if x is not None)
+        return after, first
+
+    def blob(self):
+        """(the part's token bytes joined, in the order of `ids`; the offset where each starts,
+        and the end), from the trie file if it has them, else made on first use."""
+        r = self.__dict__.get("_blob")
+        if r is None:
+            if self._stored is not None and self._stored[2] is not None:
+                stored, i, k = self._stored[0], *self._stored[2]
+                r = (stored.raw(i), stored.typed(k))
+            else:
+                parts = list(map(self._full.token_bytes.__getitem__, self.ids))
+                r = (b"".join(parts), [0, *accumulate(map(len, parts))])
+            self._blob = r
+        return r
+
+    def avoid_mask(self, es, state: int, start: int, prefix: bytes):
+        """Bitmask of this part's tokens (those starting with `prefix`, read from slice state
+        `start` after it) whose remaining bytes keep `state` live, found from the few tokens
+        holding a byte pair that can kill it (`dead_pairs`), each checked byte by byte: the
+        others are allowed whole.  None past the budgets or with too many such tokens."""
+        failures = self.avoid_failures
+        if failures.get(id(es), 0) >= AVOID_FAILURES:
+            return None
+        sig_start = self.sig_start
+        d = self.sig_es.derive
+        for b in prefix:
+            sig_start = d(sig_start, b)  # (live: its strings include the slice's)
+        found = self.dead_pairs(es, state, sig_start)
+        if found is False:
+            return None
+        if found is None:
+            if len(failures) >= 1024:
+                failures.clear()
+            failures[id(es)] = failures.get(id(es), 0) + 1
+            return None
+        after, first = found
+        blob, starts = self.blob()
+        ids = self.ids
+        cands: set = set()
+        limit = AVOID_CANDIDATES
+        if after:
+            # each killing byte pair found by `bytes.find` (C), counted first
+            pairs = [bytes([a, b]) for b, prev in after.items() for a in prev]
+            if len(pairs) > AVOID_PAIRS or sum(map(blob.count, pairs)) > limit:
+                return None
+            find = blob.find
+            for pair in pairs:
+                i = find(pair)
+                while i >= 0:
+                    k = bisect_right(starts, i) - 1
+                    if starts[k + 1] > i + 1:  # (a pair within one token)
+                        cands.add(k)
+                    i = find(pair, i + 1)
+        if first:  # tokens whose first byte after the prefix kills the state: checked each
+            drop_first = []
+            trie = self.trie
+            for b in set(first):
+                node = trie.node_at(prefix + bytes([b]))
+                if node is not None:  # (then every token below it is dropped)
+                    drop_first.extend(t for t in trie.token[node:trie.end[node]] if t >= 0)
+                    for k, more in trie.extra.items():
+                        if node <= k < trie.end[node]:
+                            drop_first.extend(more)
+            if len(drop_first) > limit:
+                return None
+        base = self.sub_bits(prefix) if prefix else self.mask
+        if first and drop_first:
+            base &= ~_bits(drop_first)
+        if not cands:
+            return base
+        rows, derive = es.rows, es.derive_class
+        n = len(prefix)
+        drop = []
+        tb = self._full.token_bytes
+        for k in cands:
+            data = tb[ids[k]]
+            if n and (len(data) <= n or not data.startswith(prefix)):
+                continue
+            s = state
+            for b in data[n:] if n else data:
+                s2 = rows[s][b]
+                if s2 < 0:
+                    s2 = derive(s, b)
+                if not s2:
+                    drop.append(ids[k])
+                    break
+                s = s2
+        return base & ~_bits(drop) if drop else base
+
+    def sub_bits(self, prefix: bytes) -> int:
+        """Bitmask of this part's tokens strictly longer than `prefix` that start with it."""
+        memo = self.__dict__.setdefault("_sub", {})
+        r = memo.get(prefix)
+        if r is None:
+            trie = self.trie
+            node = trie.node_at(prefix)
+            if node is None:
+                r = 0
+            else:
+                a, b = node + 1, trie.end[node]
+                ts = [t for t in trie.token[a:b] if t >= 0]
+                for k, more in trie.extra.items():
+                    if a <= k < b:
+                        ts.extend(more)
+                r = _bits(ts)
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[prefix] = r
+        return r
+
+
 def _classes(es) -> list:
     """The bytes that every byte set of `es` treats alike, as lists: one derivative per class
     (a few dozen, not 256) when exploring a slice's states."""
-    classes = {0: list(range(256))}  # signature -> bytes
-    for x in es.exprs:
-        if x[0] == "b":
-            m = x[1]
-            split: dict = {}
-            for sig, members in classes.items():
-                for b in members:
-                    split.setdefault((sig, m >> b & 1), []).append(b)
-            classes = split
+    sets = list({x[1]: None for x in es.exprs if x[0] == "b"})  # (distinct sets, in order)
+    classes: dict = {}  # membership in each set -> bytes
+    for b in range(256):
+        classes.setdefault(tuple([m >> b & 1 for m in sets]), []).append(b)
     return list(classes.values())
+
+
+def _prefix_tokens(trie: TokenTrie, prefix: bytes) -> list:
+    """The tokens of `trie` that are prefixes of `prefix` (`prefix` itself included)."""
+    token, extra = trie.token, trie.extra
+    out: list = []
+    for k in range(1, len(prefix) + 1):
+        p = trie.node_at(prefix[:k])
+        if p is None:
+            break
+        if token[p] >= 0:
+            out.append(token[p])
+            out.extend(extra.get(p, ()))
+    return out
 
 
 def _bits(ids) -> int:
@@ -419,7 +643,7 @@ class Slicer:
         taken: set = set()
         for rec, pattern in zip(stored.slices(SLICES), SLICES):
             s = _Slice(pattern, trie, taken, stored.array(rec["ids"]), int.from_bytes(stored.raw(rec["mask"]), "little"))
-            s._full, s._stored = trie, (stored, rec["trie"])
+            s._full, s._stored = trie, (stored, rec["trie"], (rec["blob"], rec["starts"]) if "blob" in rec else None)
             self.slices.append(s)
         self.rest = TokenTrie.from_arrays(stored, stored.header["rest"], trie.token_bytes, trie.n_vocab, None, None)
         return self
@@ -448,39 +672,61 @@ class Slicer:
         """Whether `trie` was read from a trie file holding this slicer (then `of` is cheap)."""
         return trie.stored is not None and bool(trie.stored.slices(SLICES))
 
-    def mask(self, es, state: int) -> int:
-        """Bitmask (an int, bit i = token i) of the tokens whose bytes all keep `state` live."""
+    def mask(self, es, state: int, prefix: bytes = b"") -> int:
+        """Bitmask (an int, bit i = token i) of the tokens whose bytes all keep `state` live;
+        with `prefix`, as `TokenTrie.walk` with it: the tokens prefix + rest whose rest keeps
+        `state` live, and the tokens that are prefixes of `prefix` (each part's slice read from
+        its state after the prefix; a part the prefix kills has no such longer token)."""
         acc = 0
         ids: list = []
         failed: set = set()  # slices that do not apply whole
+        no_avoid: set = set()  # slices whose `avoid_mask` was past its budgets
         for i, s in enumerate(self.slices):
             if not s.ids:
                 continue
-            if INCLUDES.get(i) in failed:
-                failed.add(i)
-                ids.extend(s.trie.walk(es.derive_class, state))
-                continue
-            rel = s.relation(es, state)
-            if rel is not None:
-                if all(rel.values()):
-                    acc |= s.mask
-                elif any(q for r, q in rel.items() if r != s.start):
-                    # (else no token of the part: each slice needs a byte, none returns to its start)
-                    if s.shallow(rel):
-                        ids.extend(s.trie.walk(es.derive_class, state))
-                        continue
-                    ends = s.by_end_state()
-                    for r, q in rel.items():
-                        if q and r in ends:
-                            acc |= ends[r]
-            elif s.applies(es, state):
-                acc |= s.mask
-            else:
-                failed.add(i)
-                bits = s.part_mask(es, state) if i in SIGNED else None
+            start = s.start
+            if prefix:
+                d = s.es.derive
+                live = 0  # how many bytes of the prefix keep the slice live
+                for b in prefix:
+                    start = d(start, b)
+                    if not start:
+                        break
+                    live += 1
+                if not live:  # no token of the part starts with the prefix's first byte
+                    continue
+                ids.extend(_prefix_tokens(s.trie, prefix[:live]))
+                if not start:
+                    continue
+            if INCLUDES.get(i) not in failed:
+                rel = s.relation(es, state, start)
+                if rel is not None:
+                    if all(rel.values()):
+                        acc |= s.sub_bits(prefix) if prefix else s.mask
+                    elif prefix or any(q for r, q in rel.items() if r != start):
+                        # (else no token of the part: each slice needs a byte, none returns
+                        # to its start; after a prefix, the state it leads to may recur)
+                        if s.shallow(rel, start):
+                            ids.extend(s.trie.walk(es.derive_class, state, prefix))
+                            continue
+                        ends = s.by_end_state()
+                        sub = s.sub_bits(prefix) if prefix else -1
+                        for r, q in rel.items():
+                            if q and r in ends:
+                                acc |= ends[r] & sub
+                    continue
+                if s.applies(es, state, start):
+                    acc |= s.sub_bits(prefix) if prefix else s.mask
+                    continue
+            failed.add(i)  # (and so does a slice including its strings: INCLUDES)
+            bits = s.part_mask(es, state) if i in SIGNED and not prefix else None
+            if bits is None and len(s.ids) >= AVOID_MIN_TOKENS and INCLUDES.get(i) not in no_avoid:
+                bits = s.avoid_mask(es, state, start, prefix)
                 if bits is None:
-                    ids.extend(s.trie.walk(es.derive_class, state))
-                else:
-                    acc |= bits
-        ids.extend(self.rest.walk(es.derive_class, state))
+                    no_avoid.add(i)
+            if bits is None:
+                ids.extend(s.trie.walk(es.derive_class, state, prefix))
+            else:
+                acc |= bits
+        ids.extend(self.rest.walk(es.derive_class, state, prefix))
         return acc | _bits(ids)

@@ -371,8 +371,17 @@ class States(D.StateSet):
                         elif nextsym[q + 1] == COMPLETE:
                             # advanced over n, the item completes at once: completing n here
                             # leads where completing its own nonterminal at `oo` does (so the
-                            # sets after each "-" of `atom: "-" atom` are one node)
-                            items.update(sets[c])
+                            # sets after each "-" of `atom: "-" atom` are one node); that
+                            # id's items that started in `oo` (-1 there) are named by their
+                            # own id, as items of other origins are here
+                            for q2, c2 in sets[c]:
+                                if c2 == -1 and q2 != -1:
+                                    c2 = oo.ctx.get(lhs[q2])
+                                    if c2 is None:
+                                        stack.append((oo, lhs[q2]))
+                                        missing = True
+                                        continue
+                                items.add((q2, c2))
                         else:
                             items.add((q, c))
             if missing:

@@ -115,6 +115,8 @@ class _Shared:
         return r
 
     def _pack(self, ids) -> bytes:
+        if len(ids) > 64:  # (as _bits: dense lists are packed in C)
+            return _bits(ids).to_bytes(4 * self.n_words, "little")
         buf = bytearray(4 * self.n_words)
         for t in ids:
             buf[t >> 3] |= 1 << (t & 7)
@@ -170,13 +172,26 @@ class _Shared:
             if ff and not chop_tokens and self.special:  # a special token may follow
                 ff = ff + self._special_forced(after)
             prefix = allb[len(allb) - chop_bytes:] if chop_bytes else b""
+            start = after
+            if prefix and not ff and chop_bytes <= len(fb):
+                # The chopped bytes are forced ones: only they are viable from the state before
+                # them, so the tokens that start with them and go on viably from `after` are
+                # the tokens all of whose bytes keep that state live.  When many tokens start
+                # with them (after a forced space: 106k of o200k's), the slicer's parts serve
+                # that state instead of a walk of their subtree.
+                node = trie.node_at(prefix)
+                if node is not None and trie.end[node] - node >= SLICER_THRESHOLD:
+                    start = state
+                    for b in fb[:len(fb) - chop_bytes]:
+                        start = es.derive(start, b)
+                    prefix = b""
             slicer = None if ff or prefix else self._slicer()
             if ff:
                 mask = self._pack([ff[0]])
-            elif slicer is not None:  # (the tokens all of whose bytes keep `after` live)
-                mask = slicer.mask(es, after).to_bytes(4 * self.n_words, "little")
+            elif slicer is not None:  # (the tokens all of whose bytes keep `start` live)
+                mask = slicer.mask(es, start).to_bytes(4 * self.n_words, "little")
             else:
-                mask = self._pack(trie.walk(es.derive_class, after, prefix))
+                mask = self._pack(trie.walk(es.derive_class, start, prefix))
         r = (mask, ff)
         if len(self.masks) >= MASK_CACHE_LIMIT:  # drop the oldest half (insertion order)
             for k in list(self.masks)[:MASK_CACHE_LIMIT // 2]:

@@ -115,6 +115,8 @@ class _Shared:
         return r
 
     def _pack(self, ids) -> bytes:
+        if len(ids) > 64:  # (as _bits: dense lists are packed in C)
+            return _bits(ids).to_bytes(4 * self.n_words, "little")
         buf = bytearray(4 * self.n_words)
         for t in ids:
             buf[t >> 3] |= 1 << (t & 7)

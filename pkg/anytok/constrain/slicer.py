@@ -610,10 +610,24 @@ def _prefix_tokens(trie: TokenTrie, prefix: bytes) -> list:
 
 
 def _bits(ids) -> int:
-    buf = bytearray((max(ids) >> 3) + 1 if ids else 0)
+    """Bitmask (an int, bit i = token i) of `ids`."""
+    if not ids:
+        return 0
+    top = max(ids)
+    if len(ids) * 8 < top:  # sparse: a byte buffer, eight tokens a byte
+        buf = bytearray((top >> 3) + 1)
+        for t in ids:
+            buf[t >> 3] |= 1 << (t & 7)
+        return int.from_bytes(buf, "little")
+    # Dense (a walk allowing much of the vocabulary): one ASCII digit per token, read back as
+    # a base-2 numeral.  A plain store per id instead of a read-modify-write with shifts, and
+    # the packing done by int() in C: about half the time natively, a third under Pyodide,
+    # whose interpreter is slower than its C code by more than CPython's.
+    digits = bytearray(b"0") * (top + 1)
     for t in ids:
-        buf[t >> 3] |= 1 << (t & 7)
-    return int.from_bytes(buf, "little")
+        digits[t] = 49  # b"1"
+    digits.reverse()  # (the numeral's last digit is bit 0)
+    return int(digits, 2)
 
 
 class Slicer:

@@ -35,6 +35,7 @@ from collections import Counter
 from itertools import chain, compress, repeat
 from operator import add, getitem, mul, rshift, sub, xor
 
+from .._nbest import hypothesis_nodes, verdict
 from ._common import BOUNDARY, UNK_CHAR, PieceChecker
 
 __all__ = ["train_unigram"]
@@ -555,6 +556,46 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected, v023:
 
 
 def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
+    """`_viterbi_lists` keeping per end position only the first largest backtrace score,
+    its node and the largest score before it (no lists): when that one is within an ulp of
+    the largest + a score, `_viterbi_lists` decides node by node instead."""
+    buf = _BUF
+    top = [None] * (n + 1)
+    top_k = [-1] * (n + 1)
+    before = [None] * (n + 1)
+    top[0] = 0.0
+    prev = []
+    keep = prev.append
+    pb = -1
+    for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
+        if b != pb:
+            pb = b
+            m = top[b]
+            best = top_k[b]
+            p = before[b]
+            if p is not None and p >= m - (abs(m) + smax) * 2.4e-7:
+                return _viterbi_lists(starts, ends, scores, n, smax)
+        buf[0] = m + s
+        v = buf[0]
+        keep(best)
+        c = top[e]
+        if c is None:
+            top[e] = v
+            top_k[e] = k
+        elif v > c:
+            before[e] = c
+            top[e] = v
+            top_k[e] = k
+    best = top_k[n]  # EOS, score 0
+    path = []
+    while best != -1:
+        path.append(best)
+        best = prev[best]
+    path.reverse()
+    return path
+
+
+def _viterbi_lists(starts, ends, scores, n, smax: float) -> list[int]:
     """`_viterbi`'s path (node indices) on a `_lattice_of`'s lists: in node order a node's
     left neighbours (the nodes ending where it starts, in node order) are all done.
 
@@ -658,12 +699,7 @@ def _nbest2(scores, starts, begin, end, n):
         top = pop()
         node = top[0]
         if node == 0:
-            nodes = []
-            h = top[3]
-            while h[3] is not None:
-                nodes.append(h[0])
-                h = h[3]
-            results.append(nodes)
+            results.append(hypothesis_nodes(top, 0))
             if len(results) == 2:
                 break
             continue
@@ -764,15 +800,10 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     always_keep = [True] * size
     alternatives: list[list[int]] = [[] for _ in range(size)]
     for i, (w, _) in enumerate(pieces):
+        if len(w) == 1:
+            continue  # its lattice is its own node: one segmentation, kept
         ids, scores, starts, ends, begin, end = model.lattice(w)
-        nbests = _nbest2(scores, starts, begin, end, len(w))
-        if len(nbests) == 1:
-            always_keep[i] = True
-        elif len(nbests[0]) >= 2:
-            always_keep[i] = False
-        elif len(nbests[0]) == 1:
-            always_keep[i] = True
-            alternatives[i] = [ids[k] for k in nbests[1]]
+        always_keep[i], alternatives[i] = verdict(_nbest2(scores, starts, begin, end, len(w)), ids)
 
     lats = lattices.sync(model)
     score_of = model.score_of.__getitem__

@@ -32,8 +32,8 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import chain, compress, repeat
-from operator import add, getitem, mul, rshift, sub, xor
+from itertools import accumulate, chain, compress, repeat
+from operator import add, getitem, rshift, sub, xor
 
 from .._nbest import hypothesis_nodes, verdict
 from ._common import BOUNDARY, UNK_CHAR, PieceChecker
@@ -136,11 +136,20 @@ def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends:
         del keys, nodes
 
 
-def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
-    all_chars: dict[str, int] = {}
+def _char_counts(sentences: list[list]) -> dict[str, int]:
+    """Each character's count over the sentences (each `count` times), counted in C."""
+    counts: Counter = Counter()
     for s, freq in sentences:
-        for c in s:
-            all_chars[c] = all_chars.get(c, 0) + freq
+        if freq == 1:
+            counts.update(s)
+        else:
+            for c, k in Counter(s).items():
+                counts[c] += k * freq
+    return counts
+
+
+def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
+    all_chars = _char_counts(sentences)
     all_chars.pop(UNK_CHAR, None)
     all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -149,15 +158,17 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     text = "\0".join(s for s, _ in sentences) + "\0" * width
     if len(text) - width + 1 > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
+    # sorted by (-score, esaxx's order: group, right end, -length) packed in one integer
+    # (the score's sign kept by the shifts); those are distinct, so no string is compared
     cands = []
-    for w, freq, order in _node_candidates(text, width,
-                                           lambda w: "\0" not in w and checker(w)):
-        cands.append((-freq * len(w), *order, w))  # one tuple per node, not two
+    for w, freq, (g, right, neg_len) in _node_candidates(text, width,
+                                                         lambda w: "\0" not in w and checker(w)):
+        cands.append(((((-freq * len(w)) << 20 | g) << 32 | right) << 16 | (0xFFFF + neg_len), w))
     del text
     cands.sort()
     del cands[seed_size:]
-    for c in cands:
-        seeds.append([c[-1], -c[0]])
+    for key, w in cands:
+        seeds.append([w, -(key >> 68)])
     del cands
     for p in seeds:
         p[1] = f32(float(p[1]))
@@ -189,10 +200,7 @@ def make_seeds_023(sentences: list[list], checker: PieceChecker, seed_size: int,
     inside a character, which sentencepiece skips): the character nodes of
     `_node_candidates`, filtered by the first UTF-8 bytes of the first and last next
     character (sorted by code point, which sorts them by UTF-8 bytes too)."""
-    all_chars: dict[str, int] = {}
-    for text, freq in sentences:
-        for c in text:
-            all_chars[c] = all_chars.get(c, 0) + freq
+    all_chars = _char_counts(sentences)
     all_chars.pop(UNK_CHAR, None)
     all_chars.pop(boundary, None)
     seeds = [[c, f32(float(n))] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -438,12 +446,29 @@ class _Lattices:
                 lats.append(_lattice_of(flat[0::3], flat[1::3], flat[2::3], len(text), alive))
         elif alive != self.alive:
             gone = self.alive - alive
+            single = {k for p, k in self.matches.index.items() if len(p) == 1}
+            gone_single = gone & single
+            kept = alive | {-1}
             for i, (text, _) in enumerate(self.data):
                 sf, lens = lats[i]
-                if not gone.isdisjoint(sf[:len(lens)]):
+                m = len(lens)
+                sids = sf[:m]
+                if gone.isdisjoint(sids):
+                    continue
+                if not gone_single.isdisjoint(sids):
+                    # a position may lose its last one-character node: unknown nodes change
                     n = len(text)
                     starts, ends, sids, _ = _unpack_lattice(lats[i], n)
                     lats[i] = _lattice_of(starts, ends, sids, n, alive)
+                    continue
+                # only longer nodes go: the rest (unknown nodes too) stay in order, each
+                # position's first node moves down by the nodes dropped before it
+                keep = list(map(kept.__contains__, sids))
+                before = list(accumulate(keep, initial=0))
+                lat = array("i", compress(sids, keep))
+                lat += array("i", map(before.__getitem__, sf[m:]))
+                lens = bytes(compress(lens, keep)) if type(lens) is bytes else array("i", compress(lens, keep))
+                lats[i] = (lat, lens)
         self.alive = alive
         return lats
 
@@ -547,12 +572,13 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected, v023:
                 buf[0] = v + log(exp(-d) + 1.0)
             b = buf[0]
         beta[pos] = b
-    # alpha + score + beta - Z, each step rounded (whole arrays at once)
-    x = array("f", list(map(add, node_alpha, map(beta.__getitem__, ends))))
-    x = array("f", list(map(sub, x, repeat(alpha[n]))))
-    for pid, v in zip(pids, map(mul, repeat(freq), map(exp, x))):
-        buf[0] = expected[pid] + v
-        expected[pid] = buf[0]
+    # alpha + score + beta - Z, each step rounded; `expected` is float32: += rounds once
+    # (float += double in C++), as does the store into the array
+    z = alpha[n]
+    for pid, v, e in zip(pids, node_alpha, ends):
+        buf[0] = v + beta[e]
+        buf[0] = buf[0] - z
+        expected[pid] += freq * exp(buf[0])
 
 
 def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
@@ -724,7 +750,7 @@ def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Latti
     id_of = model.id_of.__getitem__
     parts = []
     for t in range(threads):
-        expected = [0.0] * size
+        expected = array("f", bytes(4 * size))
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
             n = len(text)
@@ -735,8 +761,8 @@ def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Latti
     total = parts[0]
     for other in parts[1:]:
         for k in range(size):
-            total[k] = f32(total[k] + other[k])
-    return total
+            total[k] += other[k]
+    return total.tolist()
 
 
 def _m_step(model: _Model, expected: list[float]) -> list[list]:

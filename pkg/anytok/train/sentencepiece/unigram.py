@@ -612,11 +612,15 @@ def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
             before[e] = c
             top[e] = v
             top_k[e] = k
-    best = top_k[n]  # EOS, score 0
+    return _backtrace(prev, top_k[n])  # EOS, score 0
+
+
+def _backtrace(prev: list[int], last: int) -> list[int]:
+    """The path ending in node `last`, by each node's best left neighbour (-1: BOS)."""
     path = []
-    while best != -1:
-        path.append(best)
-        best = prev[best]
+    while last != -1:
+        path.append(last)
+        last = prev[last]
     path.reverse()
     return path
 
@@ -664,13 +668,7 @@ def _viterbi_lists(starts, ends, scores, n, smax: float) -> list[int]:
             ending_bt[e].append(buf[0])
         ending_k[e].append(k)
     bts = ending_bt[n]  # EOS, score 0
-    best = ending_k[n][bts.index(max(bts))]
-    path = []
-    while best != -1:
-        path.append(best)
-        best = prev[best]
-    path.reverse()
-    return path
+    return _backtrace(prev, ending_k[n][bts.index(max(bts))])
 
 
 def _nbest2(scores, starts, begin, end, n):

@@ -32,6 +32,8 @@ from operator import add
 from collections import Counter
 from typing import Callable, Iterable, Mapping
 
+from ._nbest import hypothesis_nodes, verdict
+
 __all__ = ["UnigramTrained", "train_unigram", "seed_pieces", "digamma"]
 
 _NAN = float("nan")
@@ -370,12 +372,7 @@ def _nbest2(lat) -> list[list[int]]:
         top = _heap_pop(agenda)
         node = top[2]
         if vid[node] == bos_vid:
-            hyp = []
-            nxt = top[3]
-            while nxt[3] is not None:
-                hyp.append(nxt[2])
-                nxt = nxt[3]
-            found.append(hyp)
+            found.append(hypothesis_nodes(top, 2))
             if len(found) == 2:
                 return found
             continue
@@ -593,15 +590,7 @@ def _prune(model: _Model, cands: _Candidates, pieces, sentences, vocab_size: int
             always_keep[i] = False
             continue
         lat = model.lattice(token)
-        nbests = _nbest2(lat)
-        if len(nbests) == 1:
-            always_keep[i] = True
-        elif len(nbests[0]) >= 2:
-            always_keep[i] = False
-        elif len(nbests[0]) == 1:
-            always_keep[i] = True
-            vid = lat[0]
-            alternatives[i] = [vid[k] for k in nbests[1]]
+        always_keep[i], alternatives[i] = verdict(_nbest2(lat), lat[0])
 
     vsum = 0.0
     freq = [0.0] * n_pieces

@@ -262,18 +262,31 @@ class PieceChecker:
         self.digits = opt.split_digits
         self.by_script = opt.split_by_unicode_script
         self._kinds: dict = {}
+        # character -> its script, for the characters of one script that is not Inherited
+        # and not decimal: a piece of those of one script (after a leading whitespace when
+        # it is a prefix) passes every test below
+        self._plain: dict = {}
 
     def __call__(self, piece: str) -> bool:
         n = len(piece)
         if n == 0 or n > self.max_len:
             return False
+        body = piece[1:] if piece[0] == WS and not self.suffix else piece
+        if body:
+            if WS in body and self.by_ws and not self.suffix and not (self.ws_only and piece.count(WS) == n):
+                return False  # a whitespace inside a prefix piece
+            scripts = set(map(self._plain.get, body))
+            if len(scripts) == 1 and None not in scripts:
+                return True
         kinds = self._kinds
         try:
             ks = [kinds[c] for c in piece]
         except KeyError:
             for c in piece:
                 if c not in kinds:
-                    kinds[c] = _kind(c, self.boundary)
+                    k = kinds[c] = _kind(c, self.boundary)
+                    if k is not None and k is not _WS_KIND and not k[1] and k[0] != _INHERITED:
+                        self._plain[c] = k[0]
             ks = [kinds[c] for c in piece]
         if None in ks:
             return False

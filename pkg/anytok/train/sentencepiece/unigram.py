@@ -32,9 +32,10 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import chain, compress, repeat
-from operator import add, getitem, mul, rshift, sub, xor
+from itertools import accumulate, chain, compress, repeat
+from operator import add, getitem, rshift, sub, xor
 
+from .._nbest import hypothesis_nodes, verdict
 from ._common import BOUNDARY, UNK_CHAR, PieceChecker
 
 __all__ = ["train_unigram"]
@@ -135,11 +136,20 @@ def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends:
         del keys, nodes
 
 
-def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
-    all_chars: dict[str, int] = {}
+def _char_counts(sentences: list[list]) -> dict[str, int]:
+    """Each character's count over the sentences (each `count` times), counted in C."""
+    counts: Counter = Counter()
     for s, freq in sentences:
-        for c in s:
-            all_chars[c] = all_chars.get(c, 0) + freq
+        if freq == 1:
+            counts.update(s)
+        else:
+            for c, k in Counter(s).items():
+                counts[c] += k * freq
+    return counts
+
+
+def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
+    all_chars = _char_counts(sentences)
     all_chars.pop(UNK_CHAR, None)
     all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -148,15 +158,17 @@ def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> 
     text = "\0".join(s for s, _ in sentences) + "\0" * width
     if len(text) - width + 1 > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
+    # sorted by (-score, esaxx's order: group, right end, -length) packed in one integer
+    # (the score's sign kept by the shifts); those are distinct, so no string is compared
     cands = []
-    for w, freq, order in _node_candidates(text, width,
-                                           lambda w: "\0" not in w and checker(w)):
-        cands.append((-freq * len(w), *order, w))  # one tuple per node, not two
+    for w, freq, (g, right, neg_len) in _node_candidates(text, width,
+                                                         lambda w: "\0" not in w and checker(w)):
+        cands.append(((((-freq * len(w)) << 20 | g) << 32 | right) << 16 | (0xFFFF + neg_len), w))
     del text
     cands.sort()
     del cands[seed_size:]
-    for c in cands:
-        seeds.append([c[-1], -c[0]])
+    for key, w in cands:
+        seeds.append([w, -(key >> 68)])
     del cands
     for p in seeds:
         p[1] = f32(float(p[1]))
@@ -188,10 +200,7 @@ def make_seeds_023(sentences: list[list], checker: PieceChecker, seed_size: int,
     inside a character, which sentencepiece skips): the character nodes of
     `_node_candidates`, filtered by the first UTF-8 bytes of the first and last next
     character (sorted by code point, which sorts them by UTF-8 bytes too)."""
-    all_chars: dict[str, int] = {}
-    for text, freq in sentences:
-        for c in text:
-            all_chars[c] = all_chars.get(c, 0) + freq
+    all_chars = _char_counts(sentences)
     all_chars.pop(UNK_CHAR, None)
     all_chars.pop(boundary, None)
     seeds = [[c, f32(float(n))] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -437,12 +446,29 @@ class _Lattices:
                 lats.append(_lattice_of(flat[0::3], flat[1::3], flat[2::3], len(text), alive))
         elif alive != self.alive:
             gone = self.alive - alive
+            single = {k for p, k in self.matches.index.items() if len(p) == 1}
+            gone_single = gone & single
+            kept = alive | {-1}
             for i, (text, _) in enumerate(self.data):
                 sf, lens = lats[i]
-                if not gone.isdisjoint(sf[:len(lens)]):
+                m = len(lens)
+                sids = sf[:m]
+                if gone.isdisjoint(sids):
+                    continue
+                if not gone_single.isdisjoint(sids):
+                    # a position may lose its last one-character node: unknown nodes change
                     n = len(text)
                     starts, ends, sids, _ = _unpack_lattice(lats[i], n)
                     lats[i] = _lattice_of(starts, ends, sids, n, alive)
+                    continue
+                # only longer nodes go: the rest (unknown nodes too) stay in order, each
+                # position's first node moves down by the nodes dropped before it
+                keep = list(map(kept.__contains__, sids))
+                before = list(accumulate(keep, initial=0))
+                lat = array("i", compress(sids, keep))
+                lat += array("i", map(before.__getitem__, sf[m:]))
+                lens = bytes(compress(lens, keep)) if type(lens) is bytes else array("i", compress(lens, keep))
+                lats[i] = (lat, lens)
         self.alive = alive
         return lats
 
@@ -546,15 +572,60 @@ def _marginal(starts, ends, scores, pids, first, n, freq: float, expected, v023:
                 buf[0] = v + log(exp(-d) + 1.0)
             b = buf[0]
         beta[pos] = b
-    # alpha + score + beta - Z, each step rounded (whole arrays at once)
-    x = array("f", list(map(add, node_alpha, map(beta.__getitem__, ends))))
-    x = array("f", list(map(sub, x, repeat(alpha[n]))))
-    for pid, v in zip(pids, map(mul, repeat(freq), map(exp, x))):
-        buf[0] = expected[pid] + v
-        expected[pid] = buf[0]
+    # alpha + score + beta - Z, each step rounded; `expected` is float32: += rounds once
+    # (float += double in C++), as does the store into the array
+    z = alpha[n]
+    for pid, v, e in zip(pids, node_alpha, ends):
+        buf[0] = v + beta[e]
+        buf[0] = buf[0] - z
+        expected[pid] += freq * exp(buf[0])
 
 
 def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
+    """`_viterbi_lists` keeping per end position only the first largest backtrace score,
+    its node and the largest score before it (no lists): when that one is within an ulp of
+    the largest + a score, `_viterbi_lists` decides node by node instead."""
+    buf = _BUF
+    top = [None] * (n + 1)
+    top_k = [-1] * (n + 1)
+    before = [None] * (n + 1)
+    top[0] = 0.0
+    prev = []
+    keep = prev.append
+    pb = -1
+    for k, (b, e, s) in enumerate(zip(starts, ends, scores)):
+        if b != pb:
+            pb = b
+            m = top[b]
+            best = top_k[b]
+            p = before[b]
+            if p is not None and p >= m - (abs(m) + smax) * 2.4e-7:
+                return _viterbi_lists(starts, ends, scores, n, smax)
+        buf[0] = m + s
+        v = buf[0]
+        keep(best)
+        c = top[e]
+        if c is None:
+            top[e] = v
+            top_k[e] = k
+        elif v > c:
+            before[e] = c
+            top[e] = v
+            top_k[e] = k
+    return _backtrace(prev, top_k[n])  # EOS, score 0
+
+
+def _backtrace(prev: list[int], last: int) -> list[int]:
+    """The path ending in node `last`, by each node's best left neighbour (-1: BOS)."""
+    path = []
+    while last != -1:
+        path.append(last)
+        last = prev[last]
+    path.reverse()
+    return path
+
+
+def _viterbi_lists(starts, ends, scores, n, smax: float) -> list[int]:
     """`_viterbi`'s path (node indices) on a `_lattice_of`'s lists: in node order a node's
     left neighbours (the nodes ending where it starts, in node order) are all done.
 
@@ -597,13 +668,7 @@ def _viterbi_flat(starts, ends, scores, n, smax: float) -> list[int]:
             ending_bt[e].append(buf[0])
         ending_k[e].append(k)
     bts = ending_bt[n]  # EOS, score 0
-    best = ending_k[n][bts.index(max(bts))]
-    path = []
-    while best != -1:
-        path.append(best)
-        best = prev[best]
-    path.reverse()
-    return path
+    return _backtrace(prev, ending_k[n][bts.index(max(bts))])
 
 
 def _nbest2(scores, starts, begin, end, n):
@@ -658,12 +723,7 @@ def _nbest2(scores, starts, begin, end, n):
         top = pop()
         node = top[0]
         if node == 0:
-            nodes = []
-            h = top[3]
-            while h[3] is not None:
-                nodes.append(h[0])
-                h = h[3]
-            results.append(nodes)
+            results.append(hypothesis_nodes(top, 0))
             if len(results) == 2:
                 break
             continue
@@ -688,7 +748,7 @@ def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Latti
     id_of = model.id_of.__getitem__
     parts = []
     for t in range(threads):
-        expected = [0.0] * size
+        expected = array("f", bytes(4 * size))
         for i in range(t, len(sentences), threads):
             text, freq = sentences[i]
             n = len(text)
@@ -699,8 +759,8 @@ def _e_step(model: _Model, sentences: list[list], threads: int, lattices: _Latti
     total = parts[0]
     for other in parts[1:]:
         for k in range(size):
-            total[k] = f32(total[k] + other[k])
-    return total
+            total[k] += other[k]
+    return total.tolist()
 
 
 def _m_step(model: _Model, expected: list[float]) -> list[list]:
@@ -764,15 +824,10 @@ def _prune(model: _Model, sentences: list[list], threads: int, desired: int,
     always_keep = [True] * size
     alternatives: list[list[int]] = [[] for _ in range(size)]
     for i, (w, _) in enumerate(pieces):
+        if len(w) == 1:
+            continue  # its lattice is its own node: one segmentation, kept
         ids, scores, starts, ends, begin, end = model.lattice(w)
-        nbests = _nbest2(scores, starts, begin, end, len(w))
-        if len(nbests) == 1:
-            always_keep[i] = True
-        elif len(nbests[0]) >= 2:
-            always_keep[i] = False
-        elif len(nbests[0]) == 1:
-            always_keep[i] = True
-            alternatives[i] = [ids[k] for k in nbests[1]]
+        always_keep[i], alternatives[i] = verdict(_nbest2(scores, starts, begin, end, len(w)), ids)
 
     lats = lattices.sync(model)
     score_of = model.score_of.__getitem__

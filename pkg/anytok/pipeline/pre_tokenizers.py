@@ -219,7 +219,6 @@ class Metaspace(PreTokenizer):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split_ = bool(split)
-        self._rx = re.compile(re.escape(replacement))
 
     def split(self, text: str, first: bool) -> list[str]:
         text = text.replace(" ", self.replacement)
@@ -228,7 +227,16 @@ class Metaspace(PreTokenizer):
                 text = self.replacement + text
         if not self.split_:
             return [text] if text else []
-        return split_by(text, [m.span() for m in self._rx.finditer(text)], "MergedWithNext")
+        # split_by(text, <each replacement>, "MergedWithNext"): every replacement starts a
+        # piece that runs to the next one; str.split finds them in C.
+        r = self.replacement
+        parts = text.split(r)
+        pieces = [r + p for p in parts]
+        if parts[0]:
+            pieces[0] = parts[0]
+        else:
+            del pieces[0]
+        return pieces
 
     def to_config(self) -> dict:
         return {"type": "Metaspace", "replacement": self.replacement,

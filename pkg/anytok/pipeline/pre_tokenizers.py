@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate, islice
 
 from ..errors import UnsupportedTokenizerError
 from . import _unicode as U
@@ -78,7 +79,19 @@ class ByteLevel(PreTokenizer):
             pieces = self._pattern.findall(text)
             if pieces is None:
                 pieces = split_by(text, self._pattern.spans(text), "Isolated")
-        return [bytes_to_unicode_text(p) for p in pieces]
+        if len(pieces) < 4:
+            return [bytes_to_unicode_text(p) for p in pieces]
+        # All pieces spelled by one encode and one translate, then cut at their byte lengths
+        # (the spelling has a character per byte): a call per piece cost 3x as much.
+        joined = "".join(pieces)
+        data = joined.encode("utf-8", "surrogatepass")
+        spelled = data.decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
+        if len(data) == len(joined):
+            lens = [len(p) for p in pieces]
+        else:
+            lens = [len(p.encode("utf-8", "surrogatepass")) for p in pieces]
+        bounds = list(accumulate(lens, initial=0))
+        return [spelled[a:b] for a, b in zip(bounds, islice(bounds, 1, None))]
 
     def to_config(self) -> dict:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space,

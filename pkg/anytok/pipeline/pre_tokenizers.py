@@ -44,6 +44,23 @@ def bytes_to_unicode_text(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
 
 
+def spell_pieces(pieces: list[str]) -> list[str]:
+    """`bytes_to_unicode_text` of each piece, empty pieces dropped."""
+    if len(pieces) < 4:
+        return [bytes_to_unicode_text(p) for p in pieces if p]
+    # All pieces spelled by one encode and one translate, then cut at their byte lengths (the
+    # spelling has a character per byte): a call per piece cost 3x as much.
+    joined = "".join(pieces)
+    data = joined.encode("utf-8", "surrogatepass")
+    spelled = data.decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
+    if len(data) == len(joined):
+        lens = [len(p) for p in pieces]
+    else:
+        lens = [len(p.encode("utf-8", "surrogatepass")) for p in pieces]
+    bounds = list(accumulate(lens, initial=0))
+    return [spelled[a:b] for a, b in zip(bounds, islice(bounds, 1, None)) if b > a]
+
+
 # GPT-2's split pattern, as the ByteLevel pre-tokenizer compiles it (Oniguruma).
 GPT2_PATTERN = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 
@@ -79,19 +96,7 @@ class ByteLevel(PreTokenizer):
             pieces = self._pattern.findall(text)
             if pieces is None:
                 pieces = split_by(text, self._pattern.spans(text), "Isolated")
-        if len(pieces) < 4:
-            return [bytes_to_unicode_text(p) for p in pieces]
-        # All pieces spelled by one encode and one translate, then cut at their byte lengths
-        # (the spelling has a character per byte): a call per piece cost 3x as much.
-        joined = "".join(pieces)
-        data = joined.encode("utf-8", "surrogatepass")
-        spelled = data.decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
-        if len(data) == len(joined):
-            lens = [len(p) for p in pieces]
-        else:
-            lens = [len(p.encode("utf-8", "surrogatepass")) for p in pieces]
-        bounds = list(accumulate(lens, initial=0))
-        return [spelled[a:b] for a, b in zip(bounds, islice(bounds, 1, None))]
+        return spell_pieces(pieces)
 
     def to_config(self) -> dict:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space,
@@ -355,6 +360,10 @@ class Sequence(PreTokenizer):
     def split(self, text: str, first: bool) -> list[str]:
         pieces = [text]
         for stage in self.pretokenizers:
+            if type(stage) is ByteLevel and not stage.use_regex and not stage.add_prefix_space:
+                # (a byte-level model's last stage: each piece spelled, all at once)
+                pieces = spell_pieces(pieces)
+                continue
             out: list[str] = []
             for k, piece in enumerate(pieces):
                 out += stage.split(piece, first and k == 0)

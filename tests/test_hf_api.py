@@ -292,3 +292,49 @@ def test_bpe_unknown_characters(pre, unk, fuse, bf, prefix, suffix):
         _same(ref.encode(text, other), got.encode(text, other), (what, text, other))
     for r, g in zip(ref.encode_batch_fast(texts), got.encode_batch_fast(texts)):
         _same(r, g, (what, "fast"))
+
+
+# tokenizer.json text ----------------------------------------------------------------------------
+
+def _trained(kind):
+    """A small tokenizer of each model kind trained by tokenizers itself (Unigram: float scores).
+    Not re-read by tokenizers: its reader rounds some scores' last digit (serde_json's float
+    parser), anytok.hf's reads them exactly, so only the trained object's text is the reference."""
+    m, t = tokenizers.models, tokenizers.trainers
+    model, trainer = {"Unigram": (m.Unigram(), t.UnigramTrainer(vocab_size=60, unk_token="<unk>")),
+                      "WordPiece": (m.WordPiece(unk_token="[UNK]"), t.WordPieceTrainer(vocab_size=80)),
+                      "WordLevel": (m.WordLevel(unk_token="[UNK]"), t.WordLevelTrainer())}[kind]
+    tok = tokenizers.Tokenizer(model)
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    trainer.show_progress = False
+    tok.train_from_iterator([_UNK_TRAIN, "é日本 \"quoted\\\" ],[ 😀\u2028"] * 3, trainer=trainer)
+    return tok
+
+
+@pytest.mark.parametrize("name", ["llama2", "minilm", "Unigram", "WordPiece", "WordLevel"])
+def test_pretty_tokenizer_json_like_tokenizers(name, tmp_path):
+    """to_str(pretty=True) and save(): tokenizers' own text, byte for byte, with padding,
+    truncation and added tokens set alike on both (two fixtures, three trained models)."""
+    if name in FIXTURES:
+        ref, got = _pair(name)
+    else:
+        ref = _trained(name)
+        got = ahf.Tokenizer.from_str(ref.to_str())
+    try:
+        for tok in (ref, got):
+            tok.enable_truncation(37, stride=3, strategy="only_first", direction="left")
+            tok.enable_padding(direction="left", pad_id=0, pad_token="[PAD]", pad_to_multiple_of=8)
+        assert got.to_str(pretty=True) == ref.to_str(pretty=True)
+        ref.save(str(tmp_path / "ref.json"))
+        got.save(str(tmp_path / "got.json"))
+        assert (tmp_path / "got.json").read_bytes() == (tmp_path / "ref.json").read_bytes()
+    finally:
+        for tok in (ref, got):
+            tok.no_truncation()
+            tok.no_padding()
+    if name not in FIXTURES:
+        for tok in (ref, got):
+            tok.add_tokens(["new\"token", tokenizers.AddedToken("é]", lstrip=True) if tok is ref
+                            else ahf.AddedToken("é]", lstrip=True)])
+            tok.add_special_tokens(["<sp>"])
+        assert got.to_str(pretty=True) == ref.to_str(pretty=True)

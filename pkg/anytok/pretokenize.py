@@ -44,7 +44,6 @@ Two dialects are parsed.  `"fancy"` (the default) is tiktoken's: Rust's regex / 
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 import threading
 from itertools import accumulate, islice
@@ -783,7 +782,7 @@ class Splitter:
         self.covers = cached
         self._bmp_rx: re.Pattern[str] | None = None
         self._full_rx: re.Pattern[str] | None = None
-        self._stand_in_fn: Callable[[re.Match[str]], str] | None | bool = False
+        self._stand_in_fn: Callable[[str], str] | None | bool = False
         self._lock = threading.Lock()
 
     @property
@@ -816,8 +815,9 @@ class Splitter:
         return rx
 
     @property
-    def _stand_in(self) -> Callable[[re.Match[str]], str] | None:
-        """re.sub callback replacing an astral character by its BMP stand-in (None: impossible)."""
+    def _stand_in(self) -> Callable[[str], str] | None:
+        """A function giving a text with each astral character replaced by its BMP stand-in
+        (None: impossible)."""
         fn = self._stand_in_fn
         if fn is False:
             sets: list[Ranges] = []
@@ -827,14 +827,18 @@ class Splitter:
                 fn = None
             else:
                 starts = [r[0] for r in runs]
-                reps = [chr(r[2]) for r in runs]
+                reps = ["", *(chr(r[2]) for r in runs)]  # reps[bisect_right(starts, cp)]: cp's run's
+                bisect_right = bisect.bisect_right
 
-                @functools.lru_cache(maxsize=4096)
-                def stand_in(ch: str) -> str:
-                    return reps[bisect.bisect_right(starts, ord(ch)) - 1]
-
-                def fn(m: re.Match[str]) -> str:
-                    return stand_in(m.group())
+                def fn(text: str) -> str:
+                    # The astral characters and the text between them by two C passes, then a
+                    # lookup per astral character: a re.sub callback per character cost twice
+                    # as much (a code-point sweep has a million of them).
+                    found = _ASTRAL.findall(text)
+                    out = [""] * (2 * len(found) + 1)
+                    out[0::2] = _ASTRAL.split(text)
+                    out[1::2] = [reps[bisect_right(starts, ord(c))] for c in found]
+                    return "".join(out)
 
             self._stand_in_fn = fn
         return fn  # type: ignore[return-value]
@@ -852,7 +856,7 @@ class Splitter:
         stand_in = self._stand_in
         if stand_in is None:
             return self._full.findall(text)
-        return self._cut_like(text, _ASTRAL.sub(stand_in, text))
+        return self._cut_like(text, stand_in(text))
 
     def _split_few(self, text: str) -> list[str] | None:
         """The pieces of a text with at most FEW_NON_ASCII non-ASCII characters, each of which
@@ -917,6 +921,6 @@ class Splitter:
         elif self._stand_in is None:
             rx = self._full
         else:
-            text = _ASTRAL.sub(self._stand_in, text)
+            text = self._stand_in(text)
             rx = self._bmp
         return [m.span() for m in rx.finditer(text)]

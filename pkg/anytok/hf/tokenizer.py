@@ -19,6 +19,7 @@ import os
 
 from .._gc import gc_paused
 
+from . import _pretty_json
 from . import decoders as _dec
 from . import models as _models
 from . import normalizers as _norm
@@ -291,7 +292,7 @@ class Tokenizer:
         """The tokenizer.json text of this tokenizer."""
         d = self._to_json_dict()
         if pretty:
-            return json.dumps(d, ensure_ascii=False, indent=2)
+            return _pretty_json.dumps(d)
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
     def save(self, path: str, pretty: bool = True) -> None:

@@ -16,6 +16,7 @@ point), tested on the match as found, before lstrip/rstrip widen it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from . import _unicode as U
@@ -70,6 +71,26 @@ def trie_regex(words: list[str]) -> re.Pattern[str] | None:
     return re.compile(render(trie), re.DOTALL)
 
 
+def _word_classes():
+    word = U.ranges("WORD_16")
+    bmp = re.compile(U.re_class([(lo, min(hi, 0xFFFF)) for lo, hi in word if lo < 0x10000])).match
+    return bmp, [b for lo, hi in word if hi >= 0x10000 for b in (max(lo, 0x10000), hi + 1)]
+
+
+# WORD_16 cut to the BMP (a class that `re` checks by a bitmap; with its astral ranges it is a
+# list of ~800 ranges scanned per check), and the astral ranges' bounds (bisect_right is odd
+# inside one).
+_BMP_WORD, _ASTRAL_WORD = _word_classes()
+
+
+def _word_at(text: str, i: int) -> bool:
+    """Whether text[i] is a word character (WORD_16)."""
+    c = text[i]
+    if c < "\U00010000":
+        return _BMP_WORD(c) is not None
+    return bisect_right(_ASTRAL_WORD, ord(c)) & 1 == 1
+
+
 class _Matcher:
     def __init__(self, tokens: list[AddedToken], contents: list[str]):
         self.by_content = {}
@@ -80,7 +101,7 @@ class _Matcher:
         ws = U.char_class("WHITE_SPACE_17")
         self._lspace = re.compile(f"{ws}*\\Z")
         self._rspace = re.compile(f"{ws}*")
-        self._word = re.compile(U.char_class("WORD_16")).match
+        self._word = _word_at
 
     def split(self, text: str) -> list[tuple[str, int | None]]:
         """(piece, id or None) covering `text` in order; pieces with an id are added tokens."""

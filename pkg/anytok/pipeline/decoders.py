@@ -14,6 +14,11 @@ from .pre_tokenizers import CHAR_TO_BYTE
 __all__ = ["from_config", "decode"]
 
 _HEX = frozenset("0123456789abcdefABCDEF")
+# str.translate table: each byte-level character to its byte as a Latin-1 character, every other
+# character below U+0100 to U+0100 (so that encoding to Latin-1 fails on it; characters above
+# U+00FF fail as they are).
+_TO_LATIN1 = {c: 0x100 for c in range(0x100)}
+_TO_LATIN1.update({ord(c): b for c, b in CHAR_TO_BYTE.items()})
 
 
 class Decoder:
@@ -36,6 +41,15 @@ class ByteLevel(Decoder):
         self.add_prefix_space, self.trim_offsets, self.use_regex = add_prefix_space, trim_offsets, use_regex
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
+        # Most often every token is all byte-level characters: one translate to the bytes as
+        # Latin-1 characters for the whole list (any other character becomes one that Latin-1
+        # cannot encode, and the list goes token by token).
+        try:
+            data = "".join(tokens).translate(_TO_LATIN1).encode("latin-1")
+        except UnicodeEncodeError:
+            pass
+        else:
+            return [data.decode("utf-8", "replace")]
         get = CHAR_TO_BYTE.get
         out = bytearray()
         for tok in tokens:
@@ -62,14 +76,22 @@ def _byte_token(tok: str) -> int | None:
     return int(body, 16)
 
 
+# Every spelling `_byte_token` reads as a byte, with that byte: one dict lookup per token.
+_BYTE_TOKENS = {t: b for t in (f"<0x{x}{y}>" for x in _HEX for y in _HEX) if (b := _byte_token(t)) is not None}
+_BYTE_TOKENS.update((t, b) for t in (f"<0x+{x}>" for x in _HEX) if (b := _byte_token(t)) is not None)
+
+
 class ByteFallback(Decoder):
     type = "ByteFallback"
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
+        get = _BYTE_TOKENS.get
+        values = [get(tok) for tok in tokens]
+        if values.count(None) == len(values):
+            return list(tokens)
         out: list[str] = []
         pending = bytearray()
-        for tok in tokens:
-            b = _byte_token(tok)
+        for tok, b in zip(tokens, values):
             if b is not None:
                 pending.append(b)
                 continue
@@ -139,7 +161,10 @@ class Replace(Decoder):
         self.content = content
 
     def decode_chain(self, tokens: list[str]) -> list[str]:
-        return [self.pattern.replace(t, self.content) for t in tokens]
+        literal, content = self.pattern.literal, self.content
+        if literal:
+            return [t.replace(literal, content) for t in tokens]
+        return [self.pattern.replace(t, content) for t in tokens]
 
     def to_config(self) -> dict:
         return {"type": "Replace", "pattern": dict(self.pattern.spec), "content": self.content}

@@ -9,10 +9,14 @@ was first stays first).  Regexes are Oniguruma's, translated by `anytok.pretoken
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate, islice
 
 from ..errors import UnsupportedTokenizerError
 from . import _unicode as U
 from .patterns import BEHAVIORS, Pattern, split_by
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 __all__ = ["from_config", "bytes_to_unicode_text", "BYTE_TO_CHAR", "CHAR_TO_BYTE"]
 
@@ -38,6 +42,23 @@ _LATIN1_TO_BYTE_CHAR = {b: c for b, c in enumerate(BYTE_TO_CHAR)}
 def bytes_to_unicode_text(text: str) -> str:
     """The GPT-2 byte-level spelling of the UTF-8 bytes of `text`."""
     return text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
+
+
+def spell_pieces(pieces: list[str]) -> list[str]:
+    """`bytes_to_unicode_text` of each piece, empty pieces dropped."""
+    if len(pieces) < 4:
+        return [bytes_to_unicode_text(p) for p in pieces if p]
+    # All pieces spelled by one encode and one translate, then cut at their byte lengths (the
+    # spelling has a character per byte): a call per piece cost 3x as much.
+    joined = "".join(pieces)
+    data = joined.encode("utf-8", "surrogatepass")
+    spelled = data.decode("latin-1").translate(_LATIN1_TO_BYTE_CHAR)
+    if len(data) == len(joined):
+        lens = [len(p) for p in pieces]
+    else:
+        lens = [len(p.encode("utf-8", "surrogatepass")) for p in pieces]
+    bounds = list(accumulate(lens, initial=0))
+    return [spelled[a:b] for a, b in zip(bounds, islice(bounds, 1, None)) if b > a]
 
 
 # GPT-2's split pattern, as the ByteLevel pre-tokenizer compiles it (Oniguruma).
@@ -75,7 +96,7 @@ class ByteLevel(PreTokenizer):
             pieces = self._pattern.findall(text)
             if pieces is None:
                 pieces = split_by(text, self._pattern.spans(text), "Isolated")
-        return [bytes_to_unicode_text(p) for p in pieces]
+        return spell_pieces(pieces)
 
     def to_config(self) -> dict:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space,
@@ -128,9 +149,26 @@ class Whitespace(PreTokenizer):
         word = U.ranges("WORD_16")
         other = U.re_class(sorted(word + list(WHITE_SPACE)), negate=True)
         self._rx = re.compile(f"{U.re_class(word)}+|{other}+")
+        # What `split` runs: the same classes cut to the BMP, which `re` checks by a bitmap (a
+        # class with astral ranges is a list scanned for every character: 5x slower on BMP
+        # text).  An astral character is first replaced by a BMP one of its class: "a" if a
+        # word character, else "!" (no astral character is White_Space).
+        assert all(hi < 0x10000 for _, hi in WHITE_SPACE)
+        bmp_word = [(lo, min(hi, 0xFFFF)) for lo, hi in word if lo < 0x10000]
+        bmp_other = U.re_class(sorted(bmp_word + list(WHITE_SPACE) + [(0x10000, 0x10FFFF)]), negate=True)
+        self._bmp_rx = re.compile(f"{U.re_class(bmp_word)}+|{bmp_other}+")
+        # bisect_right(bounds, cp) is odd for an astral word character.
+        self._astral_word = [b for lo, hi in word if hi >= 0x10000 for b in (max(lo, 0x10000), hi + 1)]
 
     def split(self, text: str, first: bool) -> list[str]:
-        return self._rx.findall(text)
+        found = _ASTRAL.findall(text)
+        if not found:
+            return self._bmp_rx.findall(text)
+        bounds = self._astral_word
+        proxy = [""] * (2 * len(found) + 1)
+        proxy[0::2] = _ASTRAL.split(text)
+        proxy[1::2] = ["!a"[bisect_right(bounds, ord(c)) & 1] for c in found]
+        return [text[s:e] for s, e in (m.span() for m in self._bmp_rx.finditer("".join(proxy)))]
 
 
 class WhitespaceSplit(PreTokenizer):
@@ -219,7 +257,6 @@ class Metaspace(PreTokenizer):
         self.replacement = replacement
         self.prepend_scheme = prepend_scheme
         self.split_ = bool(split)
-        self._rx = re.compile(re.escape(replacement))
 
     def split(self, text: str, first: bool) -> list[str]:
         text = text.replace(" ", self.replacement)
@@ -228,7 +265,16 @@ class Metaspace(PreTokenizer):
                 text = self.replacement + text
         if not self.split_:
             return [text] if text else []
-        return split_by(text, [m.span() for m in self._rx.finditer(text)], "MergedWithNext")
+        # split_by(text, <each replacement>, "MergedWithNext"): every replacement starts a
+        # piece that runs to the next one; str.split finds them in C.
+        r = self.replacement
+        parts = text.split(r)
+        pieces = [r + p for p in parts]
+        if parts[0]:
+            pieces[0] = parts[0]
+        else:
+            del pieces[0]
+        return pieces
 
     def to_config(self) -> dict:
         return {"type": "Metaspace", "replacement": self.replacement,
@@ -314,6 +360,10 @@ class Sequence(PreTokenizer):
     def split(self, text: str, first: bool) -> list[str]:
         pieces = [text]
         for stage in self.pretokenizers:
+            if type(stage) is ByteLevel and not stage.use_regex and not stage.add_prefix_space:
+                # (a byte-level model's last stage: each piece spelled, all at once)
+                pieces = spell_pieces(pieces)
+                continue
             out: list[str] = []
             for k, piece in enumerate(pieces):
                 out += stage.split(piece, first and k == 0)

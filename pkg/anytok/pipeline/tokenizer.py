@@ -184,6 +184,7 @@ class Tokenizer(IncrementalMixin):
         state = dict(self.__dict__)
         state.pop("_offsets_path_built", None)
         state.pop("_hf_offsets", None)
+        state.pop("_decode_tables", None)
         return state
 
     def _offsets_components(self) -> tuple:
@@ -345,6 +346,18 @@ class Tokenizer(IncrementalMixin):
     # ----------------------------------------------------------------------------------------
     def decode(self, ids: Iterable[int], *, skip_special_tokens: bool = False) -> str:
         """Text of `ids`, through the decoder, as HF's `Tokenizer.decode` (unknown ids skipped)."""
+        table = self._decode_table(skip_special_tokens)
+        if table is not None:
+            ids = ids if isinstance(ids, list) else list(ids)
+            if not ids or min(ids) >= 0:
+                try:
+                    tokens = [table[i] for i in ids]
+                except (IndexError, TypeError):  # (an id past the vocabulary, or not an int: below)
+                    pass
+                else:
+                    if None in tokens:
+                        tokens = [t for t in tokens if t is not None]
+                    return D.decode(self.decoder, tokens)
         added = self.added.id_to_content
         special = self.added.special
         model_token = self.model.id_to_token
@@ -359,6 +372,32 @@ class Tokenizer(IncrementalMixin):
                 continue
             tokens.append(tok)
         return D.decode(self.decoder, tokens)
+
+    def _decode_table(self, skip_special: bool) -> list[str | None] | None:
+        """id -> token string as `decode` takes them (added tokens over the model's; None for
+        an unknown id, and for a special one when `skip_special`), built once per model and
+        added vocabulary; None for a model without an id table."""
+        got = self.__dict__.get("_decode_tables")
+        if got is None or got[0] is not self.model or got[1] is not self.added:
+            ids = getattr(self.model, "_ids", None)
+            tables = None
+            if isinstance(ids, list):
+                added = self.added.id_to_content
+                table = list(ids) + [None] * (max(added, default=-1) + 1 - len(ids))
+                for i, content in added.items():
+                    if i >= 0:
+                        table[i] = content
+                skip = list(table)
+                for i, content in added.items():
+                    if i >= 0 and content in self.added.special:
+                        skip[i] = None
+                for i, tok in enumerate(ids):
+                    if tok is not None and i not in added and tok in self.added.special:
+                        skip[i] = None
+                tables = (table, skip)
+            got = self.__dict__["_decode_tables"] = (self.model, self.added, tables)
+        tables = got[2]
+        return None if tables is None else tables[skip_special]
 
     def decode_batch(self, batch: Iterable[Iterable[int]], *, skip_special_tokens: bool = False) -> list[str]:
         return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]

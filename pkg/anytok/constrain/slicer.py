@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import cached_property
 from itertools import accumulate
 from operator import itemgetter
 
@@ -123,22 +124,16 @@ class _Slice:
         self.sig_failures: dict = {}  # id(lexer) -> signatures past the budgets (part_mask)
         self.avoid_failures: dict = {}  # id(lexer) -> `avoid_mask` calls past the budgets
 
-    @property
+    @cached_property
     def classes(self) -> list:
         """Bytes that every byte set of the slice regex treats alike have the same derivatives:
         one derivative per class (a few dozen, not 256) when exploring the slice's states."""
-        c = self.__dict__.get("_classes")
-        if c is None:
-            c = self._classes = _classes(self.es)
-        return c
+        return _classes(self.es)
 
-    @property
+    @cached_property
     def sig_classes(self) -> list:
         """`classes` of the slice without its length bound (made on first use)."""
-        c = self.__dict__.get("_sig_classes")
-        if c is None:
-            c = self._sig_classes = _classes(self.sig_es)
-        return c
+        return _classes(self.sig_es)
 
     @property
     def trie(self) -> TokenTrie:

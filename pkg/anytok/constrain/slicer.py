@@ -333,19 +333,10 @@ class _Slice:
             r, q = pairs[i]
             i += 1
             key.append((r, canon[q]))
-            row = rows[q]
             for members, get, r2 in self.steps(r, True):
-                qs = get(row)
-                if -1 in qs:  # transitions not derived yet
-                    for b in members:
-                        if row[b] < 0:
-                            derive(q, b)
-                            budget -= 1
-                            row = rows[q]
-                    if budget < 0:
-                        return None
-                    row = rows[q]
-                    qs = get(row)
+                row, qs, budget = _derived(rows, derive, q, members, get, budget)
+                if budget < 0:
+                    return None
                 for q2 in dict.fromkeys(qs):  # (distinct, in byte order: a canonical order)
                     if q2 not in canon:
                         canon[q2] = len(canon)
@@ -430,18 +421,10 @@ class _Slice:
         while i < len(order):
             r, q = pair = order[i]
             i += 1
-            row = rows[q]
             for members, get, r2 in self.steps(r, True):
-                qs = get(row)
-                if -1 in qs:
-                    for b in members:
-                        if row[b] < 0:
-                            derive(q, b)
-                            budget -= 1
-                            row = rows[q]
-                    if budget < 0:
-                        return None
-                    qs = get(row)
+                row, qs, budget = _derived(rows, derive, q, members, get, budget)
+                if budget < 0:
+                    return None
                 if 0 in qs:
                     dead.append((pair, [b for b in members if not row[b]]))
                     dead_bytes.update(dead[-1][1])
@@ -579,6 +562,21 @@ class _Slice:
             memo[prefix] = r
         return r
 
+
+
+def _derived(rows, derive, q, members, get, budget: int):
+    """Lexer state `q`'s row and its targets by the bytes `members` (`get(row)`), the missing
+    transitions derived first, one unit of `budget` each: (row, targets, budget left)."""
+    row = rows[q]
+    qs = get(row)
+    if -1 in qs:  # transitions not derived yet
+        for b in members:
+            if row[b] < 0:
+                derive(q, b)
+                budget -= 1
+                row = rows[q]
+        qs = get(row)
+    return row, qs, budget
 
 def _classes(es) -> list:
     """The bytes that every byte set of `es` treats alike, as lists: one derivative per class

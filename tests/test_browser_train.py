@@ -27,6 +27,10 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 SAMPLE_CHARS = 6000
 PROBE = "Emma Woodhouse, handsome, clever, and rich, 1816: a comfortable home."
+# A try of the text now in the box has been shown (not the try of the text before it, which
+# a finished training starts and which may end after the test reads `data-tried`).
+TRIED = """(before) => document.querySelector('#train-view').dataset.tried !== before
+    && window.anytokTrainDemo.triedText === document.querySelector('#train-try').value"""
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +249,7 @@ def test_demo_train_view_trains_each_kind_and_downloads(browser, demo_url, corpo
 
     tried = demo.get_attribute("#train-view", "data-tried")
     demo.fill("#train-try", PROBE)
-    demo.wait_for_function("(before) => document.querySelector('#train-view').dataset.tried !== before", arg=tried)
+    demo.wait_for_function(TRIED, arg=tried)
     shown = demo.eval_on_selector_all("#train-tokens .t", "els => els.flatMap((e) => e.dataset.ids.split(' ').map(Number))")
     assert shown == anytok.load(native).encode(PROBE)
     # WordPiece: the tokenizer.json download.
@@ -273,7 +277,7 @@ def test_demo_train_view_trains_each_kind_and_downloads(browser, demo_url, corpo
     assert words_json == hf_native(lines, "wordlevel", 300).to_str()
     tried = demo.get_attribute("#train-view", "data-tried")
     demo.fill("#train-try", PROBE + " zzzunknown")
-    demo.wait_for_function("(before) => document.querySelector('#train-view').dataset.tried !== before", arg=tried)
+    demo.wait_for_function(TRIED, arg=tried)
     shown = demo.eval_on_selector_all("#train-tokens .t", "els => els.flatMap((e) => e.dataset.ids.split(' ').map(Number))")
     assert shown == anytok.load(words_json.encode()).encode(PROBE + " zzzunknown")
     ctx.close()

@@ -330,6 +330,7 @@ async function tryText() {
       .map((p) => p.ids.length === 0 ? `<span class="gap" title="in no token">${visible(p.text)}</span>`
         : `<span class="t c${k++ % 6}" data-ids="${p.ids.join(" ")}" title="id ${p.ids.join(", ")}">${visible(p.text)}</span>`)
       .join("");
+    train.triedText = text;  // (what the tokens shown are of: tests wait for the text they typed)
     $("train-view").dataset.tried = String(generation);
   } catch (err) {
     if (generation === train.tries) $("train-message").textContent = `Could not tokenize: ${errorText(err)}`;

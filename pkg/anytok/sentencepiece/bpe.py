@@ -35,7 +35,7 @@ from typing import Sequence
 
 from ..bpe import merge_bounds
 from ..errors import UnsupportedTokenizerError
-from .model_proto import UNUSED, USER_DEFINED, piece_tables
+from .model_proto import PieceVocab, UNUSED, USER_DEFINED, piece_tables
 from .unigram import byte_piece
 
 __all__ = ["BPEModel"]
@@ -47,7 +47,7 @@ LONG_WORD = 48  # words longer than this are cut at boundaries no piece spans
 CACHE_SIZE = 1 << 16
 
 
-class BPEModel:
+class BPEModel(PieceVocab):
     """SentencePiece BPE over `pieces` / `scores` / `types` (ids are list positions)."""
 
     def __init__(
@@ -88,16 +88,6 @@ class BPEModel:
         self._byte_ids = [self.token_to_id(byte_piece(b)) for b in range(256)] if byte_fallback else None
         if byte_fallback and None in self._byte_ids:
             raise UnsupportedTokenizerError("trainer_spec.byte_fallback: there are not 256 byte pieces")
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.pieces)
-
-    def id_to_token(self, i: int) -> str:
-        return self.pieces[i]
-
-    def token_to_id(self, piece: str) -> int | None:
-        return self._ids.get(piece)
 
     # -- the reference ------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from .model_proto import USER_DEFINED, piece_tables
+from .model_proto import PieceVocab, USER_DEFINED, piece_tables
 from .unigram import byte_piece
 
 __all__ = ["CharModel", "WordModel"]
@@ -20,7 +20,7 @@ __all__ = ["CharModel", "WordModel"]
 _WORD = re.compile("\u2581?[^\u2581]*")
 
 
-class _Simple:
+class _Simple(PieceVocab):
     def __init__(self, pieces: Sequence[str], scores: Sequence[float], types: Sequence[int], *,
                  unk_id: int, byte_fallback: bool = False):
         self.pieces = list(pieces)
@@ -33,16 +33,6 @@ class _Simple:
         self.user_defined = sorted((p for p, t in zip(self.pieces, self.types) if t == USER_DEFINED),
                                    key=lambda s: (-len(s.encode("utf-8")), s))
         self._byte_ids = [self._ids.get(byte_piece(b)) for b in range(256)] if byte_fallback else None
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.pieces)
-
-    def id_to_token(self, i: int) -> str:
-        return self.pieces[i]
-
-    def token_to_id(self, piece: str) -> int | None:
-        return self._ids.get(piece)
 
     def split(self, text: str) -> list[str]:
         raise NotImplementedError

@@ -139,6 +139,24 @@ def piece_tables(pieces, types) -> tuple[dict[str, int], dict[str, int]]:
         target[p] = i
     return normal, reserved
 
+class PieceVocab:
+    """The id <-> piece accessors of a model over `self.pieces` (ids are list positions) and
+    `self._ids` (piece -> id, from `piece_tables`)."""
+
+    pieces: list
+    _ids: dict
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.pieces)
+
+    def id_to_token(self, i: int) -> str:
+        return self.pieces[i]
+
+    def token_to_id(self, piece: str) -> int | None:
+        return self._ids.get(piece)
+
+
 @dataclass
 class ModelProto:
     """The parts of a `.model` file that tokenization depends on.

@@ -35,7 +35,7 @@ from typing import Sequence
 
 from ..bpe import merge_bounds
 from ..errors import UnsupportedTokenizerError
-from .model_proto import PieceVocab, UNUSED, USER_DEFINED, piece_tables
+from .model_proto import PieceVocab, collapse_unknowns, UNUSED, USER_DEFINED, piece_tables
 from .unigram import byte_piece
 
 __all__ = ["BPEModel"]
@@ -182,17 +182,7 @@ class BPEModel(PieceVocab):
 
     def _unknowns(self, ids: list[int]) -> list[int]:
         """Without byte fallback: a run of unknown ids becomes one."""
-        unk = self.unk_id
-        if unk not in ids:
-            return ids
-        out = []
-        prev_unk = False
-        for i in ids:
-            is_unk = i == unk
-            if not (is_unk and prev_unk):
-                out.append(i)
-            prev_unk = is_unk
-        return out
+        return collapse_unknowns(ids, self.unk_id)
 
     # -- the fast path ------------------------------------------------------------------------
 

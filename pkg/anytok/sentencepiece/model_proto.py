@@ -139,6 +139,20 @@ def piece_tables(pieces, types) -> tuple[dict[str, int], dict[str, int]]:
         target[p] = i
     return normal, reserved
 
+def collapse_unknowns(ids: list[int], unk_id: int) -> list[int]:
+    """`ids` with each run of `unk_id` made one (sentencepiece without byte fallback)."""
+    if unk_id not in ids:
+        return ids
+    out = []
+    prev_unk = False
+    for i in ids:
+        is_unk = i == unk_id
+        if not (is_unk and prev_unk):
+            out.append(i)
+        prev_unk = is_unk
+    return out
+
+
 class PieceVocab:
     """The id <-> piece accessors of a model over `self.pieces` (ids are list positions) and
     `self._ids` (piece -> id, from `piece_tables`)."""

@@ -39,7 +39,7 @@ from math import frexp, ldexp
 from typing import Sequence
 
 from ..errors import UnsupportedTokenizerError
-from .model_proto import NORMAL, UNUSED, USER_DEFINED, piece_tables
+from .model_proto import NORMAL, UNUSED, USER_DEFINED, collapse_unknowns, piece_tables
 
 __all__ = ["UnigramModel", "byte_piece", "from_config"]
 
@@ -377,16 +377,7 @@ class UnigramModel:
             path, acc[0] = self.viterbi(seg, acc[0])
             out.extend(self._segment_ids(seg, path))
         if not self.byte_fallback and merge_unknowns:
-            unk_id = self.unk_id
-            if unk_id in out:
-                merged = []
-                prev_unk = False
-                for i in out:
-                    is_unk = i == unk_id
-                    if not (is_unk and prev_unk):
-                        merged.append(i)
-                    prev_unk = is_unk
-                out = merged
+            out = collapse_unknowns(out, self.unk_id)
         return out
 
     def tokenize_reference(self, text: str) -> list[int]:

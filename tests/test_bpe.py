@@ -148,6 +148,38 @@ def test_long_piece_encoders_like_tiktoken(name, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+def test_periodic_pieces_like_tiktoken(name):
+    """Long pieces made of a short unit repeated (digits, "ab", words, CJK, token strings, any
+    phase and remainder): the backtracking encoder's periodic shortcut, when it applies, and
+    the long-piece encoder against tiktoken; the shortcut must apply to most of them."""
+    from anytok import backtrack
+
+    a, t = anytok_encoding(name), tiktoken_encoding(name)
+    bt = a._backtracker()
+    rng = random.Random(name + "periodic")
+    tokens = [b for b in a.token_byte_values() if 1 < len(b) < 8]
+    units = [b"1234567890", b"ab", b"abc", b"-=", b"xyz ", "日本語".encode(), "é中".encode(), b"\t\n"]
+    units += [b"".join(rng.choices(tokens, k=rng.randrange(1, 5))) for _ in range(60)]
+    units += [bytes(rng.randrange(256) for _ in range(rng.randrange(2, 12))) for _ in range(20)]
+    taken = checked = 0
+    for unit in units:
+        for _ in range(3):
+            n = rng.choice([backtrack.WINDOW + 1, 300, 1000, 5000])
+            phase = rng.randrange(len(unit))
+            data = (unit * (n // len(unit) + 2))[phase : phase + n]
+            period = backtrack._period(data)
+            if not 2 <= period <= len(unit):
+                continue  # (a unit that is itself a repeat, or one character: not this test's case)
+            expected = t._encode_single_piece(data)
+            got = bt.encode_periodic(data, period)
+            assert got is None or got == expected, (unit, phase, n)
+            assert a._long_piece(data) == expected, (unit, phase, n)
+            taken += got is not None
+            checked += 1
+    assert checked > 200 and taken > checked // 2, (taken, checked)
+
+
+@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
 def test_three_byte_closed_form(name):
     """`merge3` (the spelled-out merge of 3-byte pieces) against the list merge: every BMP
     character of three bytes, and 3-byte pieces cut from pairs of tokens (ties included)."""

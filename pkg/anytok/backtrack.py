@@ -70,6 +70,23 @@ OVERLAP = 16
 LONG_TOKENS = 3.5
 
 
+# Periods (bytes) looked for in a long piece by `_period`, and the bytes compared first.
+MAX_PERIOD = 64
+PERIOD_PROBE = 32
+
+
+def _period(piece: bytes) -> int:
+    """The smallest p in [2, MAX_PERIOD] with piece[p:] == piece[:-p], or 0 if none.  (A run
+    of one character has its own shortcut; p = 1 is left to it.)"""
+    head = piece[:PERIOD_PROBE]
+    p = piece.find(head, 2, MAX_PERIOD + PERIOD_PROBE)
+    while p > 0:
+        if piece[p:] == piece[:-p]:
+            return p
+        p = piece.find(head, p + 1, MAX_PERIOD + PERIOD_PROBE)
+    return 0
+
+
 def _lead_len(b: int) -> int:
     return 1 if b < 0xC0 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
 
@@ -219,6 +236,47 @@ class BacktrackEncoder:
             tail += k
         return None
 
+    def encode_periodic(self, piece: bytes, period: int) -> list[int] | None:
+        """BPE of a piece made of a short unit repeated (`piece[period:] == piece[:-period]`),
+        or None if no shortcut applies.
+
+        As for one character (`encode_run`), but the repeated part is a run of tokens: in the
+        BPE of a few units, the tokens between two boundaries a whole number of units apart
+        form a run B, and the tokens before it a run P, both valid with P's last token
+        compatible with B's first (fact 4).  If B's last token is compatible with its first,
+        P followed by B repeated is valid; then the BPE of the rest, whose first token must be
+        compatible with B's last.
+        """
+        n = len(piece)
+        data, compatible = self.token_bytes, self.compatible
+        sample = bpe.heap_merge(piece[:period] * (2 * WINDOW // period + 2), self.ranks)
+        seen: dict[int, tuple[int, int]] = {0: (0, 0)}  # boundary position mod period -> (index, position)
+        pos = 0
+        for j, t in enumerate(sample[:-1], 1):  # (not the last token: the sample's end is cut)
+            pos += len(data[t])
+            first = seen.setdefault(pos % period, (j, pos))
+            if first[1] != pos:
+                break
+        else:
+            return None
+        i, start = first
+        block, size = sample[i:j], pos - start
+        if start + 2 * size > n or not compatible(block[-1], block[0]):
+            return None  # (None from compatible: an irregular token; the other encoders decide)
+        times = (n - start) // size
+        for _ in range(4):
+            if times < 1:
+                return None
+            end = start + times * size
+            rest = bpe.heap_merge(piece[end:], self.ranks) if end < n else []
+            ok = compatible(block[-1], rest[0]) if rest else True
+            if ok is None:
+                return None
+            if ok:
+                return sample[:i] + block * times + rest
+            times -= 1
+        return None
+
     def encode(self, piece: bytes) -> list[int] | None:
         """The BPE of `piece`, or None if an irregular token got in the way."""
         n = len(piece)
@@ -230,6 +288,11 @@ class BacktrackEncoder:
             if out is not None:
                 return out
         if n > WINDOW:
+            period = _period(piece)
+            if period:
+                out = self.encode_periodic(piece, period)
+                if out is not None:
+                    return out
             first = bpe.heap_merge(piece[:WINDOW], self.ranks)
             if WINDOW < LONG_TOKENS * len(first):
                 out = self.encode_windows(piece, first)

@@ -49,6 +49,9 @@ UNSTABLE = 2
 # pieces that are no single token, as Chinese).  Runs that take longer (digits cut off their
 # groups of three, say) make NoSync, handled as for a piece longer than the overlap.
 REPORTED = 256
+# A reported piece longer than this (characters, not all ASCII) is counted through the
+# segmenter (see `_summarize`).
+LONG_PIECE = 2000
 
 
 class NoSync(Exception):
@@ -127,6 +130,15 @@ def _summarize(args) -> Window:
         # Tokens per piece: 1 for a piece that is a token; the others merged in one batch.
         out = [1 if p in table else 0 for p in sel]
         missed = [i for i, n in enumerate(out) if not n]
+        if not ascii:
+            # A long piece of other text (a run of CJK longer than a block, say) is counted
+            # through the segmenter, as whole texts are: cut where no token spans, its repeated
+            # segments merge once each, instead of one window-by-window BPE of it per block.
+            long = [i for i in missed if len(sel[i]) > LONG_PIECE and not sel[i].isascii()]
+            if long:
+                for i in long:
+                    out[i] = enc._count_pieces([sel[i]])
+                missed = [i for i in missed if not out[i]]
         for i, ids in zip(missed, enc._merge_pieces([sel[i] for i in missed])):
             out[i] = len(ids)
         return out

@@ -50,21 +50,6 @@ def children(node) -> list:
     return []
 
 
-def rec_names(node) -> set:
-    """The names of the recursive rules `node` uses (not through other rules)."""
-    out, seen, todo = set(), set(), [node]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if n[0] == "rec":
-            out.add(n[1])
-        else:
-            todo.extend(children(n))
-    return out
-
-
 class Terminals:
     """Rule trees lowered into one expression set (`es`), with `rules` (name -> tree) for the
     `("rec", name)` nodes.  `budget` bounds the products of `and` / `not` (DFA pairs) and the

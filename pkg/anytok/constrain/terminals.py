@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from . import derivatives as D
 from . import regex_syntax as R
-from .errors import GrammarSyntaxError
+from .errors import GrammarLimitError, GrammarSyntaxError
 
 EMPTY = ("seq", [])  # the empty string
 NOTHING = ("alt", [])  # no string
@@ -212,7 +212,12 @@ class Terminals:
         if hit is None:
             if name not in self.rules:
                 raise GrammarSyntaxError(f"undefined rule {name}")
-            hit = self.rule_refs[name] = self.es.new_rule(self._rule_nullable(name))
+            try:
+                nullable = self._rule_nullable(name)
+            except RecursionError:
+                raise GrammarLimitError(f"rule {name}: a tree nested too deeply to tell whether it "
+                                        "matches the empty string") from None
+            hit = self.rule_refs[name] = self.es.new_rule(nullable)
             self.pending.append(name)
         return hit[1]
 

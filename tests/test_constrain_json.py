@@ -591,3 +591,66 @@ def test_json_pattern_escapes_masks_match_llguidance(pattern, text):
         _check_same(name, text, step, ours, ref, rng)
         assert ours.consume(t) and ref.consume_token(t)
     assert ours.is_accepting() and ref.is_accepting()
+
+
+# JSON Schemas as the builder's rule trees (`builder.json_rules`): `$ref` recursion, any value,
+# `multipleOf` remainder rules inside an intersection, a lazy `conj` of pattern and lengths,
+# pattern keys (a difference), named keys left out of additional ones (`minus`), constants
+IR_SCHEMAS = [
+    {"$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer", "multipleOf": 7},
+                                                         "next": {"$ref": "#/$defs/node"}},
+                        "required": ["v"], "additionalProperties": False}},
+     "$ref": "#/$defs/node"},
+    {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[a-z]+[0-9]$", "minLength": 3,
+                                             "maxLength": 6}},
+     "patternProperties": {"^x-": {"type": "number", "minimum": -2.5, "maximum": 10}}},
+    {"type": "array", "items": {"enum": ["a\n", 1.5, None, {"k": [True]}]}, "maxItems": 3},
+    {"type": "object", "properties": {"meta": {}}, "required": ["meta"]},
+]
+
+
+@pytest.mark.parametrize("k", range(len(IR_SCHEMAS)))
+def test_json_rules_compiled_by_the_builder_match_llguidance(k):
+    """The rule trees of a schema (`builder.json_rules`), given to a `GrammarBuilder` and
+    compiled there, walk as llguidance walks the schema (and as `constrain.json_schema`)."""
+    from anytok.constrain import builder as B
+    from anytok.constrain.builder import _LEXEME_KINDS
+    from anytok.constrain.terminals import children
+
+    schema = IR_SCHEMAS[k]
+    rules = B.json_rules(schema)
+    seen, todo = set(), list(rules.values())
+    while todo:  # only the documented node kinds, and every rule used is there
+        n = todo.pop()
+        assert n[0] in _LEXEME_KINDS, n[0]
+        if n[0] == "rec":
+            assert n[1] in rules
+        elif id(n) not in seen:
+            seen.add(id(n))
+            todo += children(n)
+    g = B.GrammarBuilder()
+    for name, body in rules.items():
+        g.rule(name, body)
+    for name in TOKENIZERS[:2]:
+        ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_json_schema(schema), log_level=0)
+        assert not ref.is_error(), ref.get_error()
+        _walk(name, f"json_rules {k}", g.compile().matcher(anytok_encoding(name)), ref, STEPS, f"{name}|ir{k}")
+
+
+def test_json_rules_as_a_terminal_of_a_grammar_match_llguidance():
+    """A schema's rule trees as one terminal of an Earley grammar (`start: "v=" JSON`) walk as
+    llguidance's `start: "v=" %json {...}`."""
+    from anytok.constrain import builder as B
+
+    schema = IR_SCHEMAS[0]
+    rules = B.json_rules(schema)
+    g = B.GrammarBuilder()
+    g.rule("start", B.seq(B.literal("v="), B.ref("JSON")))
+    g.rule("JSON", rules.pop("start"))
+    for name, body in rules.items():
+        g.rule(name, body)
+    name = TOKENIZERS[0]
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark('start: "v=" %json ' + json.dumps(schema)),
+                    log_level=0)
+    assert not ref.is_error(), ref.get_error()
+    _walk(name, "json_rules in a grammar", g.compile().matcher(anytok_encoding(name)), ref, STEPS, f"{name}|irg")

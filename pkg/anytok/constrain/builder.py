@@ -2,18 +2,24 @@
 
 Data flow:
 
-    regex text ------------\\
-    JSON Schema (%json) ----+--> GrammarBuilder: named rules of rule trees (+ attributes, %ignore,
-    Lark text (grammar.py) -+    options) --compile()--> Constraint over one of two engines:
-    GBNF text (gbnf.py) ---/
-        * a grammar whose start rule is one lexeme and nothing else: the lexeme's expression
-          alone (`derivatives.ExprSet`: a lazy DFA, no parser needed);
+    regex text -------------------\\
+    JSON Schema (json/, %json) ----+--> rule trees: named rules (+ attributes, %ignore, options)
+    Lark text (grammar.py) --------+    in a GrammarBuilder --compile()--> Constraint over one of
+    GBNF text (gbnf.py) -----------/    two engines:
+        * a grammar whose start rule is one lexeme and nothing else (a string, a regex, a tree
+          of the lexeme-level kinds below and the recursive `rec` rules it uses: a JSON Schema's
+          rules, `json_rules`): the lexeme's expression alone, lowered by `terminals.Terminals`
+          into one `derivatives.ExprSet` (a lazy DFA with lazily expanded rules, no parser);
         * any other: lexemes (expressions in one `ExprSet`) + BNF productions -> `earley.Grammar`
           -> `earley.States` (an Earley parser over llguidance's lexer, with the same
           interface as an expression set).
 
-The engine (`derivatives`, `earley`, `matcher`, `slicer`) sees only what `compile()` makes of
-the rules: it knows nothing of which front end built them.
+A JSON Schema is compiled to rule trees by `json/` (`json.schema_rules`; `json_rules` here
+shows them) and those are lowered by `terminals.Terminals` (the lexeme compiler, which also
+answers the JSON compiler's questions while it builds: is a tree empty, does a key match);
+`("json", schema)` in a rule is that, as one lexeme.  The engine (`derivatives`, `earley`,
+`matcher`, `slicer`) sees only what `compile()` makes of the rules: it knows nothing of which
+front end built them.
 
 Rule trees are tuples (build them with the functions below, or write them directly):
 
@@ -28,6 +34,19 @@ Rule trees are tuples (build them with the functions below, or write them direct
     substrings(spec)             ("sre", spec)              llguidance's %regex {"substring_...": ..}
     json_schema(schema)          ("json", schema)           JSON texts valid against a JSON Schema
     special_token(text)          ("tok", spec)              `<|name|>`, `<[5,7-9]>`, `<[^..]>`, `<[*]>`
+
+Lexeme-level kinds (inside one lexeme; what JSON Schemas compile to, see `json_rules`):
+
+    byte_set(mask)               ("bytes", mask)            one byte of a 256-bit set
+    parsed(tree)                 ("parsed", tree)           a regex parsed by `regex_syntax.parse`
+    recursive(name)              ("rec", name)              rule `name` (a tree, may recurse, not
+                                                            left-recursive), expanded lazily by
+                                                            the derivatives (`$ref`, any value)
+    lazy_both(items, within)     ("conj", [..], within)     strings all items match, derived
+                                                            lazily (each item a subset of `within`)
+    excluding(item, strings)     ("minus", item, frozenset) `item`'s strings but these byte strings
+    no_leading(item, mask)       ("nostart", item, mask)    `item`'s strings not starting with a
+                                                            byte of the 256-bit set `mask`
 
 A name whose first letter after leading underscores is uppercase is a *terminal* (as in Lark):
 its tree is inlined into one lexeme wherever it is used (it may not use rules); any other name
@@ -48,6 +67,7 @@ import re
 from . import derivatives as D
 from . import earley as E
 from . import regex_syntax as R
+from . import terminals as T
 from .constraint import Constraint
 from .errors import ConstraintError, GrammarSyntaxError, Limits, UnsupportedFeatureError
 
@@ -124,6 +144,54 @@ def json_schema(schema) -> tuple:
     return ("json", schema)
 
 
+def byte_set(mask: int) -> tuple:
+    """One byte from the 256-bit set `mask` (bit b: byte b)."""
+    return ("bytes", mask)
+
+
+def parsed(tree) -> tuple:
+    """A regex already parsed by `regex_syntax.parse` (a code-point tree)."""
+    return ("parsed", tree)
+
+
+def recursive(name: str) -> tuple:
+    """A use of rule `name` inside a lexeme: its tree may use `recursive(name)` again (after a
+    byte: not left-recursive), expanded lazily by the derivatives."""
+    return ("rec", name)
+
+
+def lazy_both(items, within) -> tuple:
+    """The strings every item matches, kept lazy (derivatives of each taken on demand, as
+    derivre's `And`); each item is a subset of `within`, which is left out of the product."""
+    return ("conj", list(items), within)
+
+
+def excluding(item, strings) -> tuple:
+    """The strings of `item` except the byte strings `strings`."""
+    return ("minus", item, frozenset(strings))
+
+
+def no_leading(item, mask: int) -> tuple:
+    """The strings of `item` that do not start with a byte of the 256-bit set `mask`."""
+    return ("nostart", item, mask)
+
+
+def json_rules(schema) -> dict:
+    """The rule trees of the JSON texts `schema` allows (a dict or a bool; top-level
+    `x-guidance` options read): {"start": tree, name: tree, ...}, the `rec` rules named after
+    the `$ref`s they compile.  `GrammarBuilder` with these rules compiles to the same constraint
+    as `constrain.json_schema(schema)`.
+
+    >>> from anytok.constrain import builder as B
+    >>> rules = B.json_rules({"type": "integer", "minimum": 0})
+    >>> rules["start"][0]
+    'nostart'
+    """
+    from .json import schema_rules
+
+    return schema_rules(schema)
+
+
 def special_token(text: str) -> tuple:
     """A special token or token range, written as in llguidance's Lark: `<|name|>`, `<[5]>`,
     `<[1,5-9]>`, `<[^0-99]>`, `<[*]>` (resolved against each tokenizer)."""
@@ -187,10 +255,7 @@ class GrammarBuilder:
             n = stack.pop()
             if n[0] == "tok":
                 return True
-            if n[0] in ("seq", "alt", "and"):
-                stack += n[1]
-            elif n[0] in ("rep", "not"):
-                stack.append(n[1])
+            stack += T.children(n)
         return False
 
     def compile(self, limits: Limits | None = None, description: str | None = None) -> Constraint:
@@ -210,9 +275,40 @@ class GrammarBuilder:
         if (body is not None and len(self.rules) == 1 and not self.attrs and not self.ignored
                 and not self.options and body[0] in ("re", "str", "rng", "json")):
             return _one_lexeme(body, limits, description)
+        if body is not None and not self.attrs and not self.ignored and not self.options and _lexeme_rules(self.rules):
+            # one lexeme with recursive rules (a JSON Schema's): lowered alone, as a lazy DFA
+            terms = T.Terminals({k: v for k, v in self.rules.items() if k != "start"})
+            start = terms.finish(body)
+            if start == D.NOTHING:
+                raise ConstraintError(f"{description} matches nothing")
+            terms.es.set_limits(limits)
+            return terms.es, start
         g = _Builder(self.rules, self.ignored, self.attrs, self.options, limits, vocab).build()
         states = E.States(g, limits)
         return states, states.start
+
+
+_LEXEME_KINDS = {"str", "re", "rng", "bytes", "parsed", "rec", "seq", "alt", "rep", "and", "not", "conj",
+                 "minus", "nostart"}
+
+
+def _lexeme_rules(rules: dict) -> bool:
+    """Whether `rules` are one lexeme with recursive rules: the start rule uses `rec` (or a
+    kind only a lexeme has) and every rule is made of lexeme-level kinds only."""
+    kinds = set()
+    for body in rules.values():
+        seen, todo = set(), [body]
+        while todo:
+            n = todo.pop()
+            if id(n) in seen:
+                continue
+            seen.add(id(n))
+            if not isinstance(n, tuple) or not n or n[0] not in _LEXEME_KINDS:
+                return False
+            kinds.add(n[0])
+            todo += T.children(n)
+    return bool(kinds & {"rec", "bytes", "parsed", "conj", "minus", "nostart"}) and all(
+        k == "start" or _is_terminal(k) for k in rules)
 
 
 def _one_lexeme(body, limits, description: str):
@@ -348,6 +444,7 @@ class _Builder:
         self.g = E.Grammar(self.es)
         self.term_trees: dict = {}
         self._busy: set = set()
+        self._terms = None  # (lowers the lexeme-level kinds: `rec`, `conj`, ...)
         self._depth = 0
         self.lex_sym: dict = {}  # (expression id, lazy) -> symbol
         self.nt: dict = {}
@@ -422,7 +519,13 @@ class _Builder:
             return ("not", self.tree(node[1]))
         if kind == "sre":
             return ("expr", self.structured(node[1]))
-        raise AssertionError(kind)
+        if kind == "parsed":
+            return node[1]
+        if kind in ("bytes", "rec", "conj", "minus", "nostart"):
+            if self._terms is None:
+                self._terms = T.Terminals({k: v for k, v in self.defs.items() if _is_terminal(k)}, self.es)
+            return ("expr", self._terms.lower(node))
+        raise GrammarSyntaxError(f"unknown rule tree node {kind!r}")
 
     def structured(self, spec) -> int:
         """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`):
@@ -565,7 +668,8 @@ class _Builder:
             return self.token_symbol(node[1])
         if k == "json":
             return self.json_symbol(node[1])
-        if k in ("str", "re", "rng", "sre", "and", "not") or k == "name" and _is_terminal(node[1]):
+        if k in ("str", "re", "rng", "sre", "and", "not", "bytes", "parsed", "rec", "conj", "minus", "nostart") \
+                or k == "name" and _is_terminal(node[1]):
             return self.lexeme_symbol(node, name=node[1] if k == "name" else "")
         if k == "name":
             n = self.nt.get(node[1])

@@ -1,10 +1,12 @@
-"""Compiling a schema: the JSON texts it allows as one expression of a `derivatives.ExprSet`
-(lexemes joined by optional whitespace, `$ref`s and "any value" as lazily expanded rules), the
-roles of the other modules of this package mixed into one `_Compiler`."""
+"""Compiling a schema: the JSON texts it allows as the builder's rule trees of one lexeme
+(lexemes joined by optional whitespace, `$ref`s, "any value" and remainder automata as
+recursive rules), lowered by `terminals.Terminals` into one `derivatives.ExprSet` expression;
+the roles of the other modules of this package mixed into one `_Compiler`."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from .. import derivatives as D
 from .. import regex_syntax as R
@@ -23,10 +25,11 @@ from .numbers import NUMBER_RE, NumbersMixin
 from .options import JsonOptions
 from .refs import RefsMixin
 from .strings import ANY_CP, quote_tree, search_tree
+from ..terminals import EMPTY, NOTHING, Terminals, probe
 
 
 class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMixin):
-    def __init__(self, root, options: "JsonOptions | None" = None, es: "D.ExprSet | None" = None):
+    def __init__(self, root, options: "JsonOptions | None" = None):
         o = options or JsonOptions()
         self.root = root
         self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
@@ -34,103 +37,113 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         self.unknown = UNKNOWN_IN_DRAFT.get(draft.rstrip("#"), set()) if isinstance(draft, str) else set()
         self.coerce_one_of = o.coerce_one_of or o.lenient  # llguidance: lenient coerces oneOf too
         self.lenient = o.lenient
-        es = self.es = es if es is not None else _template(o).fork()
+        shared = _shared(o)
+        self.defs: dict = {}  # the rules of the rule trees built: name -> tree
+        # the builder's lexeme compiler, with what every schema shares already lowered; asked
+        # whether a tree is empty (lexemes, intersections) while the trees are built
+        self.terms = shared.terms.fork(self.defs)
+        self.terms.budget = INTERSECTION_BUDGET
+        es = self.terms.es
         self.expr_base = len(es.exprs)  # (the template's expressions do not count against the budget)
         # whitespace: at most one match of the skip regex before each lexeme (llguidance's lexer
         # skips one lexeme of it; its default `[ \t\n\r]+` made optional is `[ \t\n\r]*`)
         self.ws_mask = o.ws_mask
-        self.ws = self.opt(self.tree(o.ws_tree)) if o.ws_tree is not None else D.EPSILON
-        self.rules: dict = {}  # JSON pointer -> (rule index, reference)
+        self.ws = shared.ws
+        self.lits = dict(shared.lits)  # text -> its lexeme
+        self.regexes = dict(shared.regexes)  # regex text -> its tree
+        self.rules: dict = {}  # JSON pointer -> its rule's ("rec", name)
         self.pending: list = []
         self.any_ref = None
-        self._simple_string = None
+        self._simple_string = shared.string
+        self._key_base = shared.key_base
         self.visited = 0  # value() calls, against SUBSCHEMA_BUDGET
-        self.comma = self.lexeme(self.tree(o.item_tree))
-        self.colon = self.lexeme(self.tree(o.key_tree))
+        self.comma = shared.comma
+        self.colon = shared.colon
 
-    # -- building blocks -------------------------------------------------------------------
-    def lexeme(self, e: int) -> int:
+    # -- building blocks: rule trees (see builder.py), lowered by `self.terms` -------------
+    def lexeme(self, e) -> tuple:
         """A lexeme: optional whitespace, then `e`."""
-        if e == D.NOTHING:
+        if self.terms.empty(e):
             raise Unsat("empty lexeme")
-        return self.es.concat(self.ws, e)
+        return ("seq", [self.ws, e])
 
-    def lit(self, text: str) -> int:
-        return self.lexeme(self.es.literal(text.encode()))
-
-    def seq(self, *items) -> int:
-        r = D.EPSILON
-        for i in reversed(items):
-            r = self.es.concat(i, r)
+    def lit(self, text: str) -> tuple:
+        r = self.lits.get(text)
+        if r is None:
+            r = self.lits[text] = self.lexeme(("str", text, ""))
         return r
 
-    def opt(self, e: int) -> int:
-        return self.es.alt((e, D.EPSILON))
+    @staticmethod
+    def seq(*items) -> tuple:
+        return ("seq", list(items))
 
-    def tree(self, node) -> int:
-        return D.compile_tree(self.es, node)
+    @staticmethod
+    def opt(e) -> tuple:
+        return ("alt", [e, EMPTY])
 
-    def regex(self, pattern: str) -> int:
-        return self.tree(_memo(_PARSED, pattern, R.parse))
+    def regex(self, pattern: str) -> tuple:
+        r = self.regexes.get(pattern)
+        if r is None:
+            r = self.regexes[pattern] = ("re", pattern, "")
+        return r
 
-    def string_lexeme(self, body_tree) -> int:
-        body = self.tree(_quote(body_tree))
-        if body == D.NOTHING:
+    def string_lexeme(self, body_tree) -> tuple:
+        body = ("parsed", _quote(body_tree))
+        if self.terms.empty(body):
             raise Unsat("string pattern matches nothing")
-        q = self.es.byteset(1 << 0x22)
-        return self.lexeme(self.seq(q, body, q))
+        return self.lexeme(self.seq(QUOTE, body, QUOTE))
 
-    def simple_string(self) -> int:
-        if self._simple_string is None:
-            self._simple_string = self.string_lexeme(("rep", ("set", ANY_CP), 0, None))
+    def simple_string(self) -> tuple:
         return self._simple_string
 
-    def quoted(self, tree) -> int:
+    @staticmethod
+    def quoted(tree) -> tuple:
         """The JSON string (with its quotes) of the decoded texts `tree` matches."""
-        q = self.es.byteset(1 << 0x22)
-        return self.seq(q, self.tree(_quote(tree)), q)
+        return ("seq", [QUOTE, ("parsed", _quote(tree)), QUOTE])
 
-    def key_base(self) -> int:
+    def key_base(self) -> tuple:
         """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme)."""
-        es = self.es
-        hex2 = "[0-9a-fA-F]{2}"
-        scalar = (f"[0-9a-cA-Ce-fE-F]{hex2}[0-9a-fA-F]"  # U+0000-U+CFFF, U+E000-U+FFFF
-                  f"|[dD][0-7]{hex2}"  # U+D000-U+D7FF
-                  f"|[dD][89abAB]{hex2}\\\\u[dD][c-fC-F]{hex2}")  # a surrogate pair
-        char = self.regex(r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")")
-        q = es.byteset(1 << 0x22)
-        return self.seq(q, es.repeat(char, 0, None), q)
+        return self._key_base
 
-    def general_key(self, taken: list, patterns: list = (), where: str = "") -> int:
+    def general_key(self, taken: list, patterns: list = (), where: str = "") -> tuple:
         """Any JSON string with any `\\uXXXX` escape (llguidance's additional-key lexeme), except
-        the literal keys in `taken` and the keys of `patterns` (quoted pattern expressions)."""
-        es = self.es
-        key = es.minus_literals(self.key_base(), frozenset(taken))
+        the literal keys in `taken` and the keys of `patterns` (quoted pattern trees)."""
+        key = ("minus", self.key_base(), frozenset(taken)) if taken else self.key_base()
         if patterns:  # one product with their union (differences one by one grow a DFA each time)
+            key = ("and", [key, ("not", ("alt", list(patterns)))])
             try:
-                key = es.difference(key, es.alt(list(patterns)), INTERSECTION_BUDGET)
+                self.terms.empty(key)  # (the product made now, within the budget)
             except OverflowError:
                 raise UnsupportedFeatureError("JSON Schema patternProperties this large", f"at {where}") from None
         return self.lexeme(key)
 
-    def any_value(self) -> int:
+    def any_value(self) -> tuple:
         if self.any_ref is None:
-            k, ref = self.es.new_rule(False)
-            self.any_ref = ref
-            options = [
+            name = self.rule_name("ANY")
+            self.any_ref = ("rec", name)
+            self.defs[name] = ("alt", [
                 self.lit("null"),
                 self.lexeme(self.regex("true|false")),
                 self.lexeme(self.regex(NUMBER_RE)),
                 self.simple_string(),
-                self.array_of([], ref, 0, None),
-                self.object_of([], [(self.simple_string(), ref)]),
-            ]
-            self.es.set_rule(k, self.es.alt(options))
+                self.array_of([], self.any_ref, 0, None),
+                self.object_of([], [(self.simple_string(), self.any_ref)]),
+            ])
         return self.any_ref
 
-    def list_of(self, item: int) -> int:
+    def rule_name(self, hint: str) -> str:
+        """A new rule name (a terminal's: uppercase) after `hint` (a JSON pointer, ...)."""
+        base = "R_" + re.sub(r"[^A-Za-z0-9_]+", "_", hint).strip("_")[:48] if hint != "ANY" else "ANY"
+        name, n = base, 1
+        while name in self.defs:
+            n += 1
+            name = f"{base}_{n}"
+        self.defs[name] = NOTHING  # (reserved; the body is set when compiled)
+        return name
+
+    def list_of(self, item) -> tuple:
         """item (, item)*"""
-        return self.seq(self.es.repeat(self.seq(item, self.comma), 0, None), item)
+        return self.seq(("rep", self.seq(item, self.comma), 0, None), item)
 
     def array_of(self, prefix: list, items, min_items: int, max_items):
         """llguidance's array: required items, then nested optional ones (or an open tail)."""
@@ -157,7 +170,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                 parts.append(self.comma)
             parts.append(item)
         if optional:
-            acc = D.EPSILON
+            acc = EMPTY
             for item in reversed(optional[1:]):
                 acc = self.opt(self.seq(self.comma, item, acc))
             tail = self.seq(optional[0], acc)
@@ -165,25 +178,25 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         parts.append(self.lit("]"))
         return self.seq(*parts)
 
-    def object_of(self, named: list, extras: list, min_extra: int = 0, max_extra=None) -> int:
+    def object_of(self, named: list, extras: list, min_extra: int = 0, max_extra=None) -> tuple:
         """`named`: [(key lexeme, value, required)] in order, then min_extra..max_extra pairs,
         in any order, of the (key lexeme, value) kinds in `extras` (pattern and additional
         properties)."""
         items = [(self.seq(k, self.colon, v), req) for k, v, req in named]
         if extras and max_extra != 0:
-            item = self.es.alt([self.seq(k, self.colon, v) for k, v in extras])
-            rep = self.es.repeat(self.seq(item, self.comma), max(min_extra - 1, 0),
-                                 None if max_extra is None else max(max_extra - 1, 0))
+            item = ("alt", [self.seq(k, self.colon, v) for k, v in extras])
+            rep = ("rep", self.seq(item, self.comma), max(min_extra - 1, 0),
+                   None if max_extra is None else max(max_extra - 1, 0))
             items.append((self.seq(rep, item), min_extra > 0))
         elif min_extra > 0:
             raise Unsat("minProperties is greater than the number of properties")
         return self.fields(items)
 
-    def fields(self, items: list) -> int:
+    def fields(self, items: list) -> tuple:
         """`{` items in order, comma-separated, the optional ones left out or not `}` (built
         from the last item back, without recursion: objects may have thousands of properties)."""
         n = len(items)
-        prefixed = [D.EPSILON] * (n + 1)  # prefixed[i]: items i.. after an earlier item
+        prefixed = [EMPTY] * (n + 1)  # prefixed[i]: items i.. after an earlier item
         for i in range(n - 1, -1, -1):
             item, req = items[i]
             if req:
@@ -191,16 +204,16 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
             else:
                 prefixed[i] = self.seq(self.opt(self.seq(self.comma, item)), prefixed[i + 1])
         k = next((i for i, (_, req) in enumerate(items) if req), n)  # the first required item
-        first = self.seq(items[k][0], prefixed[k + 1]) if k < n else D.EPSILON
+        first = self.seq(items[k][0], prefixed[k + 1]) if k < n else EMPTY
         for i in range(k - 1, -1, -1):  # optional items before it: each there or not
-            first = self.es.alt((self.seq(items[i][0], prefixed[i + 1]), first))
+            first = ("alt", [self.seq(items[i][0], prefixed[i + 1]), first])
         return self.seq(self.lit("{"), first, self.lit("}"))
 
     # -- schemas ---------------------------------------------------------------------------
     def value(self, s, where: str) -> int:
         """The expression of the JSON values `s` allows (raises Unsat when none)."""
         self.visited += 1
-        if self.visited > SUBSCHEMA_BUDGET or len(self.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
+        if self.visited > SUBSCHEMA_BUDGET or len(self.terms.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
             self.over_budget()
         if s is True:
             return self.any_value()
@@ -303,7 +316,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                 unsat = e
         if not out:
             raise unsat or Unsat("no options")
-        return self.es.alt(out)
+        return out[0] if len(out) == 1 else ("alt", out)
 
     def any_of(self, options) -> int:
         if not options:
@@ -343,20 +356,17 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         # is one-to-one and prefix-free per character, so it commutes with intersection), kept
         # lazy as llguidance's derivre keeps `And`: only the tuples of derivatives a walk
         # reaches are made; whether any string is left is decided here within a budget
-        es = self.es
         # every quoted tree is a set of JSON string bodies: once `minLength` is met the length
-        # side is any body, and the intersection is the other side alone
-        es.universal.add(self.tree(_quote(("rep", ("set", ANY_CP), 0, None))))
+        # side is any body, and the intersection is the other side alone (`conj`'s third part)
+        body = ("conj", [("parsed", _quote(t)) for t in trees], _ANY_BODY)
         try:
-            body = es.conj([self.tree(_quote(t)) for t in trees], INTERSECTION_BUDGET)
+            if self.terms.empty(body):
+                raise Unsat("no string satisfies pattern/format/length together")
         except OverflowError:
             raise UnsupportedFeatureError(
                 "JSON Schema string constraints whose intersection is this large",
                 f"at {where} (no common string found within {INTERSECTION_BUDGET:,} steps)") from None
-        if body == D.NOTHING:
-            raise Unsat("no string satisfies pattern/format/length together")
-        q = es.byteset(1 << 0x22)
-        return self.lexeme(self.seq(q, body, q))
+        return self.lexeme(self.seq(QUOTE, body, QUOTE))
 
     def text_trees(self, s: dict, where: str) -> list:
         """The trees of `s`'s `pattern` (searched for) and `format` (whole), one per pattern or
@@ -432,19 +442,17 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         pat_keys = []
         for p in pats:
             tree = _memo(_SEARCHED, p, search_tree)
-            es_p = D.ExprSet()
-            pat_keys.append((p, self.quoted(tree), (es_p, D.compile_tree(es_p, tree))))
+            pat_keys.append((p, self.quoted(tree), probe(("parsed", tree))))
         for i, (p1, k1, _) in enumerate(pat_keys):
             for p2, k2, _ in pat_keys[i + 1:]:
-                if self.es.intersect(k1, k2, INTERSECTION_BUDGET) != D.NOTHING:
+                if not self.terms.empty(("and", [k1, k2])):
                     raise ConstraintError(f"JSON schema: patternProperties /{p1}/ and /{p2}/ are not disjoint at {where}")
 
         def matching(name: str) -> list:
             out = []
-            for p, _, (es_p, e) in pat_keys:
-                for b in name.encode("utf-8", "surrogatepass"):
-                    e = es_p.derive(e, b)
-                if es_p.nullable[e]:
+            data = name.encode("utf-8", "surrogatepass")
+            for p, _, matches in pat_keys:
+                if matches(data):
                     out.append(p)
             return out
 
@@ -467,7 +475,7 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                 if is_req:
                     raise
                 continue
-            named.append((self.lexeme(self.es.literal(quoted)), v, is_req))
+            named.append((self.lexeme(("str", quoted.decode(), "")), v, is_req))
         extras = []
         for p, key, _ in pat_keys:
             try:
@@ -475,8 +483,9 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
             except Unsat:
                 continue
             excluded = frozenset(q for q, hits in taken if p in hits)
-            key = self.es.minus_literals(key, excluded)
-            if key != D.NOTHING:  # (every key it matches is a named property)
+            if excluded:
+                key = ("minus", key, excluded)
+            if not self.terms.empty(key):  # (every key it matches is a named property)
                 extras.append((self.lexeme(key), v))
         try:
             extra_value = self.value(extra, f"{where}/additionalProperties")
@@ -513,29 +522,34 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
                     options.append([(it, rr or j == idx) for j, (it, rr) in enumerate(items)])
             if max_x == 1 and min_x == 0:
                 options.append([(it, True) for it, rr in items if rr])
-            return self.es.alt([self.fields(o) for o in options])
+            return ("alt", [self.fields(o) for o in options])
         return self.object_of(named, extras, min_x, max_x)
 
     def over_budget(self):
         raise UnsupportedFeatureError(
             "JSON schema beyond the compile budget",
             f"more than {SUBSCHEMA_BUDGET:,} subschemas visited or {EXPRESSION_BUDGET:,} expressions built "
-            f"({self.visited:,} and {len(self.es.exprs) - self.expr_base:,} so far); see docs/constrain-json.md#limits")
+            f"({self.visited:,} and {len(self.terms.es.exprs) - self.expr_base:,} so far); see docs/constrain-json.md#limits")
 
-    def finish(self, top: int) -> int:
+    def finish(self, top) -> dict:
+        """The rules of the schema's texts: "start" (`top`, its leading whitespace removed)
+        and the rules it uses (`$ref` targets, any value, remainder automata)."""
         while self.pending:
-            k, target, uri = self.pending.pop()
+            name, target, uri = self.pending.pop()
             try:
-                body = self.value(target, uri)
+                self.defs[name] = self.value(target, uri)
             except Unsat as e:
                 raise ConstraintError(f"JSON schema: $ref {uri!r} is unsatisfiable ({e})") from None
-            self.es.set_rule(k, body)
-        top = self.es.check_rules(top)
-        if top == D.NOTHING:
+        return {"start": ("nostart", top, self.ws_mask), **self.defs}
+
+    def lower(self, rules: dict) -> int:
+        """The expression of the rules `finish` made, in `self.terms`."""
+        start = self.terms.finish(rules["start"])
+        if start == D.NOTHING:
             raise Unsat("every JSON value it allows nests without end (a required property recurses)")
-        if len(self.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
+        if len(self.terms.es.exprs) - self.expr_base > EXPRESSION_BUDGET:
             self.over_budget()
-        return self.es.strip_leading(top, self.ws_mask)
+        return start
 
 
 # Per process, as the same regexes and string kinds come back in schema after schema (trees are
@@ -560,42 +574,73 @@ def _quote(tree):
     return _memo(_QUOTED, repr(tree), lambda _: quote_tree(tree))
 
 
-_TEMPLATES: dict = {}  # whitespace and separators -> a frozen ExprSet (see `_template`)
+QUOTE = ("str", '"', "")
+_ANY_BODY = ("parsed", quote_tree(("rep", ("set", ANY_CP), 0, None)))  # any JSON string body
+_SHARED: dict = {}  # whitespace and separators -> a `_Shared`
 
 
-def _template(o: JsonOptions) -> D.ExprSet:
-    """The expressions every schema with these whitespace and separator options starts from:
-    the lexemes of JSON's punctuation, literals, numbers, strings and keys, with what the
-    first masks need of their derivatives, made once per process and forked per schema (they do
-    not depend on the schema; the masks are the same, only made once)."""
-    key = (repr(o.ws_tree), o.ws_mask, repr(o.item_tree), repr(o.key_tree))
-    t = _TEMPLATES.get(key)
-    if t is None:
-        c = _Compiler(True, o, D.ExprSet())
-        es = c.es
-        for text in ("null", "{", "}", "[", "]"):
-            c.lit(text)
-        c.lexeme(c.regex("true|false"))
-        c.lexeme(c.regex(NUMBER_RE))
-        c.simple_string()
+class _Shared:
+    """The trees every schema with these whitespace and separator options uses (the lexemes
+    of JSON's punctuation, literals, numbers, strings and keys) and a frozen `Terminals` they
+    are lowered in, with what the first masks need of their derivatives: made once per process
+    and forked per schema (they do not depend on the schema; the masks are the same, only made
+    once)."""
+
+    def __init__(self, o: JsonOptions):
+        terms = Terminals()
+        self.ws = ("alt", [("parsed", o.ws_tree), EMPTY]) if o.ws_tree is not None else EMPTY
+
+        def lexeme(e):
+            r = ("seq", [self.ws, e])
+            terms.lower(r)
+            return r
+
+        self.comma = lexeme(("parsed", o.item_tree))
+        self.colon = lexeme(("parsed", o.key_tree))
+        self.lits = {text: lexeme(("str", text, "")) for text in ("null", "{", "}", "[", "]")}
+        self.regexes = {p: ("re", p, "") for p in ("true|false", NUMBER_RE)}
+        for r in self.regexes.values():
+            lexeme(r)
+        self.string = lexeme(("seq", [QUOTE, ("parsed", _quote(("rep", ("set", ANY_CP), 0, None))), QUOTE]))
+        hex2 = "[0-9a-fA-F]{2}"
+        scalar = (f"[0-9a-cA-Ce-fE-F]{hex2}[0-9a-fA-F]"  # U+0000-U+CFFF, U+E000-U+FFFF
+                  f"|[dD][0-7]{hex2}"  # U+D000-U+D7FF
+                  f"|[dD][89abAB]{hex2}\\\\u[dD][c-fC-F]{hex2}")  # a surrogate pair
+        char = ("re", r'[^"\\\x00-\x1F\x7F]|\\["\\bfnrt]|\\u(?:' + scalar + ")", "")
+        self.key_base = ("seq", [QUOTE, ("rep", char, 0, None), QUOTE])
         # the additional-key lexeme's automaton (finite: a few states per UTF-8 and escape
         # step), every state's derivatives grouped, as `minus_literals` asks for them
-        todo, seen = [c.key_base()], set()
-        while todo and len(seen) < 1000:
-            e = todo.pop()
-            if e in seen:
-                continue
-            seen.add(e)
-            todo.extend(es.derivative_groups(e))
-        es.byte_classes()
-        if len(_TEMPLATES) >= 16:
-            _TEMPLATES.clear()
-        t = _TEMPLATES[key] = es.freeze()
+        terms.warm(self.key_base, 1000)
+        terms.es.byte_classes()
+        self.terms = terms.freeze()
+
+
+def _shared(o: JsonOptions) -> _Shared:
+    key = (repr(o.ws_tree), o.ws_mask, repr(o.item_tree), repr(o.key_tree))
+    t = _SHARED.get(key)
+    if t is None:
+        if len(_SHARED) >= 16:
+            _SHARED.clear()
+        t = _SHARED[key] = _Shared(o)
     return t
 
 
+def schema_rules(schema) -> dict:
+    """The rule trees of the JSON texts `schema` allows: {"start": tree, rule name: tree, ...}
+    (the builder's node kinds, see builder.py; `("rec", name)` uses a rule), what
+    `compile_schema` lowers into one expression."""
+    return _build(schema)[1]
+
+
 def compile_schema(schema) -> tuple:
-    """(ExprSet, start expression) of the JSON texts `schema` allows."""
+    """(ExprSet, start expression) of the JSON texts `schema` allows: its rule trees
+    (`schema_rules`) lowered by the builder's lexeme compiler (`terminals.Terminals`)."""
+    c, rules = _build(schema)
+    return c.terms.es, _guarded(c, lambda: c.lower(rules))
+
+
+def _build(schema) -> tuple:
+    """(compiler, rule trees) of `schema`."""
     check_depth(schema)
     options = None
     if isinstance(schema, dict) and "x-guidance" in schema:
@@ -615,18 +660,20 @@ def compile_schema(schema) -> tuple:
                                               "llguidance rejects it too unless coerce_one_of")
             c.coerce_one_of = one_of is True  # (None: not modelled, checked oneOf by oneOf)
     # one construct past the budget (a constant of a million characters) stops where it is
-    c.es.max_exprs = c.expr_base + EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
+    c.terms.es.max_exprs = c.expr_base + EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
+    return c, _guarded(c, lambda: c.finish(c.value(schema, "#")))
+
+
+def _guarded(c: _Compiler, work):
+    es = c.terms.es
     try:
         with gc_paused():
-            top = c.value(schema, "#")
-            return c.es, c.finish(top)
+            return work()
     except GrammarLimitError:
-        if len(c.es.exprs) >= c.es.max_exprs:
+        if len(es.exprs) >= es.max_exprs:
             c.over_budget()
         raise
     except Unsat as e:
         raise ConstraintError(f"JSON schema is unsatisfiable: {e}") from None
     except RecursionError:
         raise UnsupportedFeatureError("JSON schemas nested this deeply") from None
-
-

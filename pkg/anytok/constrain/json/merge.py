@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .. import derivatives as D
+from ..terminals import probe
 from ..errors import ConstraintError, UnsupportedFeatureError
 from .keywords import ANNOTATIONS, IMPLEMENTED_HERE, REJECTED, SUBSCHEMA_BUDGET, Unsat, has_type, schema_types
 from .numbers import lcm_step
@@ -302,13 +302,6 @@ def pattern_found(pattern, key: str) -> bool:
     if r is None:
         if len(_PATTERN_DFAS) > 256:
             _PATTERN_DFAS.clear()
-        es = D.ExprSet()
-        r = _PATTERN_DFAS[pattern] = (es, D.compile_tree(es, search_tree(pattern)))
-    es, e = r
-    derive = es.derive
-    for b in key.encode("utf-8", "surrogatepass"):
-        e = derive(e, b)
-        if e == D.NOTHING:
-            return False
-    return es.nullable[e]
+        r = _PATTERN_DFAS[pattern] = probe(("parsed", search_tree(pattern)))
+    return r(key.encode("utf-8", "surrogatepass"))
 

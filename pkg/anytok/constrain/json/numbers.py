@@ -8,9 +8,9 @@ import json
 import math
 import re
 
-from .. import derivatives as D
+from ..terminals import EMPTY, NOTHING
 from ..errors import ConstraintError, UnsupportedFeatureError
-from .keywords import INTERSECTION_BUDGET, Unsat
+from .keywords import Unsat
 
 # multipleOf: the largest step coefficient (digits without the decimal point) and the most
 # states its minimized remainder automaton may keep (a step prime to 10 needs one per remainder)
@@ -303,25 +303,22 @@ class NumbersMixin:
         if coef > MULTIPLE_OF_COEF:
             raise UnsupportedFeatureError("JSON Schema multipleOf with this many significant digits",
                                           f"at {where} (at most {MULTIPLE_OF_COEF:,})")
+        r = ("and", [e, ("seq", [("alt", [("str", "-", ""), EMPTY]), self.multiples(coef, exp)])])
         try:
-            r = self.es.intersect(e, self.es.concat(self.es.alt((self.es.literal(b"-"), D.EPSILON)),
-                                                    self.multiples(coef, exp)), INTERSECTION_BUDGET)
+            if self.terms.empty(r):
+                raise Unsat("no multiple of multipleOf in range")
         except OverflowError:
             raise UnsupportedFeatureError("JSON Schema multipleOf whose number language is this large",
                                           f"at {where}") from None
-        if r == D.NOTHING:
-            raise Unsat("no multiple of multipleOf in range")
         return r
 
     def multiples(self, d: int, scale: int) -> int:
         """Digit strings whose value times 10^scale is a multiple of d, with no fraction part or
         one of at most `scale` digits, exactly as llguidance's MultipleOf matches them: a DFA
         over remainders (leading zeros allowed; the number regex it is intersected with rules
-        them out), its live states as rules.  In the fraction part, once 10^(digits left) is
+        them out), its live states as rules (a tree: `("rec", name)` per state).  In the fraction part, once 10^(digits left) is
         at most d, the remaining digits are forced (so with multipleOf 0.25, 0.5 must be
         written 0.50)."""
-        es = self.es
-
         def frac(r: int, left: int):
             if left == 0 and r == 0:
                 return "end"
@@ -368,7 +365,7 @@ class NumbersMixin:
                     live.add(st)
                     changed = True
         if "start" not in live:
-            return D.NOTHING
+            return NOTHING
         # minimized (Moore): remainders that lead to the same strings are one rule (a step of
         # 5000 needs a handful, not 5000: only its factor prime to 10 needs one per remainder)
         block = {st: int(accepting(st)) for st in live}
@@ -385,11 +382,11 @@ class NumbersMixin:
         rules: dict = {}
         for st in live:
             if block[st] not in rules:
-                rules[block[st]] = (st, es.new_rule(accepting(st)))
-        for st, (k, _) in rules.values():
-            parts = [es.concat(es.byteset(1 << b), rules[block[n]][1][1]) for b, n in edges[st] if n in live]
+                rules[block[st]] = (st, ("rec", self.rule_name(f"MULTIPLE_{d}e{scale}")))
+        for st, ref in rules.values():
+            parts = [("seq", [("bytes", 1 << b), rules[block[n]][1]]) for b, n in edges[st] if n in live]
             if accepting(st):
-                parts.append(D.EPSILON)
-            es.set_rule(k, es.alt(parts))
-        return rules[block["start"]][1][1]
+                parts.append(EMPTY)
+            self.defs[ref[1]] = ("alt", parts)
+        return rules[block["start"]][1]
 

@@ -89,7 +89,7 @@ class RefsMixin:
         hit = self.rules.get(pointer)
         if hit is None:
             target = self.resolve(uri, where)
-            k, ref = self.es.new_rule(False)
-            hit = self.rules[pointer] = (k, ref)
-            self.pending.append((k, target, uri))
-        return hit[1]
+            name = self.rule_name(pointer or "root")
+            hit = self.rules[pointer] = ("rec", name)
+            self.pending.append((name, target, uri))
+        return hit

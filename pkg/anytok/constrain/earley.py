@@ -66,6 +66,9 @@ from .errors import GrammarLimitError, Limits  # noqa: F401 (re-exported)
 
 
 COMPLETE = -1
+# `States.canonical` keys states whose lexer state holds at most this many lexemes by what
+# scanning each leads to (each scan closes a node); others by themselves.
+CANONICAL_LEXEMES = 64
 
 
 class Grammar:
@@ -195,6 +198,7 @@ class States(D.StateSet):
         self.cs_ids: dict = {}
         self.rows: list = [[0] * 256]
         self.acc: list = [0]
+        self._canon: dict = {}  # state -> `canonical` key
         self.nullable = _Nullable(self)
         self.root = None
         root = self.root = self._close([], None)
@@ -707,5 +711,27 @@ class States(D.StateSet):
             out.sort()
         return out
 
-    def truncated(self, s: int, depth: int) -> int:
-        return s
+    def canonical(self, s: int):
+        """A key for what state `s` = (node, lexer state, fresh) does on any bytes: the node
+        enters its transitions only through the nodes it reaches by scanning the lexemes that
+        the lexer state may end (`_scan`; a set of several lexemes ending together reaches the
+        node of the union of their items, so the node each alone reaches decides it too),
+        and, when fresh, through whether it accepts.  So the lexer state and those nodes (one
+        per lexeme of the lexer state) are the key: a number in the second and in the tenth
+        element of a JSON array reaches, when it ends, the same node (after an element other
+        than the first), although each element starts from its own node, and the states of
+        its digits share their masks.  Made once per state."""
+        r = self._canon.get(s)
+        if r is None:
+            node, ls, fresh = self.cs[s]
+            t = self.lex_tuples[ls]
+            if node is None or fresh == 2 or len(t) > 2 * CANONICAL_LEXEMES:  # (barriers: no transitions)
+                r = s
+            else:
+                scan = self._scan
+                r = (ls, fresh and node.accepting, fresh, *[scan(node, 1 << t[j]) for j in range(0, len(t), 2)])
+            self._canon[s] = r
+        return r
+
+    def truncated(self, s: int, depth: int):
+        return self.canonical(s)

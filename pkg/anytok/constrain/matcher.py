@@ -87,7 +87,8 @@ class _Shared:
                 sum(((1 << (hi + 1)) - (1 << lo)) for lo, hi in ranges) for ranges in es.token_ranges]
 
     def forced_bytes(self, state: int):
-        r = self.forced.get(state)
+        key = self.es.canonical(state)  # (states with the same future force the same bytes)
+        r = self.forced.get(key)
         if r is None:
             es = self.es
             out = bytearray()
@@ -111,7 +112,7 @@ class _Shared:
                 path.append(s)
                 out.append(viable[0])
                 s = es.derive(s, viable[0])
-            r = self.forced[state] = (bytes(out), s)
+            r = self.forced[key] = (bytes(out), s)
         return r
 
     def _pack(self, ids) -> bytes:
@@ -129,7 +130,7 @@ class _Shared:
         fb, after = self.forced_bytes(state) if not no_forcing else (b"", state)
         # no forced bytes: the mask depends only on the strings of at most the longest token's
         # length that the state allows, so states equal up to that length share it
-        key = self.es.truncated(state, self.trie.max_token_len) if not fb else (state, last)
+        key = self.es.truncated(state, self.trie.max_token_len) if not fb else (self.es.canonical(state), last)
         if no_forcing and not self.no_forcing:
             key = ("no forcing", key)
         r = self.masks.get(key)

@@ -188,6 +188,7 @@ class States(D.StateSet):
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
         self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
         self._lex_derive_fn = [x.derive for x in g.lexeme_es]
+        self._lex_first_fn = [x.first_bytes for x in g.lexeme_es]
         self._lex_null_list = [x.nullable for x in g.lexeme_es]
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
@@ -478,12 +479,15 @@ class States(D.StateSet):
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            fns = self._lex_derive_fn
+            fns, firsts = self._lex_derive_fn, self._lex_first_fn
             out = []
             for j in range(0, len(t), 2):
-                d = fns[t[j]](t[j + 1], b)
-                if d:
-                    out.extend((t[j], d))
+                # (a byte no string of the lexeme's derivative starts with: dead, without
+                # deriving; most bytes, for a lexeme that few bytes continue)
+                if firsts[t[j]](t[j + 1]) >> b & 1:
+                    d = fns[t[j]](t[j + 1], b)
+                    if d:
+                        out.extend((t[j], d))
             r = row[b] = self._lex_intern(tuple(out))
         return r
 

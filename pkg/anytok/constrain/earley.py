@@ -716,24 +716,25 @@ class States(D.StateSet):
         return out
 
     def canonical(self, s: int):
-        """A key for what state `s` = (node, lexer state, fresh) does on any bytes: the node
-        enters its transitions only through the nodes it reaches by scanning the lexemes that
-        the lexer state may end (`_scan`; a set of several lexemes ending together reaches the
-        node of the union of their items, so the node each alone reaches decides it too),
-        and, when fresh, through whether it accepts.  So the lexer state and those nodes (one
-        per lexeme of the lexer state) are the key: a number in the second and in the tenth
-        element of a JSON array reaches, when it ends, the same node (after an element other
-        than the first), although each element starts from its own node, and the states of
-        its digits share their masks.  Made once per state."""
+        """A key for what state `s` = (node, lexer state, fresh) does on any bytes.  Inside a
+        lexeme, the node enters its transitions only through the nodes it reaches by scanning
+        the lexemes that the lexer state may end (`_scan`; a set of several lexemes ending
+        together reaches the node of the union of their items, so the node each alone
+        reaches decides it too).  So the lexer state and those nodes (one per lexeme of the
+        lexer state) are the key: a number in the second and in the tenth element of a JSON
+        array reaches, when it ends, the same node (after an element other than the first),
+        although each element starts from its own node, and the states of its digits share
+        their masks.  A fresh state is its own key: scanning each of the many lexemes its node
+        allows would cost more than it shares.  Made once per state."""
         r = self._canon.get(s)
         if r is None:
             node, ls, fresh = self.cs[s]
             t = self.lex_tuples[ls]
-            if node is None or fresh == 2 or len(t) > 2 * CANONICAL_LEXEMES:  # (barriers: no transitions)
+            if node is None or fresh or len(t) > 2 * CANONICAL_LEXEMES:  # (barriers are fresh)
                 r = s
             else:
                 scan = self._scan
-                r = (ls, fresh and node.accepting, fresh, *[scan(node, 1 << t[j]) for j in range(0, len(t), 2)])
+                r = (ls, *[scan(node, 1 << t[j]) for j in range(0, len(t), 2)])
             self._canon[s] = r
         return r
 

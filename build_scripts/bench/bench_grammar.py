@@ -227,13 +227,14 @@ def main() -> None:
     def both(a, b):
         return f"{a * 1e3:8.2f} / {b * 1e3:6.2f}"
 
-    print(f"{'grammar':20} {'first ms':>17} {'median ms':>17} {'p99 ms':>17} {'mean ms':>17} steps")
-    print(f"{'':20} {'anytok / llg':>17} {'anytok / llg':>17} {'anytok / llg':>17} {'anytok / llg':>17}")
+    print(f"{'grammar':20} {'first ms':>17} {'median ms':>17} {'p99 ms':>17} {'mean ms':>17} {'mean':>6} steps")
+    print(f"{'':20} {'anytok / llg':>17} {'anytok / llg':>17} {'anytok / llg':>17} {'anytok / llg':>17} {'ratio':>6}")
     for r in native:
         ot, rt = r["times"], r["ref_times"]
         if ot:
             print(f"{r['label']:20} {both(r['first'], r['ref_first'])} {both(statistics.median(ot), statistics.median(rt))} "
-                  f"{both(_pct(ot, 0.99), _pct(rt, 0.99))} {both(statistics.mean(ot), statistics.mean(rt))} {len(ot)}")
+                  f"{both(_pct(ot, 0.99), _pct(rt, 0.99))} {both(statistics.mean(ot), statistics.mean(rt))} "
+                  f"{statistics.mean(ot) / statistics.mean(rt):5.2f}x {len(ot)}")
     all_ours = [x for r in native for x in r["times"]]
     all_ref = [x for r in native for x in r["ref_times"]]
     print(f"all grammars, anytok natively: median {statistics.median(all_ours) * 1e3:.3f} ms per mask, "

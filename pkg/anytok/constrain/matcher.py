@@ -6,13 +6,15 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
 `TokenParser`:
 
 1. Forced bytes: while the state does not accept and exactly one byte keeps it live, that byte
-   is forced (`_forced_bytes`, cached per state).
+   is forced (`_forced_bytes`, cached per `es.canonical(state)`: a grammar's states inside a
+   lexeme with the same future share it, see earley.py).
 2. No forced bytes: the allowed tokens are those whose bytes all keep the state live (a walk of
    the token trie, or, once a walk has allowed many tokens, of the parts of the vocabulary the
    slicer cannot add whole; see `slicer.py`), plus end-of-sequence if the state accepts.
    Cached per state, so a repeated state (as in `[0-9]+` or free text) costs a dict lookup;
    the key is the state with its repetition counts capped past the longest token
-   (`ExprSet.truncated`), so `[a-z ]{0,300}` with 200 or 250 repetitions left is one entry.
+   (`ExprSet.truncated`), so `[a-z ]{0,300}` with 200 or 250 repetitions left is one entry;
+   for a grammar, the state's `canonical` key.
 3. Forced bytes (tokenizers with a canonical tokenization, such as tiktoken's): the last
    consumed token's bytes plus the forced bytes are tokenized with the tokenizer's own encoder;
    trailing tokens that a longer token could replace (some token extends their bytes viably

@@ -69,7 +69,7 @@ class StateSet:
     states: an `ExprSet` (regexes, JSON Schemas, one-lexeme grammars) or an `earley.States`
     (grammars).  States are ints (0: dead); every state set has `nullable[s]` (accepting),
     `rows` (per state, 256 derivative ids, -1 not yet known), `derive(s, byte)`,
-    `viable_bytes(s)`, `truncated(s, depth)` (the key of a state's mask cache) and `refuel()`
+    `viable_bytes(s)`, `canonical(s)` and `truncated(s, depth)` (keys of the matcher's caches) and `refuel()`
     (a new work budget per matcher call).
 
     The optional features below are declared here with the values of a state set without them;
@@ -95,6 +95,12 @@ class StateSet:
         tells apart from `byte` (they have the same derivative): a trie walk or a slicer's
         check meets most bytes of a class and then derives once, not once per byte."""
         return self.derive(s, byte)
+
+    def canonical(self, s: int):
+        """A key equal for states with the same future (the same strings lead each to a
+        match, and to the same forced bytes): the matcher's caches of forced bytes and masks
+        are keyed by it.  Here the state itself."""
+        return s
 
     def special_next(self, s: int) -> list:
         """The token-range lexemes that may come next in state `s`."""

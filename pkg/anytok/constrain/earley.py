@@ -66,6 +66,9 @@ from .errors import GrammarLimitError, Limits  # noqa: F401 (re-exported)
 
 
 COMPLETE = -1
+# `States.canonical` keys states whose lexer state holds at most this many lexemes by what
+# scanning each leads to (each scan closes a node); others by themselves.
+CANONICAL_LEXEMES = 64
 
 
 class Grammar:
@@ -185,6 +188,7 @@ class States(D.StateSet):
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
         self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
         self._lex_derive_fn = [x.derive for x in g.lexeme_es]
+        self._lex_first_fn = [x.first_bytes for x in g.lexeme_es]
         self._lex_null_list = [x.nullable for x in g.lexeme_es]
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
@@ -195,6 +199,7 @@ class States(D.StateSet):
         self.cs_ids: dict = {}
         self.rows: list = [[0] * 256]
         self.acc: list = [0]
+        self._canon: dict = {}  # state -> `canonical` key
         self.nullable = _Nullable(self)
         self.root = None
         root = self.root = self._close([], None)
@@ -474,12 +479,15 @@ class States(D.StateSet):
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            fns = self._lex_derive_fn
+            fns, firsts = self._lex_derive_fn, self._lex_first_fn
             out = []
             for j in range(0, len(t), 2):
-                d = fns[t[j]](t[j + 1], b)
-                if d:
-                    out.extend((t[j], d))
+                # (a byte no string of the lexeme's derivative starts with: dead, without
+                # deriving; most bytes, for a lexeme that few bytes continue)
+                if firsts[t[j]](t[j + 1]) >> b & 1:
+                    d = fns[t[j]](t[j + 1], b)
+                    if d:
+                        out.extend((t[j], d))
             r = row[b] = self._lex_intern(tuple(out))
         return r
 
@@ -707,5 +715,28 @@ class States(D.StateSet):
             out.sort()
         return out
 
-    def truncated(self, s: int, depth: int) -> int:
-        return s
+    def canonical(self, s: int):
+        """A key for what state `s` = (node, lexer state, fresh) does on any bytes.  Inside a
+        lexeme, the node enters its transitions only through the nodes it reaches by scanning
+        the lexemes that the lexer state may end (`_scan`; a set of several lexemes ending
+        together reaches the node of the union of their items, so the node each alone
+        reaches decides it too).  So the lexer state and those nodes (one per lexeme of the
+        lexer state) are the key: a number in the second and in the tenth element of a JSON
+        array reaches, when it ends, the same node (after an element other than the first),
+        although each element starts from its own node, and the states of its digits share
+        their masks.  A fresh state is its own key: scanning each of the many lexemes its node
+        allows would cost more than it shares.  Made once per state."""
+        r = self._canon.get(s)
+        if r is None:
+            node, ls, fresh = self.cs[s]
+            t = self.lex_tuples[ls]
+            if node is None or fresh or len(t) > 2 * CANONICAL_LEXEMES:  # (barriers are fresh)
+                r = s
+            else:
+                scan = self._scan
+                r = (ls, *[scan(node, 1 << t[j]) for j in range(0, len(t), 2)])
+            self._canon[s] = r
+        return r
+
+    def truncated(self, s: int, depth: int):
+        return self.canonical(s)

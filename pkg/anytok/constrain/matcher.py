@@ -6,13 +6,15 @@ token.  `mask()` turns the top entry into the set of allowed tokens, following l
 `TokenParser`:
 
 1. Forced bytes: while the state does not accept and exactly one byte keeps it live, that byte
-   is forced (`_forced_bytes`, cached per state).
+   is forced (`_forced_bytes`, cached per `es.canonical(state)`: a grammar's states inside a
+   lexeme with the same future share it, see earley.py).
 2. No forced bytes: the allowed tokens are those whose bytes all keep the state live (a walk of
    the token trie, or, once a walk has allowed many tokens, of the parts of the vocabulary the
    slicer cannot add whole; see `slicer.py`), plus end-of-sequence if the state accepts.
    Cached per state, so a repeated state (as in `[0-9]+` or free text) costs a dict lookup;
    the key is the state with its repetition counts capped past the longest token
-   (`ExprSet.truncated`), so `[a-z ]{0,300}` with 200 or 250 repetitions left is one entry.
+   (`ExprSet.truncated`), so `[a-z ]{0,300}` with 200 or 250 repetitions left is one entry;
+   for a grammar, the state's `canonical` key.
 3. Forced bytes (tokenizers with a canonical tokenization, such as tiktoken's): the last
    consumed token's bytes plus the forced bytes are tokenized with the tokenizer's own encoder;
    trailing tokens that a longer token could replace (some token extends their bytes viably
@@ -87,7 +89,8 @@ class _Shared:
                 sum(((1 << (hi + 1)) - (1 << lo)) for lo, hi in ranges) for ranges in es.token_ranges]
 
     def forced_bytes(self, state: int):
-        r = self.forced.get(state)
+        key = self.es.canonical(state)  # (states with the same future force the same bytes)
+        r = self.forced.get(key)
         if r is None:
             es = self.es
             out = bytearray()
@@ -111,7 +114,7 @@ class _Shared:
                 path.append(s)
                 out.append(viable[0])
                 s = es.derive(s, viable[0])
-            r = self.forced[state] = (bytes(out), s)
+            r = self.forced[key] = (bytes(out), s)
         return r
 
     def _pack(self, ids) -> bytes:
@@ -129,7 +132,7 @@ class _Shared:
         fb, after = self.forced_bytes(state) if not no_forcing else (b"", state)
         # no forced bytes: the mask depends only on the strings of at most the longest token's
         # length that the state allows, so states equal up to that length share it
-        key = self.es.truncated(state, self.trie.max_token_len) if not fb else (state, last)
+        key = self.es.truncated(state, self.trie.max_token_len) if not fb else (self.es.canonical(state), last)
         if no_forcing and not self.no_forcing:
             key = ("no forcing", key)
         r = self.masks.get(key)

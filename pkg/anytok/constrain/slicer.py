@@ -77,11 +77,15 @@ MEMO_LIMIT = 128
 SIG_PAIR_BUDGET = 64
 SIG_DERIVE_BUDGET = 200
 SIG_FAILURES = 2
-# The slices whose parts are kept per signature: words and whitespace.  The free-text slices'
-# products with an Earley lexer's states rarely close within the budgets (the lexer's states
-# change at every lexeme end: 131 of 143 tried over bench_grammar.py's walks) and the others
-# were never met again there, so trying them only cost time.
-SIGNED = frozenset({0, 1, 2, 3, 4})
+# The slices whose parts are kept per signature: words.  The free-text slices' products with
+# an Earley lexer's states rarely close within the budgets (the lexer's states change at every
+# lexeme end: 131 of 143 tried over bench_grammar.py's walks) and the others were never met
+# again there, so trying them only cost time.  The whitespace part (a few hundred tokens) is
+# walked for less than its signature costs: JSON's `"\n" [ \t]{0,20}` pairs with it in some
+# twenty states (bench_grammar.py's walks: json_arr 4.1 ms of signatures, 14 hits of 19,
+# against 0.6 ms of walks; json 0.85 against 0.13 ms; outlines' arithmetic, the one walk the
+# signatures paid for, 0.6 against 1.6 ms).
+SIGNED = frozenset({0, 1, 2, 3})
 # `_Slice.avoid_mask`: budgets of its exploration (transitions not yet known; pairs as
 # PAIR_BUDGET), and the tokens it checks one by one at most (past them the part is walked).
 # After a list item's first character (llama.cpp's list.gbnf: any character but line breaks,

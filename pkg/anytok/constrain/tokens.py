@@ -229,24 +229,35 @@ class TokenTrie:
         base = depth[node]
         states = [0] * (self.max_token_len + 2)
         states[base] = state
-        i, stop = node + 1, end[node]
-        rows = derive.__self__.rows  # cached transitions, -1 = not yet derived
-        while i < stop:
-            d = depth[i]
-            p = states[d - 1]
-            s = rows[p][byte[i]]
-            if s < 0:
-                s = derive(p, byte[i])
-            if s:
-                t = token[i]
-                if t >= 0:
-                    out.append(t)
-                    if i in extra:
-                        out.extend(extra[i])
-                states[d] = s
-                i += 1
-            else:
-                i = end[i]
+        sset = derive.__self__
+        rows = sset.rows  # cached transitions, -1 = not yet derived
+        ranges = [(node + 1, end[node])]
+        if not node:
+            # from the root, only the subtrees of the bytes that keep `state` live: a state
+            # that few bytes continue (a number's digits, whitespace) would otherwise meet
+            # each of the root's ~200 children, once per part of the vocabulary (the same
+            # tokens, in the same order: the children are sorted by byte)
+            children = self.children0
+            viable = sset.viable_bytes(state)
+            if len(viable) < len(children) // 2:
+                ranges = [(c, end[c]) for c in map(children.get, viable) if c is not None]
+        for i, stop in ranges:
+            while i < stop:
+                d = depth[i]
+                p = states[d - 1]
+                s = rows[p][byte[i]]
+                if s < 0:
+                    s = derive(p, byte[i])
+                if s:
+                    t = token[i]
+                    if t >= 0:
+                        out.append(t)
+                        if i in extra:
+                            out.extend(extra[i])
+                    states[d] = s
+                    i += 1
+                else:
+                    i = end[i]
         return out
 
     def has_extension(self, derive, state: int, prefix: bytes) -> bool:

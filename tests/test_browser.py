@@ -68,6 +68,16 @@ def demo(demo_profile, demo_url):
     assert errors == []
 
 
+@pytest.fixture
+def profile_page(demo_profile):
+    """A new page of demo_profile, not loaded (for tests that open the demo at another address:
+    they do not depend on a first visit, which `context` gives)."""
+    page = demo_profile.new_page()
+    yield page
+    page.close()
+    demo_profile.guard.check()
+
+
 @pytest.fixture(scope="module")
 def shim(browser, demo_url):
     """A page with the shim imported (window.AnyTok) and no demo running, shared by the module."""
@@ -1408,8 +1418,8 @@ def test_demo_lone_surrogates_get_a_notice_and_the_native_count(demo):
     assert shown_count(demo) == anytok_encoding("o200k_base").count("broken \ud800 text \udfff!", disallowed_special=())
 
 
-def test_demo_unknown_encoding_gives_a_clear_error(context, demo_url):
-    page = context.new_page()
+def test_demo_unknown_encoding_gives_a_clear_error(profile_page, demo_url):
+    page = profile_page
     page.goto(demo_url + "?encoding=o300k_base")
     wait_status(page, "error")
     message = page.text_content("#error")
@@ -1556,10 +1566,10 @@ def test_demo_takes_dropped_files(demo, corpora):
     assert demo.is_hidden("#drop-overlay")
 
 
-def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
+def test_demo_constrain_view_steps_through_a_generation(profile_page, demo_url):
     from anytok import constrain
 
-    page = context.new_page()
+    page = profile_page
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(demo_url + "?view=constrain")
@@ -1616,14 +1626,14 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     assert view.get_attribute("data-state") == "ready" and errors == []
 
 
-def test_demo_constrain_view_offers_llama_cpp_grammars(context, demo_url):
+def test_demo_constrain_view_offers_llama_cpp_grammars(profile_page, demo_url):
     # The Example list: our own examples, then llama.cpp's 8 grammars (build_web.py copies them
     # from the cached llama-cpp-python sdist); picking one sets the kind and the text, and random
     # steps through it are allowed by native anytok.constrain.gbnf.
     from anytok import constrain
 
     cache = Path(__file__).resolve().parent.parent / ".cache" / "llama_cpp" / "grammars"
-    page = context.new_page()
+    page = profile_page
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(demo_url + "?view=constrain")
@@ -1650,7 +1660,7 @@ def test_demo_constrain_view_offers_llama_cpp_grammars(context, demo_url):
     assert errors == []
 
 
-def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(context, demo_url):
+def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(profile_page, demo_url):
     # The default JSON Schema allows whitespace between any two JSON tokens: 20 random steps
     # write at least 20 non-whitespace characters (whitespace-only tokens are taken only when
     # nothing else is allowed), each step allowed by native anytok.constrain; the list shows the
@@ -1659,7 +1669,7 @@ def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(co
 
     from anytok import constrain
 
-    page = context.new_page()
+    page = profile_page
     page.goto(demo_url + "?view=constrain")
     page.select_option("#constrain-kind", "jsonSchema")
     schema = page.input_value("#constrain-spec")

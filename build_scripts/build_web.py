@@ -181,6 +181,10 @@ NPM_STAMP = NODE_MODULES / ".anytok-lock-sha256"
 PYC_CACHE = ROOT / ".cache" / "pyc"
 PYODIDE_RUN = ROOT / "build_scripts" / "pyodide_run.mjs"
 PYODIDE_COMPILE = ROOT / "build_scripts" / "pyodide_compile.py"
+# imported_names' answers, by the sha256 of each source, in one file named by the sha256 of this
+# script (a change here starts a new one): parsing the ~1,500 modules of the standard library
+# takes 10-25 s, and the build and tests/test_browser.py each need them.
+IMPORTS_CACHE = ROOT / ".cache" / "imports"
 
 def _quiet(*args, **kwargs) -> None:
     pass
@@ -331,7 +335,41 @@ _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+(\([^)
 _NAMED_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*['"]([\w.]+)['"]""")
 
 
+_imports: dict[str, list[str]] | None = None
+_imports_added = False
+
+
+def _imports_file() -> Path:
+    return IMPORTS_CACHE / f"{_sha256(Path(__file__).read_bytes())[:32]}.json"
+
+
 def imported_names(source: bytes, module: str, is_package: bool) -> set[str]:
+    """_imported_names, remembered (in memory, and on disk for the next process by _save_imports)."""
+    global _imports, _imports_added
+    if _imports is None:
+        try:
+            _imports = json.loads(_imports_file().read_text())
+        except (OSError, ValueError):
+            _imports = {}
+    key = f"{_sha256(source)} {module} {int(is_package)}"
+    if key not in _imports:
+        _imports[key] = sorted(_imported_names(source, module, is_package))
+        _imports_added = True
+    return set(_imports[key])
+
+
+def _save_imports() -> None:
+    global _imports_added
+    if _imports_added:
+        path = _imports_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(_imports))
+        os.replace(tmp, path)
+        _imports_added = False
+
+
+def _imported_names(source: bytes, module: str, is_package: bool) -> set[str]:
     """Every module name `source` (the code of `module`) may import: its import statements
     wherever they are (in functions, under try or if too), relative ones resolved, each with its
     parents; `from a import b` gives "a" and "a.b" (b may be a module); importlib.import_module /
@@ -415,6 +453,7 @@ def importable_anytok() -> set[str]:
             continue
         seen.add(name)
         todo += imported_names(sources[name][0], name, sources[name][1])
+    _save_imports()
     return seen
 
 
@@ -477,6 +516,7 @@ def importable_stdlib(sources: dict[str, tuple[bytes, bool]]) -> set[str]:
         seen.add(name)
         source, is_package = sources[name]
         todo += imported_names(source, name, is_package)
+    _save_imports()
     return seen
 
 

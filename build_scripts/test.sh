@@ -163,6 +163,7 @@ PYEOF
         echo "======== Python $key: passed$([ $not_run = 0 ] || echo ", $not_run NOT RUN (above)"), $((SECONDS - t0)) s ========"
     done
 fi
-# --dist loadgroup: the browser tests (xdist group "browser") share one worker and one Chromium.
+# --dist loadgroup: the browser tests (xdist group "browser") share one worker; each module has one
+# Chromium, and its demo pages that test no first visit share one browser profile.
 # --durations=25: the slowest tests are listed, to keep the run within its half hour.
 exec .venv/bin/python -m pytest -n "${ANYTOK_TEST_WORKERS:-2}" --dist loadgroup --durations=25 "$@"

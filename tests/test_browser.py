@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import JS_LOAD, ROOT, new_context, wait_status
+from browser_support import JS_LOAD, ROOT, evaluate_json, new_context, wait_status
 from browser_support import browser, demo_url  # noqa: F401 (module fixtures: a Chromium, the demo server)
 from conftest import ALL_ENCODINGS, anytok_encoding, tiktoken_encoding
 
@@ -47,8 +47,9 @@ def demo_profile(browser):
     """One browser profile for the module's demo pages.  Each test has a page of its own; the
     start-up snapshot and the vocabulary the first page keeps in Cache Storage serve the later
     ones, which start faster than in a fresh profile (what a fresh profile fetches and stores is
-    tested with `context`)."""
+    tested with `context`).  Also the demo-page tests of test_browser_offsets.py."""
     ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    ctx.guard = guard
     yield ctx
     ctx.close()
     guard.check()
@@ -65,6 +66,16 @@ def demo(demo_profile, demo_url):
     yield page
     page.close()
     assert errors == []
+
+
+@pytest.fixture
+def profile_page(demo_profile):
+    """A new page of demo_profile, not loaded (for tests that open the demo at another address:
+    they do not depend on a first visit, which `context` gives)."""
+    page = demo_profile.new_page()
+    yield page
+    page.close()
+    demo_profile.guard.check()
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +166,8 @@ def test_typescript_declarations_type_check():
 def test_page_ids_equal_native_anytok(shim, corpora, name):
     texts = samples(corpora)
     load(shim, name)
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([name, texts]) => {
             const tok = window.toks[name];
             const out = {};
@@ -263,7 +275,8 @@ def test_decode_of_invalid_utf8_and_a_bom_equals_native(shim, name):
         cases.append([rng.choice(single[0x80:]) if rng.random() < 0.6 else rng.choice(single + words)
                       for _ in range(rng.randint(1, 12))])
     load(shim, name)
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([name, cases, lone]) => {
             const tok = window.toks[name];
             const out = [];
@@ -295,7 +308,8 @@ def test_page_decode_of_the_corpora_equals_native(shim, corpora, name):
     cuts = {key: sorted((a, a + rng.randint(1, 40)) for a in (rng.randrange(len(v)) for _ in range(200)))
             for key, v in ids.items()}
     load(shim, name)
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([name, ids, cuts]) => {
             const tok = window.toks[name];
             const out = {};
@@ -334,7 +348,8 @@ def test_page_decode_of_every_token_and_random_ids_equals_native(shim, name):
         pool = rng.choice(pools)
         cases.append([rng.choice(pool) for _ in range(rng.randint(0, 30))])
     load(shim, name)
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([name, n, cases]) => {
             const tok = window.toks[name];
             const each = [];
@@ -472,7 +487,7 @@ def check_page_constrain_walk(page, key, tok, kind, spec, steps=12):
         tokens.append(rng.choice(allowed))
         native.consume(tokens[-1])
     assert len(tokens) >= 3, (key, kind)
-    got = page.evaluate(JS_CONSTRAIN_WALK, [key, kind, spec, tokens])
+    got = evaluate_json(page, JS_CONSTRAIN_WALK, [key, kind, spec, tokens])
     ref = build[kind](spec).matcher(tok)
     for t, step in zip(tokens, got["steps"]):
         words = list(memoryview(ref.mask()).cast("I"))
@@ -643,7 +658,8 @@ def test_page_stays_responsive_during_a_1mb_encode(shim, corpora):
     text = corpora["ja"]
     assert len(text.encode()) > 1_000_000
     load(shim, "o200k_base")
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([text]) => {
             const tok = window.toks.o200k_base;
             let frames = 0, ticks = 0, running = true, maxGap = 0, last = performance.now();
@@ -685,7 +701,8 @@ def test_two_workers_share_long_texts_with_one_workers_ids(shim, corpora):
         "run across the cut": en[:100_000] + "a" * 100_000 + en[100_000:200_000],
         "special": en[:150_000] + "<|endoftext|>" + en[150_000:300_000],
     }
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([texts]) => {
             const { AnyTok } = await import('/anytok.js');
             const tok = await AnyTok.load({ encoding: "o200k_base", workers: 2 });
@@ -744,9 +761,9 @@ def test_an_extra_worker_that_cannot_start_is_left_out(browser, demo_url, corpor
             const snapshots = await (await caches.open("anytok-start-v2")).keys();
             return { workers: tok.workers, ids: await tok.encode(text), count: await tok.count(text), snapshots: snapshots.length };
         }"""
-        degraded = page.evaluate(script, [text])
+        degraded = evaluate_json(page, script, [text])
         page.unroute("**/*.whl*")
-        both = page.evaluate(script, [text])
+        both = evaluate_json(page, script, [text])
     finally:
         ctx.close()
     guard.check()
@@ -853,7 +870,8 @@ def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, 
     try:
         page = ctx.new_page()
         page.goto(demo_url + "anytok-assets.json")
-        got = page.evaluate(
+        got = evaluate_json(
+            page,
             """async ([texts]) => {
                 const { AnyTok } = await import('/anytok.js');
                 const out = {};
@@ -941,7 +959,7 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
                 assert page.evaluate(before) == 1
             warnings = []
             page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-            got.append(page.evaluate(script, [texts, options, stored]))
+            got.append(evaluate_json(page, script, [texts, options, stored]))
             got[-1]["warnings"] = warnings
             page.close()
     finally:
@@ -1286,7 +1304,8 @@ def test_converted_atok_and_bytes_load_with_native_ids(shim, corpora):
     # The same, as bytes ({ data }), and converted back to .atok by the page.
     minilm = native_tokenizer("minilm.tokenizer.json")
     text = corpora["en"][:2000]
-    got = shim.evaluate(
+    got = evaluate_json(
+        shim,
         """async ([bytes, text]) => {
             const tok = await AnyTok.load({ data: new Uint8Array(bytes), fileName: "minilm.tokenizer.json" });
             return { name: tok.name, ids: await tok.encode(text), atok: Array.from(await tok.toAtok()) };
@@ -1399,8 +1418,8 @@ def test_demo_lone_surrogates_get_a_notice_and_the_native_count(demo):
     assert shown_count(demo) == anytok_encoding("o200k_base").count("broken \ud800 text \udfff!", disallowed_special=())
 
 
-def test_demo_unknown_encoding_gives_a_clear_error(context, demo_url):
-    page = context.new_page()
+def test_demo_unknown_encoding_gives_a_clear_error(profile_page, demo_url):
+    page = profile_page
     page.goto(demo_url + "?encoding=o300k_base")
     wait_status(page, "error")
     message = page.text_content("#error")
@@ -1454,7 +1473,7 @@ def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo
     assert load(page, "o200k_base") == "cache"
     # Kept with its payload uncompressed (flags 0) and a text index (field 12): the same
     # vocabulary, no decompression, no text table until a longer text comes.
-    kept = bytes(page.evaluate("""async () => {
+    kept = bytes(evaluate_json(page, """async () => {
         const cache = await caches.open('anytok-vocab-v1');
         const [k] = await cache.keys();
         return Array.from(new Uint8Array(await (await cache.match(k)).arrayBuffer()));
@@ -1469,7 +1488,7 @@ def test_vocabulary_is_fetched_once_and_then_kept_in_cache_storage(context, demo
     enc = anytok_encoding("o200k_base")
     texts = ["hello world", "def f(x):\n    return x ** 2  # squared", "Woodhouse, handsome, clever" * 3,
              corpora["en"][:40000], "kept: ✓ 日本"]
-    got = page.evaluate("""async (texts) => {
+    got = evaluate_json(page, """async (texts) => {
         const { AnyTok } = await import('/anytok.js');
         const tok = await AnyTok.load({ encoding: "o200k_base" });
         const out = [];
@@ -1547,10 +1566,10 @@ def test_demo_takes_dropped_files(demo, corpora):
     assert demo.is_hidden("#drop-overlay")
 
 
-def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
+def test_demo_constrain_view_steps_through_a_generation(profile_page, demo_url):
     from anytok import constrain
 
-    page = context.new_page()
+    page = profile_page
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(demo_url + "?view=constrain")
@@ -1607,14 +1626,14 @@ def test_demo_constrain_view_steps_through_a_generation(context, demo_url):
     assert view.get_attribute("data-state") == "ready" and errors == []
 
 
-def test_demo_constrain_view_offers_llama_cpp_grammars(context, demo_url):
+def test_demo_constrain_view_offers_llama_cpp_grammars(profile_page, demo_url):
     # The Example list: our own examples, then llama.cpp's 8 grammars (build_web.py copies them
     # from the cached llama-cpp-python sdist); picking one sets the kind and the text, and random
     # steps through it are allowed by native anytok.constrain.gbnf.
     from anytok import constrain
 
     cache = Path(__file__).resolve().parent.parent / ".cache" / "llama_cpp" / "grammars"
-    page = context.new_page()
+    page = profile_page
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(demo_url + "?view=constrain")
@@ -1641,7 +1660,7 @@ def test_demo_constrain_view_offers_llama_cpp_grammars(context, demo_url):
     assert errors == []
 
 
-def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(context, demo_url):
+def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(profile_page, demo_url):
     # The default JSON Schema allows whitespace between any two JSON tokens: 20 random steps
     # write at least 20 non-whitespace characters (whitespace-only tokens are taken only when
     # nothing else is allowed), each step allowed by native anytok.constrain; the list shows the
@@ -1650,7 +1669,7 @@ def test_demo_constrain_view_random_steps_make_progress_on_the_default_schema(co
 
     from anytok import constrain
 
-    page = context.new_page()
+    page = profile_page
     page.goto(demo_url + "?view=constrain")
     page.select_option("#constrain-kind", "jsonSchema")
     schema = page.input_value("#constrain-spec")
@@ -1728,7 +1747,8 @@ def test_demo_opens_a_tokenizer_file(demo, corpora):
 
     # Dropped on the button: a SentencePiece model; the bundled encodings still work after.
     sp = native_tokenizer("mistral_instruct_tokenizer_240323.model.v3")
-    demo.evaluate(
+    evaluate_json(
+        demo,
         """([bytes]) => {
             const data = new DataTransfer();
             data.items.add(new File([new Uint8Array(bytes)], "mistral.model.v3"));

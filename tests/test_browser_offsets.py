@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from browser_support import ROOT, wait_status
-from test_browser import browser, demo_url, model_file, native_tokenizer, serve_files, shim  # noqa: F401  (fixtures)
+from test_browser import browser, demo_profile, demo_url, model_file, native_tokenizer, serve_files, shim  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.xdist_group("browser")
 
@@ -116,12 +116,9 @@ def test_page_offsets_equal_native(shim, name):  # noqa: F811
             k += 1
 
 
-def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
-    from browser_support import new_context
-
-    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+def test_demo_token_view_shows_the_exact_spans(demo_profile, demo_url):  # noqa: F811
+    page = demo_profile.new_page()
     try:
-        page = ctx.new_page()
         page.goto(demo_url)
         wait_status(page)
         text = "ab \U0001F600\u9f98 e\u0301!"
@@ -135,8 +132,8 @@ def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
                     document.getElementById('inspect').textContent];
         })""")
     finally:
-        ctx.close()
-    guard.check()
+        page.close()
+    demo_profile.guard.check()
     import anytok
 
     enc = anytok.get_encoding("o200k_base")
@@ -149,16 +146,13 @@ def test_demo_token_view_shows_the_exact_spans(browser, demo_url):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["minilm.tokenizer.json", "ggml-vocab-bert-bge.gguf"])
-def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_url, name):  # noqa: F811
+def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(demo_profile, demo_url, name):  # noqa: F811
     # MiniLM: Bert normalizer (lowercase, accents stripped) and WordPiece; spaces are in no token.
     # Its GGUF (llama.cpp's WPM, which reports no offsets) shows the same spans.
-    from browser_support import new_context
-
     text = "Caf\u00e9 NA\u00cfVE  \U0001F600 \uFB01ne,x"
     ids, offsets = native_offsets(name, text, {})
-    ctx, guard = new_context(browser, viewport={"width": 1360, "height": 1000})
+    page = demo_profile.new_page()
     try:
-        page = ctx.new_page()
         page.goto(demo_url)
         wait_status(page)
         mime = "application/octet-stream" if name.endswith(".gguf") else "application/json"
@@ -171,8 +165,8 @@ def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_u
         shown = page.evaluate("""() => [...document.querySelectorAll('#tokens .seg > span')].map((t) =>
             t.classList.contains('gap') ? ['gap', t.textContent] : [t.dataset.ids, +t.dataset.s, +t.dataset.e])""")
     finally:
-        ctx.close()
-    guard.check()
+        page.close()
+    demo_profile.guard.check()
     # Code points: the view's spans are in code points, as Python counts.
     assert [int(i) for kind, *_ in shown if kind != "gap" for i in kind.split()] == ids
     # each piece is the union of its tokens' native spans (tokens sharing characters are one piece)
@@ -189,17 +183,15 @@ def test_demo_token_view_of_a_normalized_pipeline_is_its_offsets(browser, demo_u
     assert gaps and all(set(g) <= {"·", " "} for g in gaps), gaps
 
 
-def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  # noqa: F811
+def test_constrain_view_shows_partial_characters_as_bytes(demo_profile, demo_url):  # noqa: F811
     # Issue #45: a token holding part of a character's UTF-8 bytes is listed as those bytes
     # (<0xE9>), as the Count view shows it, not as "�".
     from anytok import constrain
-    from browser_support import new_context
-
     import anytok
 
-    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    page = demo_profile.new_page()
     try:
-        page = ctx.new_page()
+        page.set_viewport_size({"width": 1400, "height": 1000})
         page.goto(demo_url)
         wait_status(page)
         page.click("#view-constrain")
@@ -209,8 +201,8 @@ def test_constrain_view_shows_partial_characters_as_bytes(browser, demo_url):  #
         page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
         listed = page.eval_on_selector_all("#constrain-allowed button", "bs => bs.map((b) => [+b.dataset.id, b.textContent])")
     finally:
-        ctx.close()
-    guard.check()
+        page.close()
+    demo_profile.guard.check()
     enc = anytok.get_encoding("o200k_base")
     allowed = constrain.regex("\u9f98!").matcher(enc).allowed()
     assert sorted(i for i, _ in listed) == sorted(allowed)
@@ -284,29 +276,27 @@ def _count_and_constrain(page, name: str, n_ids: int):
     return count_view, steps, output
 
 
-def test_byte_tokens_are_labelled_as_bytes_in_count_and_constrain_for_files(browser, demo_url):  # noqa: F811
+def test_byte_tokens_are_labelled_as_bytes_in_count_and_constrain_for_files(demo_profile, demo_url):  # noqa: F811
     # Issue #45: a SentencePiece byte-fallback model (<0xE9> pieces) and a byte-level
     # tokenizer.json (Llama 3: " \xe9\xbe" and "\x98") label a token holding part of a character
     # by its bytes, the same way in the Count view's tokens and Constrain's allowed list, from
     # the bytes the constraint engine reads (token_env()).
     from anytok import constrain
-    from browser_support import new_context
-
     names = ["mistral_instruct_tokenizer_240323.model.v3", "llama3.tokenizer.json"]
     toks = {name: native_tokenizer(name) for name in names}
-    ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
+    page = demo_profile.new_page()
     errors = []
     got = {}
     try:
-        page = ctx.new_page()
+        page.set_viewport_size({"width": 1400, "height": 1000})
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(demo_url)
         wait_status(page)
         for name in names:
             got[name] = _count_and_constrain(page, name, len(toks[name].encode(BYTE_TEXT)))
     finally:
-        ctx.close()
-    guard.check()
+        page.close()
+    demo_profile.guard.check()
     assert errors == []
 
     for name in names:

@@ -26,21 +26,42 @@ SHOTS = ROOT / "build" / "web-test"
 
 
 @pytest.fixture(scope="module")
-def page(browser, demo_url):
-    """One ready demo page for the module (a Pyodide boot costs seconds); tests put it back in
-    the Count view with its sample text."""
+def profile(browser, demo_url):
+    """One browser profile for the module's demo pages: the pages after the first restore the
+    start-up snapshot and read the vocabulary from Cache Storage (a fresh profile's first visit
+    is tested on its own, test_first_visit_shows_download_progress_and_ready_time)."""
     ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000})
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=demo_url.rstrip("/"))
-    pg = ctx.new_page()
+    ctx.guard = guard
+    yield ctx
+    ctx.close()
+    guard.check()
+
+
+@pytest.fixture(scope="module")
+def page(profile, demo_url):
+    """One ready demo page for the module (a Pyodide boot costs seconds); tests put it back in
+    the Count view with its sample text."""
+    pg = profile.new_page()
     errors = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.goto(demo_url)
     wait_status(pg)
     pg.sample = pg.input_value("#text")
     yield pg
-    ctx.close()
-    guard.check()
+    pg.close()
     assert errors == []
+
+
+def scheme_page(profile, demo_url, scheme: str, width: int, height: int):
+    """A new demo page of the module's profile, ready, seeing the system's colour scheme `scheme`
+    (prefers-color-scheme, as a context's color_scheme sets it)."""
+    pg = profile.new_page()
+    pg.set_viewport_size({"width": width, "height": height})
+    pg.emulate_media(color_scheme=scheme)
+    pg.goto(demo_url)
+    wait_status(pg)
+    return pg
 
 
 @pytest.fixture
@@ -160,20 +181,17 @@ def test_every_control_is_reachable_with_the_tab_key(page):
     assert missing == {v: [] for v in VIEWS}, missing
 
 
-def test_dark_and_light_follow_the_system(browser, demo_url):
+def test_dark_and_light_follow_the_system(profile, demo_url):
     colours = {}
     for scheme in ("light", "dark"):
-        ctx, guard = new_context(browser, viewport={"width": 800, "height": 700}, color_scheme=scheme)
-        pg = ctx.new_page()
-        pg.goto(demo_url)
-        wait_status(pg)
+        pg = scheme_page(profile, demo_url, scheme, 800, 700)
         colours[scheme] = pg.evaluate(
             "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color, "
             "getComputedStyle(document.querySelector('.card')).backgroundColor]"
         )
         pg.screenshot(path=str(SHOTS / f"count-{scheme}.png"))
-        ctx.close()
-        guard.check()
+        pg.close()
+        profile.guard.check()
 
     def luminance(css: str) -> float:
         r, g, b = [int(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
@@ -409,13 +427,10 @@ def test_constrain_search_busy_sign_carriage_return_and_finished_state(page):
 AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 
 
-def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, demo_url):
+def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(profile, demo_url):
     found = {}
     for scheme in ("light", "dark"):
-        ctx, guard = new_context(browser, viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
-        pg = ctx.new_page()
-        pg.goto(demo_url)
-        wait_status(pg)
+        pg = scheme_page(profile, demo_url, scheme, 1400, 1000)
         pg.add_script_tag(path=str(AXE))
         shown = [(size, view) for size in SIZES for view in VIEWS] if scheme == "light" else \
             [((1400, 1000), "count"), ((1400, 1000), "compare")]
@@ -429,8 +444,8 @@ def test_axe_core_finds_no_serious_or_critical_violation_in_any_view(browser, de
             }""")
             if result:
                 found[f"{view} at {width}px ({scheme})"] = result
-        ctx.close()
-        guard.check()
+        pg.close()
+        profile.guard.check()
     assert found == {}, json.dumps(found, indent=1)
 
 

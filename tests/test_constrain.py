@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 
 import pytest
 
@@ -195,8 +196,17 @@ def _ref(name: str, pattern: str) -> LLMatcher:
     return m
 
 
+_BITS = [tuple(j for j in range(8) if b >> j & 1) for b in range(256)]
+
+
 def _ids(mask: bytes) -> list[int]:
-    return [i for i in range(len(mask) * 8) if mask[i >> 3] >> (i & 7) & 1]
+    """The ids whose bit is set, in order (the runs of zero bytes, most of a mask, skipped by re:
+    0.5 ms for a sparse o200k_base mask, where a loop over every bit took 16 ms)."""
+    out = []
+    for run in re.finditer(rb"[^\x00]+", mask):
+        for i in range(run.start(), run.end()):
+            out += [(i << 3) + j for j in _BITS[mask[i]]]
+    return out
 
 
 def _ref_mask(name, ref) -> bytes:

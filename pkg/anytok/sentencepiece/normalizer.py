@@ -395,6 +395,7 @@ class Normalizer:
 
 
 _SPACES = re.compile(" {2,}")
+_CLUSTER_MEMO = 1 << 14
 
 
 def _class_escape(ch: str) -> str:
@@ -428,6 +429,7 @@ class Precompiled:
             escape_whitespaces=False,
         )
         self.charsmap = self._normalizer.charsmap
+        self._cluster_memo: dict[str, str] = {}
 
     def normalize(self, text: str) -> str:
         if not text:
@@ -463,18 +465,26 @@ class Precompiled:
         else:
             translate = lambda s: "".join(self._per_char(s))  # noqa: E731
         out = []
+        append = out.append
         pos = 0
+        # Each distinct cluster's replacement is worked out once (a cluster depends on nothing
+        # around it); the memo is emptied when it grows past _CLUSTER_MEMO entries.
+        memo = self._cluster_memo
         for begin, end in grapheme_spans(text):
             if begin > pos:
-                out.append(translate(text[pos:begin]))
+                append(translate(text[pos:begin]))
             cluster = text[begin:end]
-            value = self._shortest(cluster) if len(cluster.encode("utf-8")) < 6 else None
-            if value is not None:
-                out.append(value)
-            else:
-                out.extend(self._per_char(cluster))
+            value = memo.get(cluster)
+            if value is None:
+                value = self._shortest(cluster) if len(cluster.encode("utf-8")) < 6 else None
+                if value is None:
+                    value = "".join(self._per_char(cluster))
+                if len(memo) >= _CLUSTER_MEMO:
+                    memo.clear()
+                memo[cluster] = value
+            append(value)
             pos = end
-        out.append(translate(text[pos:]))
+        append(translate(text[pos:]))
         return "".join(out)
 
     def _per_char(self, s: str):

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import base64
+from itertools import groupby
 from typing import Any, Sequence
 
 from ..incremental.generic import IncrementalMixin
@@ -485,18 +486,48 @@ class SentencePieceTokenizer(IncrementalMixin):
         """
         pieces = self.pieces
         n = len(pieces)
-        for i in ids:
-            if not 0 <= i < n:
-                raise IndexError(f"Invalid id: {i}")
-        return self._decode([pieces[i] for i in ids])
+        ids = ids if isinstance(ids, list) else list(ids)
+        if ids and not (0 <= min(ids) and max(ids) < n):
+            for i in ids:
+                if not 0 <= i < n:
+                    raise IndexError(f"Invalid id: {i}")
+        return self._decode([pieces[i] for i in ids], ids)
 
     def decode_pieces(self, pieces: Sequence[str]) -> str:
         """`DecodePieces`: like `decode`, from piece strings (a string that is no piece of the
         vocabulary decodes to itself)."""
         return self._decode(list(pieces))
 
-    def _decode(self, pieces: list[str]) -> str:
+    def _id_surfaces(self) -> tuple[list[str | None], list[bool], list[int]]:
+        """Per id: the text its piece decodes to once no leading space can be stripped any more
+        (None for a byte piece), whether its piece decodes as a byte, and that byte (else -1).
+        Made on first use."""
+        tables = self.__dict__.get("_surfaces")
+        if tables is None:
+            vocab, types = self.pieces, self.types
+            surface: list[str | None] = []
+            is_byte: list[bool] = []
+            byte_value: list[int] = []
+            for piece in vocab:
+                j = self._piece_to_id(piece)
+                t = types[j]
+                is_byte.append(t == BYTE)
+                byte_value.append(_BYTE_PIECES[vocab[j]] if t == BYTE else -1)
+                if t == BYTE:
+                    surface.append(None)
+                elif t == CONTROL:
+                    surface.append("")
+                elif t == UNKNOWN:
+                    surface.append(self.unk_surface if vocab[j] == piece else piece)
+                else:
+                    surface.append(piece.replace(SPACE_SYMBOL, " "))
+            tables = self._surfaces = (surface, is_byte, byte_value)
+        return tables
+
+    def _decode(self, pieces: list[str], ids: list[int] | None = None) -> str:
         # SentencePieceProcessor::Decode(pieces): each piece gets the id PieceToId gives it.
+        # With `ids` (pieces[k] is the piece of ids[k]), the pieces after the start, where a
+        # leading space may be dropped, are decoded from per-id tables, byte runs in bulk.
         vocab = self.pieces
         types = self.types
         piece_to_id = self._piece_to_id
@@ -505,7 +536,7 @@ class SentencePieceTokenizer(IncrementalMixin):
         is_bos_ws = True
         bos_ws_seen = False
         pending = bytearray()
-        for piece in pieces:
+        for k, piece in enumerate(pieces):
             j = piece_to_id(piece)
             t = types[j]
             if t == BYTE:
@@ -519,6 +550,9 @@ class SentencePieceTokenizer(IncrementalMixin):
                     text_empty = False
             if bos_ws_seen or not text_empty:
                 is_bos_ws = False
+                if ids is not None:
+                    self._decode_rest(ids, k, out)
+                    break
             if t == CONTROL:
                 decoded, bos_ws_seen = "", False
             elif t == UNKNOWN:
@@ -534,12 +568,27 @@ class SentencePieceTokenizer(IncrementalMixin):
             if decoded:
                 out.append(decoded)
                 text_empty = False
-        if pending:
-            out.append(decode_utf8_bytes(bytes(pending)))
+        else:
+            if pending:
+                out.append(decode_utf8_bytes(bytes(pending)))
         text = "".join(out)
         if self.denormalizer is not None:
             text = self.denormalizer.normalize(text)
         return text
+
+    def _decode_rest(self, ids: list[int], start: int, out: list[str]) -> None:
+        # ids[start:] decoded with nothing more to strip: each id its surface, each run of byte
+        # ids one UTF-8 decode (decode_utf8_bytes).
+        surface, is_byte, byte_value = self._id_surfaces()
+        rest = ids[start:] if start else ids
+        if not any(map(is_byte.__getitem__, rest)):
+            out.extend(map(surface.__getitem__, rest))
+            return
+        for byte_run, run in groupby(rest, is_byte.__getitem__):
+            if byte_run:
+                out.append(decode_utf8_bytes(bytes(map(byte_value.__getitem__, run))))
+            else:
+                out.extend(map(surface.__getitem__, run))
 
     def __repr__(self) -> str:
         return f"<SentencePieceTokenizer {self.name!r} {MODEL_TYPE_NAMES.get(self.model_type)} n_vocab={self.n_vocab}>"

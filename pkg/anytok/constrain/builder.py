@@ -12,7 +12,10 @@ Data flow:
           into one `derivatives.ExprSet` (a lazy DFA with lazily expanded rules, no parser);
         * any other: lexemes (expressions in one `ExprSet`) + BNF productions -> `earley.Grammar`
           -> `earley.States` (an Earley parser over llguidance's lexer, with the same
-          interface as an expression set).
+          interface as an expression set).  Each lexeme's tree (the terminals it names inlined,
+          `%regex` substrings written out as `str`/`seq`/`alt`, a `stop=` / `suffix=` rule's
+          body and stop joined by `seq`) is lowered by one `terminals.Terminals` sharing the
+          grammar's `ExprSet`: the only tree -> expression lowering, for every front end.
 
 A JSON Schema is compiled to rule trees by `json/` (`json.schema_rules`; `json_rules` here
 shows them) and those are lowered by `terminals.Terminals` (the lexeme compiler, which also
@@ -66,7 +69,6 @@ import re
 
 from . import derivatives as D
 from . import earley as E
-from . import regex_syntax as R
 from . import terminals as T
 from .constraint import Constraint
 from .errors import ConstraintError, GrammarSyntaxError, Limits, UnsupportedFeatureError
@@ -321,13 +323,9 @@ def _one_lexeme(body, limits, description: str):
         es, start = compile_schema(body[1])
         es.set_limits(limits)
         return es, start
-    if body[0] == "re":
-        tree = R.parse(_regex_text(body[1], body[2]), limits.max_nesting)
-    else:
-        tree = _Builder({}, [], {}, {}, limits).tree(body)
     es = D.ExprSet()
     es.set_limits(limits)
-    start = D.compile_tree(es, tree)
+    start = T.Terminals(es=es, max_nesting=limits.max_nesting).lower(body)
     if start == D.NOTHING:
         raise ConstraintError(f"{description} matches nothing")
     return es, start
@@ -415,10 +413,6 @@ def _is_terminal(name: str) -> bool:
     return name.lstrip("_")[:1].isupper()
 
 
-def _regex_text(pattern: str, flags: str) -> str:
-    return f"(?{flags}:{pattern})" if flags else pattern
-
-
 def _is_lazy(attrs: dict) -> bool:
     """llguidance's `Rule::is_lazy`: a stop / suffix that is a regex or a non-empty string."""
     like = attrs.get("stop", attrs.get("suffix"))
@@ -429,9 +423,33 @@ _KNOWN_OPTIONS = {"allow_initial_skip", "ignore_once", "no_forcing", "allow_inva
 _LEXEME_ATTRS = {"lazy", "max_tokens", "temperature", "stop", "suffix", "capture", "stop_capture"}
 
 
+def _substrings(spec) -> tuple:
+    """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`) as a
+    rule tree: the concatenations of consecutive chunks, the empty one included."""
+    # llguidance 1.9.1 knows these three fields only, and exactly one of them
+    fields = ("substring_chunks", "substring_words", "substring_chars")
+    if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in fields:
+        raise GrammarSyntaxError(f"%regex takes exactly one of {', '.join(fields)}; got {str(spec)[:60]}")
+    (k, v), = spec.items()
+    if k == "substring_chunks" and isinstance(v, list) and all(isinstance(c, str) for c in v):
+        chunks = v
+    elif k == "substring_chars" and isinstance(v, str):
+        chunks = list(v)
+    elif k == "substring_words" and isinstance(v, str):
+        chunks = re.findall(r"\w+|\W", v)
+    else:
+        raise GrammarSyntaxError(f"%regex {k} takes {'a list of strings' if k == 'substring_chunks' else 'a string'}")
+    runs = []
+    tail = T.NOTHING  # the non-empty runs of consecutive chunks starting at chunk i
+    for c in reversed(chunks):
+        tail = ("seq", [("str", c, ""), ("alt", [T.EMPTY, tail])])
+        runs.append(tail)
+    return ("alt", [T.EMPTY] + runs)
+
+
 class _Builder:
     """Rule trees -> `earley.Grammar`: every string, regex and terminal used in a rule is a
-    lexeme (one per distinct expression); a lexeme that matches the empty string is wrapped
+    lexeme (one per distinct expression, lowered by `self.terms`, a `terminals.Terminals`); a lexeme that matches the empty string is wrapped
     in a nonterminal that may also be empty (as llguidance does); repetitions become helper
     nonterminals (`x*` left-recursive, `x{n,m}` n copies and a chain of m - n optional ones)."""
 
@@ -444,7 +462,9 @@ class _Builder:
         self.g = E.Grammar(self.es)
         self.term_trees: dict = {}
         self._busy: set = set()
-        self._terms = None  # (lowers the lexeme-level kinds: `rec`, `conj`, ...)
+        # every lexeme's tree lowered into `es` (terminals as the rules of `rec` nodes)
+        self.terms = T.Terminals({k: v for k, v in rules.items() if _is_terminal(k)}, self.es,
+                                 max_nesting=limits.max_nesting)
         self._depth = 0
         self.lex_sym: dict = {}  # (expression id, lazy) -> symbol
         self.nt: dict = {}
@@ -465,9 +485,10 @@ class _Builder:
                 raise ConstraintError("%ignore matches nothing")
             self.g.skip = self.g.lexeme(e, "%ignore")
 
-    # -- lexemes: trees of code points -------------------------------------------------------
+    # -- lexemes: rule trees lowered by `terminals.Terminals` ----------------------------------
     def tree(self, node):
-        """A lexeme's rule tree -> a code-point tree (terminals named in it inlined)."""
+        """A lexeme's rule tree with the terminals it names inlined (and `%regex` substrings
+        written out): a tree of the lexeme-level kinds, for `compile`."""
         self._depth += 1
         try:
             if self._depth > self.limits.max_nesting:
@@ -479,17 +500,8 @@ class _Builder:
 
     def _tree(self, node):
         kind = node[0]
-        if kind == "str":
-            text, flags = node[1], node[2]
-            items = []
-            for c in text:  # "..."i: each character's simple case folding class, as llguidance
-                cp = ord(c)
-                items.append(("set", R.case_fold(((cp, cp),)) if flags else ((cp, cp),)))
-            return ("cat", items) if items else R.EMPTY
-        if kind == "rng":
-            return ("set", ((node[1], node[2]),))
-        if kind == "re":
-            return R.parse(_regex_text(node[1], node[2]), self.limits.max_nesting)
+        if kind in ("str", "rng", "re", "parsed", "bytes", "rec", "conj", "minus", "nostart"):
+            return node
         if kind == "name":
             name = node[1]
             if not _is_terminal(name):
@@ -503,87 +515,26 @@ class _Builder:
                 self.term_trees[name] = self.tree(self.defs[name])
                 self._busy.discard(name)
             return self.term_trees[name]
-        if kind == "seq":
-            return ("cat", [self.tree(n) for n in node[1]])
-        if kind == "alt":
-            return ("alt", [self.tree(n) for n in node[1]])
+        if kind in ("seq", "alt", "and"):
+            return (kind, [self.tree(n) for n in node[1]])
         if kind == "rep":
             return ("rep", self.tree(node[1]), node[2], node[3])
+        if kind == "not":
+            return ("not", self.tree(node[1]))
         if kind == "json":
             raise GrammarSyntaxError("%json inside a terminal")
         if kind == "tok":
             raise GrammarSyntaxError("special tokens (like <|name|> or <[id]>) cannot be used in terminals")
-        if kind == "and":
-            return ("and", [self.tree(n) for n in node[1]])
-        if kind == "not":
-            return ("not", self.tree(node[1]))
         if kind == "sre":
-            return ("expr", self.structured(node[1]))
-        if kind == "parsed":
-            return node[1]
-        if kind in ("bytes", "rec", "conj", "minus", "nostart"):
-            if self._terms is None:
-                self._terms = T.Terminals({k: v for k, v in self.defs.items() if _is_terminal(k)}, self.es)
-            return ("expr", self._terms.lower(node))
+            return _substrings(node[1])
         raise GrammarSyntaxError(f"unknown rule tree node {kind!r}")
 
-    def structured(self, spec) -> int:
-        """`%regex { "substring_chunks": [...] }` (or `substring_words` / `substring_chars`):
-        the concatenations of consecutive chunks, the empty one included."""
-        # llguidance 1.9.1 knows these three fields only, and exactly one of them
-        fields = ("substring_chunks", "substring_words", "substring_chars")
-        if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in fields:
-            raise GrammarSyntaxError(f"%regex takes exactly one of {', '.join(fields)}; got {str(spec)[:60]}")
-        (k, v), = spec.items()
-        if k == "substring_chunks" and isinstance(v, list) and all(isinstance(c, str) for c in v):
-            chunks = v
-        elif k == "substring_chars" and isinstance(v, str):
-            chunks = list(v)
-        elif k == "substring_words" and isinstance(v, str):
-            chunks = re.findall(r"\w+|\W", v)
-        else:
-            raise GrammarSyntaxError(f"%regex {k} takes {'a list of strings' if k == 'substring_chunks' else 'a string'}")
-        es = self.es
-        runs = []
-        tail = D.NOTHING  # the non-empty runs of consecutive chunks starting at chunk i
-        for c in reversed(chunks):
-            tail = es.concat(es.literal(c.encode()), es.alt([D.EPSILON, tail]))
-            runs.append(tail)
-        return es.alt([D.EPSILON] + runs)
-
-    def compile(self, t) -> int:
-        """A code-point tree with `and` / `not` / `expr` nodes -> an expression."""
-        es = self.es
-        k = t[0]
-        if k == "cat":
-            r = D.EPSILON
-            for x in reversed(t[1]):
-                r = es.concat(self.compile(x), r)
-            return r
-        if k == "alt":
-            return es.alt([self.compile(x) for x in t[1]])
-        if k == "rep":
-            return es.repeat(self.compile(t[1]), t[2], t[3])
-        if k == "expr":
-            return t[1]
+    def compile(self, tree) -> int:
+        """A lexeme's tree (from `tree`) -> its expression (`Terminals.lower`)."""
         try:
-            if k == "and":
-                pos = [x for x in t[1] if x[0] != "not"]
-                neg = [x[1] for x in t[1] if x[0] == "not"]
-                r = self.compile(pos[0]) if pos else self._any()
-                for x in pos[1:]:
-                    r = es.intersect(r, self.compile(x))
-                for x in neg:
-                    r = es.difference(r, self.compile(x))
-                return r
-            if k == "not":  # any byte string outside (invalid UTF-8 included, as llguidance)
-                return es.difference(self._any(), self.compile(t[1]))
+            return self.terms.lower(tree)
         except OverflowError:
             raise E.GrammarLimitError("a terminal with & or ~ whose automaton is past 5000 states") from None
-        return D.compile_tree(es, t)
-
-    def _any(self) -> int:
-        return self.es.repeat(self.es.byteset(D.FULL_MASK), 0, None)
 
     def lexeme_symbol(self, node, name: str = "") -> int:
         return self.gen_symbol(self.tree(node), name or str(node)[:60])
@@ -739,7 +690,7 @@ class _Builder:
                     like_node = ("str", like, "") if isinstance(like, str) else like
                     if like_node[0] == "re" and set(like_node[2]) - set("is"):
                         raise UnsupportedFeatureError(f"regex flags {like_node[2]!r} in a grammar")
-                    tree = ("cat", [tree, self.tree(like_node)])
+                    tree = ("seq", [tree, self.tree(like_node)])
                 # stop: the stop's bytes are hidden, and (as in llguidance) no token goes on
                 # past them (earley.States' barrier states)
                 # stop="" / suffix="": a greedy lexeme that end-of-sequence may also end

@@ -1,8 +1,10 @@
 """Terminal-level rule trees -> expressions of one `derivatives.ExprSet` (the builder's lexeme
-compiler), and the few questions a front end may ask of them while it builds them.
+compiler, the only tree -> expression lowering), and the few questions a front end may ask of
+them while it builds them.
 
 Data flow: a front end (the JSON Schema compiler, `json/compile.py`; a one-lexeme grammar from
-`builder.GrammarBuilder`) writes rule trees (the builder's node kinds, see `builder.py`), named
+`builder.GrammarBuilder`; every lexeme of an Earley grammar, from `builder._Builder.compile`,
+its terminals inlined by `_Builder.tree`) writes rule trees (the builder's node kinds, see `builder.py`), named
 recursive rules among them (`("rec", name)`, bodies in the `rules` dict it shares with a
 `Terminals`), and asks `lower(tree)` for the expression of a tree, `empty(tree)` whether it
 matches nothing.  `lower` walks the tree iteratively (objects with thousands of properties nest
@@ -33,7 +35,7 @@ NOTHING = ("alt", [])  # no string
 _LISTS = ("seq", "alt")
 _ONE = ("rep", "not", "minus", "nostart")
 
-_PARSED: dict = {}  # (regex text, flags) -> its regex_syntax tree (per process: regexes recur)
+_PARSED: dict = {}  # (regex text, flags, max_nesting) -> its regex_syntax tree (per process: regexes recur)
 
 
 def children(node) -> list:
@@ -55,10 +57,12 @@ class Terminals:
     `("rec", name)` nodes.  `budget` bounds the products of `and` / `not` (DFA pairs) and the
     search for a common string of `conj` (tuples); past it `OverflowError`."""
 
-    def __init__(self, rules: dict | None = None, es: "D.ExprSet | None" = None, budget: int = 5000):
+    def __init__(self, rules: dict | None = None, es: "D.ExprSet | None" = None, budget: int = 5000,
+                 max_nesting: int = R.MAX_NESTING):
         self.es = es if es is not None else D.ExprSet()
         self.rules = rules if rules is not None else {}
         self.budget = budget
+        self.max_nesting = max_nesting  # of the regexes of `re` nodes (Limits.max_nesting)
         self.memo: dict = {}  # id(node) -> (node, expression)
         self.rule_refs: dict = {}  # rule name -> (rule index, reference expression)
         self.nullable: dict = {}  # rule name -> whether its body matches the empty string
@@ -77,7 +81,7 @@ class Terminals:
     def fork(self, rules: dict | None = None) -> "Terminals":
         """A new `Terminals` knowing every tree this frozen one lowered (the same node objects
         lower to the same expressions, with their derivatives), with its own `rules`."""
-        new = Terminals(rules, self.es.fork(), self.budget)
+        new = Terminals(rules, self.es.fork(), self.budget, self.max_nesting)
         new.memo = dict(self.memo)
         return new
 
@@ -165,14 +169,17 @@ class Terminals:
         if k == "str":
             if n[2]:  # "i": each character's simple case folding class
                 return D.compile_tree(es, ("cat", [("set", R.case_fold(((ord(c), ord(c)),))) for c in n[1]]))
-            return es.literal(n[1].encode())
+            try:
+                return es.literal(n[1].encode())
+            except UnicodeEncodeError:  # a lone surrogate: a code point no UTF-8 text has
+                return D.NOTHING
         if k == "re":
-            key = (n[1], n[2])
+            key = (n[1], n[2], self.max_nesting)
             tree = _PARSED.get(key)
             if tree is None:
                 if len(_PARSED) >= 4096:
                     _PARSED.clear()
-                tree = _PARSED[key] = R.parse(f"(?{n[2]}:{n[1]})" if n[2] else n[1])
+                tree = _PARSED[key] = R.parse(f"(?{n[2]}:{n[1]})" if n[2] else n[1], self.max_nesting)
             return D.compile_tree(es, tree)
         if k == "parsed":
             return D.compile_tree(es, n[1])

@@ -2,12 +2,15 @@
 
     python build_scripts/bench/bench_train_sentencepiece.py [--size 300000] [--vocab 4000] [--corpus PATH]
     python build_scripts/bench/bench_train_sentencepiece.py --memory 100
+    python build_scripts/bench/bench_train_sentencepiece.py --repeat 40 --kinds bpe,char,word
 
 Each training runs in its own process (single thread: num_threads=1) so that its peak RSS is
 its own; both write the same model (checked).  Prints one line per kind with the ratios.
 --memory MB: Unigram with the default options (nmt_nfkc: anytok gets sentencepiece's table
 from the model sentencepiece wrote) on an input of MB megabytes made of the four corpora
 repeated, written to a temporary directory.
+--repeat MB: the --kinds with the options above on that same input of MB megabytes (in place
+of --corpus and --size).
 """
 
 from __future__ import annotations
@@ -59,16 +62,22 @@ def main() -> None:
     ap.add_argument("--kinds", default="bpe,unigram,char,word")
     ap.add_argument("--memory", type=float, metavar="MB",
                     help="instead: Unigram with the default options on MB megabytes of the corpora")
+    ap.add_argument("--repeat", type=float, metavar="MB",
+                    help="train the kinds on MB megabytes of the corpora repeated, not on --corpus")
     args = ap.parse_args()
     if args.memory:
         memory(args.memory, Path(args.corpus).parent)
         return
-    data = Path(args.corpus).read_bytes()[: args.size]
-    data = data[: data.rindex(b"\n") + 1]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "input.txt")
-        Path(path).write_bytes(data)
-        print(f"{Path(args.corpus).name}, first {len(data):,} bytes, vocab {args.vocab}, num_threads=1")
+        if args.repeat:
+            n, size = repeated(path, args.repeat, Path(args.corpus).parent)
+            print(f"the {n} corpora repeated: {size:,} bytes, vocab {args.vocab}, num_threads=1")
+        else:
+            data = Path(args.corpus).read_bytes()[: args.size]
+            data = data[: data.rindex(b"\n") + 1]
+            Path(path).write_bytes(data)
+            print(f"{Path(args.corpus).name}, first {len(data):,} bytes, vocab {args.vocab}, num_threads=1")
         for kind in args.kinds.split(","):
             s_cpu, s_mem = run("spm", kind, path, args.vocab, os.path.join(tmp, "s"))
             a_cpu, a_mem = run("anytok", kind, path, args.vocab, os.path.join(tmp, "a"))
@@ -82,26 +91,34 @@ def main() -> None:
                   f"{'' if same else '  (PIECES DIFFER)'}")
 
 
-def memory(megabytes: float, corpora: Path) -> None:
+def repeated(path: str, megabytes: float, corpora: Path) -> tuple[int, int]:
+    """Write the corpora (*.txt in `corpora`, by name) one after another, again and again, to
+    `path`, up to `megabytes` (the last one cut at a line's end); the number of corpora and
+    the bytes written."""
     parts = [p.read_bytes() for p in sorted(corpora.glob("*.txt"))]
     want = int(megabytes * 1_000_000)
+    size = 0
+    with open(path, "wb") as f:
+        while size < want:
+            for part in parts:
+                part = part[: want - size]
+                part = part[: part.rindex(b"\n") + 1] if b"\n" in part else b""
+                if not part:
+                    break
+                f.write(part)
+                size += len(part)
+            else:
+                continue
+            break
+    return len(parts), size
+
+
+def memory(megabytes: float, corpora: Path) -> None:
     from anytok.sentencepiece.model_proto import parse_model_proto
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "input.txt")
-        size = 0
-        with open(path, "wb") as f:
-            while size < want:
-                for part in parts:
-                    part = part[: want - size]
-                    part = part[: part.rindex(b"\n") + 1] if b"\n" in part else b""
-                    if not part:
-                        break
-                    f.write(part)
-                    size += len(part)
-                else:
-                    continue
-                break
-        print(f"the {len(parts)} corpora repeated: {size:,} bytes; Unigram, default options, num_threads=1")
+        n, size = repeated(path, megabytes, corpora)
+        print(f"the {n} corpora repeated: {size:,} bytes; Unigram, default options, num_threads=1")
         s_cpu, s_mem = run("spm", "default", path, 0, os.path.join(tmp, "s"))
         a_cpu, a_mem = run("anytok", "default", path, 0, os.path.join(tmp, "a"), os.path.join(tmp, "s.model"))
         ps = parse_model_proto(Path(tmp, "s.model").read_bytes())

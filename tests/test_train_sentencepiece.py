@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ spm = pytest.importorskip("sentencepiece")
 from anytok.sentencepiece.model_proto import parse_model_proto  # noqa: E402
 
 from anytok.sentencepiece.model_file import load_sentencepiece_model  # noqa: E402
+from anytok.train.sentencepiece import TrainerError  # noqa: E402
 
 INPUTS = {
     "botchan": None,  # fetched
@@ -64,7 +66,21 @@ def _first_difference(ref: bytes, mine: bytes) -> str:
 
 
 def check_same_model(tmp_dir: Path, prefix: str, encode_text: str | None = None, **options) -> bytes:
-    ref = _reference(tmp_dir, prefix, **options)
+    """anytok's .model bytes equal to sentencepiece's for the same options; where sentencepiece
+    refuses the vocabulary size (fewer pieces than asked under hard_vocab_limit), anytok must
+    refuse it with the same message (returns None then)."""
+    try:
+        ref = _reference(tmp_dir, prefix, **options)
+    except RuntimeError as e:
+        refusal = re.search(r"Vocabulary size too high \(\d+\)\. Please set it to a value <= \d+\.", str(e))
+        if refusal is None:
+            raise
+        kind = options.pop("model_type")
+        with pytest.raises(TrainerError) as mine:
+            anytok.train(options.pop("input"), kind=kind, style="sentencepiece",
+                         model_prefix=str(tmp_dir / prefix), model_type=kind, **options)
+        assert str(mine.value) == refusal.group(0)
+        return None
     rule = options.pop("normalization_rule_name", "nmt_nfkc")
     charsmap = parse_model_proto(ref).normalizer_spec.precompiled_charsmap
     kind = options.pop("model_type")
@@ -114,6 +130,16 @@ def test_same_model_bytes(tmp_path, name, size, kind, vocab, extra):
     options = {"num_threads": 1, **extra}
     check_same_model(tmp_path, f"{kind}{vocab}", encode_text=text[:20000], input=path,
                      model_type=kind, vocab_size=vocab, **options)
+
+
+def test_vocabulary_size_too_high_refused_as_sentencepiece(tmp_path):
+    # a word model of 100 KB of Chinese (few whitespace-separated words): sentencepiece refuses
+    # 4000 pieces under hard_vocab_limit, naming the largest size it could give; so must anytok
+    path = _input_file(tmp_path, "zh", 100_000)
+    with pytest.raises(RuntimeError, match="Vocabulary size too high"):
+        _reference(tmp_path, "ref", input=path, model_type="word", vocab_size=4000, num_threads=1)
+    assert check_same_model(tmp_path, "word4000", input=path, model_type="word", vocab_size=4000,
+                            num_threads=1) is None
 
 
 def test_bpe_options(tmp_path):

@@ -5,6 +5,7 @@ same, and the builder's checks raise the errors the Lark reader raises.
 
 from __future__ import annotations
 
+import ast
 import random
 
 import pytest
@@ -14,7 +15,10 @@ from llguidance import LLMatcher
 from anytok import constrain
 from anytok.constrain import GrammarSyntaxError
 from anytok.constrain import builder as B
+from anytok.constrain import terminals as T
 from anytok.constrain.grammar import read_grammar
+from anytok.constrain.tokens import TokenTrie
+from conftest import ROOT
 from test_constrain import _lltokenizer, anytok_encoding
 from test_constrain import _walk as walk
 
@@ -93,3 +97,46 @@ def test_builder_errors_are_the_readers():
     for text in ('start: "a" | missing\n', 'start: missing\n'):
         with pytest.raises(GrammarSyntaxError, match="undefined rule missing"):
             constrain.grammar(text)
+
+
+def test_special_tokens_and_json_are_lexemes_lowered_by_terminals():
+    """A special token is the builder's `token_lexeme(j)` and a `%json` the schema's rule trees,
+    both lowered by `terminals.Terminals` into the grammar's one expression set, like every
+    other lexeme (a `%json` once had an expression set of its own)."""
+    c = constrain.grammar('start: "x" <|endofprompt|> %json {"type": "array", "items": {"$ref": "#"}} <[5-7]>\n')
+    enc = anytok_encoding(NAME)
+    g = c._per_tokenizer(TokenTrie.of(enc))[0].g
+    assert all(es is g.es for es in g.lexeme_es)
+    lexemes = dict(zip(g.lexeme_names, g.lexemes))
+    terms = T.Terminals(es=g.es)
+    assert lexemes["<|endofprompt|>"] == terms.lower(B.token_lexeme(0))
+    assert lexemes["<[5-7]>"] == terms.lower(B.token_lexeme(1))
+    assert g.token_ranges == [[(enc.encode_single_token("<|endofprompt|>"),) * 2], [(5, 7)]]
+    e = lexemes["%json"]
+    for b in b"[[], [[]]]":
+        e = g.es.derive(e, b)
+    assert g.es.nullable[e]
+    with pytest.raises(GrammarSyntaxError, match="special_token"):
+        h = B.GrammarBuilder()
+        h.rule("start", B.seq(B.literal("a"), B.token_lexeme(0)))
+        h.compile()
+
+
+# the expression set's constructors: only `terminals.py` (and the engine) calls them
+_CONSTRUCTORS = {"literal", "byteset", "concat", "alt", "repeat", "intersect", "difference", "conj",
+                 "minus_literals", "strip_leading", "new_rule", "set_rule", "compile_tree", "compile_ranges"}
+
+
+def test_front_ends_write_no_expressions():
+    """The front ends (the builder, the Lark and GBNF readers, the JSON Schema compiler) call no
+    `ExprSet` constructor: every expression comes from `terminals.Terminals`."""
+    pkg = ROOT / "pkg" / "anytok" / "constrain"
+    files = [pkg / n for n in ("builder.py", "grammar.py", "gbnf.py", "__init__.py")] + sorted((pkg / "json").glob("*.py"))
+    found = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CONSTRUCTORS:
+                owner = ast.unparse(node.func.value)
+                if owner.split(".")[-1] in ("es", "D", "derivatives") or owner.endswith("ExprSet()"):
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(node)[:60]}")
+    assert not found

@@ -265,6 +265,8 @@ DEFAULTS = [
     ({"type": "string", "additionalProperties": False, "enum": ["a", "b"]}, '"b"', "yes"),
     ({"type": ["object", "string", "boolean"], "properties": {"x": {}}, "enum": [True, "a"]}, "{}", "no"),
     ({"enum": ["a", 1], "minItems": 2, "required": ["z"]}, "1", "yes"),
+    # a character past U+FFFF (a surrogate pair in JSON text): an ordinary constant
+    ({"enum": ["\U0001F600", "a"]}, '"\U0001F600"', "yes"),
 ]
 
 
@@ -307,6 +309,33 @@ def test_invalid_schema_rejected(schema):
     with pytest.raises(constrain.ConstraintError) as info:
         constrain.json_schema(schema)
     assert not isinstance(info.value, constrain.UnsupportedFeatureError)
+
+
+# A lone surrogate (as json.loads reads `"\ud800"`): no JSON text encodes it, and llguidance
+# 1.9.1 refuses the schema (its JSON reader: "unexpected end of hex escape", "lone leading
+# surrogate in hex escape"; its Python API, given the dict: "Value is not JSON serializable").
+SURROGATES = [
+    {"const": "\ud800"},
+    {"enum": ["a", "x\udc00y"]},
+    {"const": {"k": ["\udfff"]}},
+    {"type": "object", "properties": {"\ud800": {"type": "integer"}}, "required": ["\ud800"]},
+    {"type": "string", "pattern": "\udbff"},
+]
+
+
+@pytest.mark.parametrize("schema", SURROGATES, ids=[json.dumps(s) for s in SURROGATES])
+def test_lone_surrogate_refused_as_llguidance(schema):
+    text = json.dumps(schema)
+    lark = "start: %json " + text + "\n"
+    tok = _lltokenizer("cl100k_base")
+    assert LLMatcher(tok, LLMatcher.grammar_from_json_schema(text), log_level=0).is_error()
+    assert LLMatcher(tok, LLMatcher.grammar_from_lark(lark), log_level=0).is_error()
+    with pytest.raises(ValueError, match="not JSON serializable"):
+        LLMatcher.grammar_from_json_schema(schema)
+    for make, arg in ((constrain.json_schema, schema), (constrain.json_schema, text), (constrain.grammar, lark)):
+        with pytest.raises(constrain.ConstraintError, match="lone surrogate") as info:
+            make(arg)
+        assert not isinstance(info.value, constrain.UnsupportedFeatureError)
 
 
 # Valid for llguidance (or rejected by both), not implemented by anytok: a named error.

@@ -14,13 +14,15 @@ Data flow:
           -> `earley.States` (an Earley parser over llguidance's lexer, with the same
           interface as an expression set).  Each lexeme's tree (the terminals it names inlined,
           `%regex` substrings written out as `str`/`seq`/`alt`, a `stop=` / `suffix=` rule's
-          body and stop joined by `seq`) is lowered by one `terminals.Terminals` sharing the
-          grammar's `ExprSet`: the only tree -> expression lowering, for every front end.
+          body and stop joined by `seq`, a special token's `token_lexeme(j)`) is lowered by one
+          `terminals.Terminals` sharing the grammar's `ExprSet`, and a `%json`'s rule trees by
+          the JSON compiler's `Terminals` on that same `ExprSet` (its `$ref` rules its own): the
+          only tree -> expression lowering, for every front end.
 
 A JSON Schema is compiled to rule trees by `json/` (`json.schema_rules`; `json_rules` here
 shows them) and those are lowered by `terminals.Terminals` (the lexeme compiler, which also
 answers the JSON compiler's questions while it builds: is a tree empty, does a key match);
-`("json", schema)` in a rule is that, as one lexeme.  The engine (`derivatives`, `earley`,
+`("json", schema)` in a rule is that, as one lexeme of the grammar's expression set.  The engine (`derivatives`, `earley`,
 `matcher`, `slicer`) sees only what `compile()` makes of the rules: it knows nothing of which
 front end built them.
 
@@ -50,6 +52,10 @@ Lexeme-level kinds (inside one lexeme; what JSON Schemas compile to, see `json_r
     excluding(item, strings)     ("minus", item, frozenset) `item`'s strings but these byte strings
     no_leading(item, mask)       ("nostart", item, mask)    `item`'s strings not starting with a
                                                             byte of the 256-bit set `mask`
+    token_lexeme(j)              ("toklex", j)              the lexeme of the grammar's j-th special
+                                                            token or range (`\xff` + byte j); made by
+                                                            `compile()` from a `tok` node, its ids in
+                                                            `Grammar.token_ranges[j]`, not for rules
 
 A name whose first letter after leading underscores is uppercase is a *terminal* (as in Lark):
 its tree is inlined into one lexeme wherever it is used (it may not use rules); any other name
@@ -176,6 +182,16 @@ def excluding(item, strings) -> tuple:
 def no_leading(item, mask: int) -> tuple:
     """The strings of `item` that do not start with a byte of the 256-bit set `mask`."""
     return ("nostart", item, mask)
+
+
+def token_lexeme(j: int) -> tuple:
+    """The lexeme of the `j`-th special token (or token range) of a grammar: the bytes `\xff`,
+    `j`, which no ordinary token's bytes reach (the matcher allows and consumes the ids
+    `earley.Grammar.token_ranges[j]` lists for it).  `compile()` makes one per distinct
+    `special_token` it resolves; a rule cannot use it (its ids come with the grammar)."""
+    if not isinstance(j, int) or not 0 <= j <= 255:
+        raise UnsupportedFeatureError("more than 256 distinct special tokens or token ranges in one grammar")
+    return ("toklex", j)
 
 
 def json_rules(schema) -> dict:
@@ -581,7 +597,8 @@ class _Builder:
 
     def json_symbol(self, schema) -> int:
         """`%json { schema }`: the JSON texts of the schema (anytok's JSON Schema compiler, with
-        llguidance's defaults) as one lexeme over the schema's own expressions."""
+        llguidance's defaults) as one lexeme, its rule trees lowered by `terminals.Terminals` in
+        the grammar's expression set like every other lexeme (its `$ref` rules its own)."""
         from .json import compile_schema
 
         key = ("json", _json.dumps(schema, sort_keys=True))
@@ -589,8 +606,8 @@ class _Builder:
         if sym is None:
             if not isinstance(schema, (dict, bool)):
                 raise GrammarSyntaxError("%json must be followed by a JSON Schema (an object or a boolean)")
-            es, e = compile_schema(schema)
-            sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json", False, es)
+            _, e = compile_schema(schema, self.es)
+            sym = self.lex_sym[key] = -2 - self.g.lexeme(e, "%json")
         return sym
 
     def token_symbol(self, spec) -> int:
@@ -605,12 +622,10 @@ class _Builder:
         sym = self.lex_sym.get(key)
         if sym is None:
             g = self.g
-            j = len(g.token_ranges)
-            if j > 255:
-                raise UnsupportedFeatureError("more than 256 distinct special tokens or token ranges in one grammar")
+            tree = token_lexeme(len(g.token_ranges))
             g.token_ranges.append(ranges)
             name = spec[1] if spec[0] == "name" else "<[" + ",".join(f"{a}-{b}" for a, b in ranges) + "]>"
-            sym = self.lex_sym[key] = -2 - g.lexeme(self.es.literal(bytes((0xFF, j))), name)
+            sym = self.lex_sym[key] = -2 - g.lexeme(self.compile(tree), name)
         return sym
 
     def sym(self, node) -> int:
@@ -631,6 +646,11 @@ class _Builder:
             return self._fresh("(seq)", [self.rhs(node)])
         if k == "alt":
             return self._fresh("(alt)", [self.rhs(a) for a in node[1]])
+        if k == "toklex":
+            raise GrammarSyntaxError("token_lexeme nodes are made by compile(); a rule names a special "
+                                     "token with special_token(...)")
+        if k != "rep":
+            raise GrammarSyntaxError(f"unknown rule tree node {k!r}")
         inner, lo, hi = node[1], node[2], node[3]
         if lo + (hi or 0) > self.limits.max_symbols:
             raise E.GrammarLimitError(

@@ -4,7 +4,8 @@ them while it builds them.
 
 Data flow: a front end (the JSON Schema compiler, `json/compile.py`; a one-lexeme grammar from
 `builder.GrammarBuilder`; every lexeme of an Earley grammar, from `builder._Builder.compile`,
-its terminals inlined by `_Builder.tree`) writes rule trees (the builder's node kinds, see `builder.py`), named
+its terminals inlined by `_Builder.tree`, its special tokens `("toklex", j)` and its `%json`s
+the JSON compiler's trees in the grammar's expression set) writes rule trees (the builder's node kinds, see `builder.py`), named
 recursive rules among them (`("rec", name)`, bodies in the `rules` dict it shares with a
 `Terminals`), and asks `lower(tree)` for the expression of a tree, `empty(tree)` whether it
 matches nothing.  `lower` walks the tree iteratively (objects with thousands of properties nest
@@ -189,6 +190,8 @@ class Terminals:
             return es.byteset(n[1])
         if k == "rec":
             return self._rule(n[1])
+        if k == "toklex":  # the special-token lexeme j (see builder.token_lexeme)
+            return es.literal(bytes((0xFF, n[1])))
         # the rest derive: every rule body first
         self._drain()
         if k == "and":
@@ -272,7 +275,7 @@ class Terminals:
             return node[2] == 0 or self._null(node[1], guess, touched)
         if k == "str":
             return node[1] == ""
-        if k in ("rng", "bytes"):
+        if k in ("rng", "bytes", "toklex"):
             return False
         if k == "rec":
             r = node[1]

@@ -29,7 +29,7 @@ from ..terminals import EMPTY, NOTHING, Terminals, probe
 
 
 class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMixin):
-    def __init__(self, root, options: "JsonOptions | None" = None):
+    def __init__(self, root, options: "JsonOptions | None" = None, es: "D.ExprSet | None" = None):
         o = options or JsonOptions()
         self.root = root
         self.ids = None  # `$id`s and anchors, indexed on the first `$ref` that needs them
@@ -39,9 +39,10 @@ class _Compiler(MergeMixin, RefsMixin, DisjointMixin, NumbersMixin, ConstantsMix
         self.lenient = o.lenient
         shared = _shared(o)
         self.defs: dict = {}  # the rules of the rule trees built: name -> tree
-        # the builder's lexeme compiler, with what every schema shares already lowered; asked
-        # whether a tree is empty (lexemes, intersections) while the trees are built
-        self.terms = shared.terms.fork(self.defs)
+        # the builder's lexeme compiler, with what every schema shares already lowered (or, in
+        # a grammar's expression set `es`, lowered there as used); asked whether a tree is empty
+        # (lexemes, intersections) while the trees are built
+        self.terms = shared.terms.fork(self.defs) if es is None else Terminals(self.defs, es)
         self.terms.budget = INTERSECTION_BUDGET
         es = self.terms.es
         self.expr_base = len(es.exprs)  # (the template's expressions do not count against the budget)
@@ -632,22 +633,33 @@ def schema_rules(schema) -> dict:
     return _build(schema)[1]
 
 
-def compile_schema(schema) -> tuple:
+def compile_schema(schema, es: "D.ExprSet | None" = None) -> tuple:
     """(ExprSet, start expression) of the JSON texts `schema` allows: its rule trees
-    (`schema_rules`) lowered by the builder's lexeme compiler (`terminals.Terminals`)."""
-    c, rules = _build(schema)
-    return c.terms.es, _guarded(c, lambda: c.lower(rules))
+    (`schema_rules`) lowered by the builder's lexeme compiler (`terminals.Terminals`), in a fork
+    of the per-process template's expression set, or in `es` (a grammar's `%json`: one lexeme
+    among the grammar's others, its `$ref` rules its own)."""
+    if es is None:
+        c, rules = _build(schema)
+        return c.terms.es, _guarded(c, lambda: c.lower(rules))
+    max_exprs = es.max_exprs  # (the compile budget is set on `es` while it builds)
+    try:
+        c, rules = _build(schema, es)
+        return es, _guarded(c, lambda: c.lower(rules))
+    finally:
+        es.max_exprs = max_exprs
 
 
-def _build(schema) -> tuple:
-    """(compiler, rule trees) of `schema`."""
+def _build(schema, es: "D.ExprSet | None" = None) -> tuple:
+    """(compiler, rule trees) of `schema` (its expressions in `es`, if given)."""
     check_depth(schema)
     options = None
     if isinstance(schema, dict) and "x-guidance" in schema:
         options = schema["x-guidance"]
         schema = {k: v for k, v in schema.items() if k != "x-guidance"}
-    c = _Compiler(schema, JsonOptions(options))
     text = json.dumps(schema)
+    if "\\ud" in text:
+        _check_surrogates(schema)
+    c = _Compiler(schema, JsonOptions(options), es)
     if "$ref" in text or (not c.coerce_one_of and "oneOf" in text):
         # llguidance's verdict on its oneOfs, and its builder's own refusals, from its
         # normalized form (see normalized.py)
@@ -662,6 +674,26 @@ def _build(schema) -> tuple:
     # one construct past the budget (a constant of a million characters) stops where it is
     c.terms.es.max_exprs = c.expr_base + EXPRESSION_BUDGET + EXPRESSION_BUDGET // 8
     return c, _guarded(c, lambda: c.finish(c.value(schema, "#")))
+
+
+def _check_surrogates(schema) -> None:
+    """ConstraintError if a string or key of `schema` holds a surrogate code point (U+D800 to
+    U+DFFF: from JSON text, a lone `\\uD800` escape): no JSON text encodes it, and llguidance
+    refuses the schema (its JSON reader: "lone leading surrogate in hex escape", "unexpected end
+    of hex escape"; its Python API: "Value is not JSON serializable")."""
+    stack = [schema]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
+            m = re.search("[\ud800-\udfff]", v)
+            if m:
+                raise ConstraintError(f"JSON schema holds a lone surrogate U+{ord(m.group()):04X} in the string "
+                                      f"{v[:40]!r}: no JSON text encodes it (llguidance rejects the schema too)")
 
 
 def _guarded(c: _Compiler, work):

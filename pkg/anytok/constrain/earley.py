@@ -72,6 +72,10 @@ COMPLETE = -1
 SELF = -1
 FID_OPAQUE = -2
 FID_DEPTH = 200
+# `States.derive`: a state whose lexemes go on with at most this many bytes takes the
+# transitions of all the others at once when one of them ends its lexeme.
+LIVE_BYTES = 48
+_DEAD_ROW = [0] * 256
 # `States.canonical` keys states whose lexer state holds at most this many lexemes by what
 # scanning each leads to (each scan closes a node); others by themselves.
 CANONICAL_LEXEMES = 64
@@ -114,7 +118,7 @@ class Grammar:
 
 
 class _Node:
-    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip", "ctx", "fid", "fkey")
+    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip", "ctx", "fid", "fkey", "arow")
 
     def __init__(self, nid: int):
         self.id = nid
@@ -127,6 +131,7 @@ class _Node:
         self.noskip = False
         self.fid: dict = {}  # nonterminal -> `_fid` of completing it here
         self.fkey = -1  # `_future` of this node
+        self.arow = None  # byte -> `_after_lexeme` state (-1: not yet known)
 
 
 class _Nullable:
@@ -185,6 +190,7 @@ class States(D.StateSet):
         self._classes: tuple = ()
         self._members_for = -1  # see `_members`
         self._viable: dict = {}  # state -> `viable_bytes`
+        self._live_lists: dict = {}  # see `_live_list`
         self._member_lists: list = []
         for x in self._lexeme_sets:
             x.set_limits(self.limits)
@@ -193,6 +199,7 @@ class States(D.StateSet):
         self.lex_rows: list = [[0] * 256]
         self.lex_greedy: list = [0]  # bitmask of greedy lexemes matching the bytes read
         self.lex_lazy: list = [0]
+        self.lex_first: list = [0]  # bitmask of the bytes that some lexeme may go on with
         self._start_ls: dict = {}
         self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
@@ -462,6 +469,11 @@ class States(D.StateSet):
                     acc |= 1 << t[j]
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
+            firsts = self._lex_first_fn
+            fb = 0
+            for j in range(0, len(t), 2):
+                fb |= firsts[t[j]](t[j + 1])
+            self.lex_first.append(fb)
         return i
 
     def _row_fuel(self) -> None:
@@ -551,7 +563,8 @@ class States(D.StateSet):
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
                 d = self._lex_derive
-                r = not any(d(ls, b) for b in self._byte_classes()[1])
+                fb = self.lex_first[ls]  # (other bytes extend no lexeme)
+                r = not any(d(ls, b) for b in self._byte_classes()[1] if fb >> b & 1)
             self.lex_final[ls] = r
         return r
 
@@ -575,13 +588,25 @@ class States(D.StateSet):
         next one.  As llguidance: a lexeme that this byte alone completes and nothing can
         extend ends at once, but a lazy lexeme that can still grow is not ended here (only
         from the next byte on: then by a byte that completes it again, or by a byte that
-        extends nothing)."""
-        ls = self._lex_derive(self._node_start_ls(node), b)
+        extends nothing).  Kept per node and byte class: every lexer state ending the same
+        lexemes from one node (a number after each of its digits) shares it."""
+        row = node.arow
+        if row is None:
+            row = node.arow = [-1] * 256
+        r = row[b]
+        if r >= 0:
+            return r
+        start = self._node_start_ls(node)
+        ls = self._lex_derive(start, b) if self.lex_first[start] >> b & 1 else 0
         if not ls:
-            return 0
-        if self._ends_now(ls):
-            return self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
-        return self._intern(node, ls, False)
+            r = 0
+        elif self._ends_now(ls):
+            r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+        else:
+            r = self._intern(node, ls, False)
+        for x in self._members()[b]:
+            row[x] = r
+        return r
 
     def derive(self, s: int, b: int) -> int:
         row = self.rows[s]
@@ -592,7 +617,9 @@ class States(D.StateSet):
         if node is None:
             r = 0
         else:
-            nl = self._lex_derive(ls, b)
+            # (a byte no lexeme goes on with: dead without deriving; most bytes, inside a
+            # lexeme that few bytes continue)
+            nl = self._lex_derive(ls, b) if self.lex_first[ls] >> b & 1 else 0
             if nl:
                 lz = self.lex_lazy[nl]
                 if lz:  # a lazy lexeme ends as soon as it matches
@@ -603,13 +630,33 @@ class States(D.StateSet):
                     r = self._intern(node, nl, False)
             else:
                 acc = self.lex_greedy[ls] | self.lex_lazy[ls]
-                if not acc:
+                n2 = self._scan(node, acc) if acc else None
+                if n2 is None:
                     r = 0
+                    template = _DEAD_ROW
                 else:
-                    n2 = self._scan(node, acc)
-                    r = 0 if n2 is None else self._after_lexeme(n2, b)
+                    r = self._after_lexeme(n2, b)
+                    template = n2.arow
+                # every byte that no lexeme goes on with leads where it leads from the node
+                # after the lexeme (`_after_lexeme`, kept per node): taken at once (a row
+                # copy), unless many bytes go on with the lexeme
+                live = self._live_lists.get(self.lex_first[ls], False)
+                if live is False:
+                    live = self._live_list(self.lex_first[ls])
+                if live is not None:
+                    kept = [row[x] for x in live]
+                    row[:] = template
+                    for x, v in zip(live, kept):
+                        row[x] = v
+                    return r
         for x in self._members()[b]:  # (bytes of one class take every state to one state)
             row[x] = r
+        return r
+
+    def _live_list(self, fb: int):
+        """The bytes of bitmask `fb` (a lexer state's `lex_first`), or None past LIVE_BYTES."""
+        out = [x for x in range(256) if fb >> x & 1]
+        r = self._live_lists[fb] = out if len(out) <= LIVE_BYTES else None
         return r
 
     # -- max_tokens (the matcher counts tokens; see `Matcher.consume`) ------------------------

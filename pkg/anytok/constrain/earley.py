@@ -66,6 +66,16 @@ from .errors import GrammarLimitError, Limits  # noqa: F401 (re-exported)
 
 
 COMPLETE = -1
+# `_fid`: a contribution's id standing for "the same future as the whole set" (a loop), and
+# the ids past the depth limit or inside a loop of other nonterminals (-2, -3, ...: each unique,
+# never equal to another: no sharing, never a wrong one).
+SELF = -1
+FID_OPAQUE = -2
+FID_DEPTH = 200
+# `States.derive`: a state whose lexemes go on with at most this many bytes takes the
+# transitions of all the others at once when one of them ends its lexeme.
+LIVE_BYTES = 48
+_DEAD_ROW = [0] * 256
 # `States.canonical` keys states whose lexer state holds at most this many lexemes by what
 # scanning each leads to (each scan closes a node); others by themselves.
 CANONICAL_LEXEMES = 64
@@ -108,7 +118,7 @@ class Grammar:
 
 
 class _Node:
-    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip", "ctx")
+    __slots__ = ("id", "waiting", "allowed", "accepting", "children", "start_ls", "noskip", "ctx", "fid", "fkey", "arow")
 
     def __init__(self, nid: int):
         self.id = nid
@@ -119,6 +129,9 @@ class _Node:
         self.children: dict = {}  # scanned lexeme mask -> child node, or None if dead
         self.start_ls = -1
         self.noskip = False
+        self.fid: dict = {}  # nonterminal -> `_fid` of completing it here
+        self.fkey = -1  # `_future` of this node
+        self.arow = None  # byte -> `_after_lexeme` state (-1: not yet known)
 
 
 class _Nullable:
@@ -175,6 +188,10 @@ class States(D.StateSet):
         self._lexeme_sets = list({id(x): x for x in g.lexeme_es}.values())
         self._classes_key = None  # see `_byte_classes`
         self._classes: tuple = ()
+        self._members_for = -1  # see `_members`
+        self._viable: dict = {}  # state -> `viable_bytes`
+        self._live_lists: dict = {}  # see `_live_list`
+        self._member_lists: list = []
         for x in self._lexeme_sets:
             x.set_limits(self.limits)
         self.lex_tuples: list = [()]
@@ -182,6 +199,7 @@ class States(D.StateSet):
         self.lex_rows: list = [[0] * 256]
         self.lex_greedy: list = [0]  # bitmask of greedy lexemes matching the bytes read
         self.lex_lazy: list = [0]
+        self.lex_first: list = [0]  # bitmask of the bytes that some lexeme may go on with
         self._start_ls: dict = {}
         self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
@@ -200,6 +218,11 @@ class States(D.StateSet):
         self.rows: list = [[0] * 256]
         self.acc: list = [0]
         self._canon: dict = {}  # state -> `canonical` key
+        self._fid_ids: dict = {}  # `_fid` contributions -> id
+        self._fid_sets: list = []  # id -> its contributions
+        self._fid_self: set = set()  # ids whose contributions refer to themselves (`SELF`)
+        self._opaque = FID_OPAQUE  # the next opaque id (`_fid`)
+        self._future_ids: dict = {}  # `_future` keys -> id
         self.nullable = _Nullable(self)
         self.root = None
         root = self.root = self._close([], None)
@@ -446,6 +469,11 @@ class States(D.StateSet):
                     acc |= 1 << t[j]
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
+            firsts = self._lex_first_fn
+            fb = 0
+            for j in range(0, len(t), 2):
+                fb |= firsts[t[j]](t[j + 1])
+            self.lex_first.append(fb)
         return i
 
     def _row_fuel(self) -> None:
@@ -488,7 +516,9 @@ class States(D.StateSet):
                     d = fns[t[j]](t[j + 1], b)
                     if d:
                         out.extend((t[j], d))
-            r = row[b] = self._lex_intern(tuple(out))
+            r = self._lex_intern(tuple(out))
+            for x in self._members()[b]:  # (the bytes of b's class: the same derivatives)
+                row[x] = r
         return r
 
     def _node_start_ls(self, node: _Node) -> int:
@@ -533,7 +563,8 @@ class States(D.StateSet):
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
                 d = self._lex_derive
-                r = not any(d(ls, b) for b in self._byte_classes()[1])
+                fb = self.lex_first[ls]  # (other bytes extend no lexeme)
+                r = not any(d(ls, b) for b in self._byte_classes()[1] if fb >> b & 1)
             self.lex_final[ls] = r
         return r
 
@@ -557,13 +588,25 @@ class States(D.StateSet):
         next one.  As llguidance: a lexeme that this byte alone completes and nothing can
         extend ends at once, but a lazy lexeme that can still grow is not ended here (only
         from the next byte on: then by a byte that completes it again, or by a byte that
-        extends nothing)."""
-        ls = self._lex_derive(self._node_start_ls(node), b)
+        extends nothing).  Kept per node and byte class: every lexer state ending the same
+        lexemes from one node (a number after each of its digits) shares it."""
+        row = node.arow
+        if row is None:
+            row = node.arow = [-1] * 256
+        r = row[b]
+        if r >= 0:
+            return r
+        start = self._node_start_ls(node)
+        ls = self._lex_derive(start, b) if self.lex_first[start] >> b & 1 else 0
         if not ls:
-            return 0
-        if self._ends_now(ls):
-            return self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
-        return self._intern(node, ls, False)
+            r = 0
+        elif self._ends_now(ls):
+            r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+        else:
+            r = self._intern(node, ls, False)
+        for x in self._members()[b]:
+            row[x] = r
+        return r
 
     def derive(self, s: int, b: int) -> int:
         row = self.rows[s]
@@ -574,7 +617,9 @@ class States(D.StateSet):
         if node is None:
             r = 0
         else:
-            nl = self._lex_derive(ls, b)
+            # (a byte no lexeme goes on with: dead without deriving; most bytes, inside a
+            # lexeme that few bytes continue)
+            nl = self._lex_derive(ls, b) if self.lex_first[ls] >> b & 1 else 0
             if nl:
                 lz = self.lex_lazy[nl]
                 if lz:  # a lazy lexeme ends as soon as it matches
@@ -585,12 +630,33 @@ class States(D.StateSet):
                     r = self._intern(node, nl, False)
             else:
                 acc = self.lex_greedy[ls] | self.lex_lazy[ls]
-                if not acc:
+                n2 = self._scan(node, acc) if acc else None
+                if n2 is None:
                     r = 0
+                    template = _DEAD_ROW
                 else:
-                    n2 = self._scan(node, acc)
-                    r = 0 if n2 is None else self._after_lexeme(n2, b)
-        row[b] = r
+                    r = self._after_lexeme(n2, b)
+                    template = n2.arow
+                # every byte that no lexeme goes on with leads where it leads from the node
+                # after the lexeme (`_after_lexeme`, kept per node): taken at once (a row
+                # copy), unless many bytes go on with the lexeme
+                live = self._live_lists.get(self.lex_first[ls], False)
+                if live is False:
+                    live = self._live_list(self.lex_first[ls])
+                if live is not None:
+                    kept = [row[x] for x in live]
+                    row[:] = template
+                    for x, v in zip(live, kept):
+                        row[x] = v
+                    return r
+        for x in self._members()[b]:  # (bytes of one class take every state to one state)
+            row[x] = r
+        return r
+
+    def _live_list(self, fb: int):
+        """The bytes of bitmask `fb` (a lexer state's `lex_first`), or None past LIVE_BYTES."""
+        out = [x for x in range(256) if fb >> x & 1]
+        r = self._live_lists[fb] = out if len(out) <= LIVE_BYTES else None
         return r
 
     # -- max_tokens (the matcher counts tokens; see `Matcher.consume`) ------------------------
@@ -684,25 +750,36 @@ class States(D.StateSet):
             self._class_of = cls
         return self._classes
 
+    def _members(self) -> list:
+        """byte -> the bytes of its class (`_byte_classes`), made again when a lexeme's
+        `ExprSet` has made byte sets since (its `_masks` only grow)."""
+        sets = self._lexeme_sets
+        n = len(sets[0]._masks) if len(sets) == 1 else sum(len(x._masks) for x in sets)
+        if n != self._members_for:
+            if sets:
+                cb, _ = self._byte_classes()
+                cls = self._class_of
+                self._member_lists = [cb[cls[b]] for b in range(256)]
+            else:
+                self._member_lists = [[b] for b in range(256)]
+            self._members_for = n
+        return self._member_lists
+
     def derive_class(self, s: int, b: int) -> int:
-        r = self.derive(s, b)
-        if not self._lexeme_sets:
-            return r
-        cb, _ = self._byte_classes()
-        members = cb[self._class_of[b]]
-        if len(members) > 1:
-            row = self.rows[s]
-            for x in members:
-                row[x] = r
-        return r
+        """`derive`, which fills the transitions of the whole class of `b`."""
+        return self.derive(s, b)
 
     def viable_bytes(self, s: int) -> list:
         """The bytes after which `s` is not dead, ascending (one derivative per byte class:
-        forced bytes ask this of every state they pass)."""
+        forced bytes ask this of every state they pass, each walk of a part of the vocabulary
+        of its start; kept per state)."""
+        out = self._viable.get(s)
+        if out is not None:
+            return out
         row = self.rows[s]
         class_bytes, reps = self._byte_classes()
         d = self.derive
-        out: list = []
+        out = []
         n = 0
         for c, b in enumerate(reps):
             r = row[b]
@@ -713,6 +790,7 @@ class States(D.StateSet):
                 n += 1
         if n > 1:
             out.sort()
+        self._viable[s] = out
         return out
 
     def canonical(self, s: int):
@@ -720,23 +798,131 @@ class States(D.StateSet):
         lexeme, the node enters its transitions only through the nodes it reaches by scanning
         the lexemes that the lexer state may end (`_scan`; a set of several lexemes ending
         together reaches the node of the union of their items, so the node each alone
-        reaches decides it too).  So the lexer state and those nodes (one per lexeme of the
-        lexer state) are the key: a number in the second and in the tenth element of a JSON
-        array reaches, when it ends, the same node (after an element other than the first),
-        although each element starts from its own node, and the states of its digits share
-        their masks.  A fresh state is its own key: scanning each of the many lexemes its node
-        allows would cost more than it shares.  Made once per state."""
+        reaches decides it too).  So the lexer state and the futures of those nodes (one per
+        lexeme of the lexer state; `_future`) are the key: a number in the second and in the
+        tenth element of a JSON array reaches, when it ends, a node with the same future
+        (after an element other than the first), although each element starts from its own
+        node, and the states of its digits share their masks; in llama.cpp's json_arr.gbnf,
+        the nodes after the first element and after the later ones have different items (the
+        repetition's left recursion) but the same future, so all share.  A fresh state: its
+        node's future (its lexer state follows from the node).  Made once per state."""
         r = self._canon.get(s)
         if r is None:
             node, ls, fresh = self.cs[s]
             t = self.lex_tuples[ls]
-            if node is None or fresh or len(t) > 2 * CANONICAL_LEXEMES:  # (barriers are fresh)
+            if node is None or fresh == 2:  # (barriers)
+                r = s
+            elif fresh:
+                r = ("fresh", self._future(node))
+            elif len(t) > 2 * CANONICAL_LEXEMES:
                 r = s
             else:
-                scan = self._scan
-                r = (ls, *[scan(node, 1 << t[j]) for j in range(0, len(t), 2)])
+                scan, future = self._scan, self._future
+                key = [ls]
+                for j in range(0, len(t), 2):
+                    n2 = scan(node, 1 << t[j])
+                    key.append(-1 if n2 is None else future(n2))
+                r = tuple(key)
             self._canon[s] = r
         return r
+
+    # -- futures (keys of the matcher's caches: `canonical`) --------------------------------
+    def _future(self, node: _Node) -> int:
+        """An id of what `node` does on any lexemes: its items waiting for a lexeme, each with
+        the `_fid` of completing its nonterminal at its origin (this node included), whether
+        it accepts, and whether it takes the skip lexeme.  Items waiting for a nonterminal act
+        only when it completes here, which the `_fid`s of the items predicted for it describe.
+        Equal ids, equal futures: unlike the node's own key (`_close`), items that differ
+        but lead to the same completions (the left recursion of a repetition after its first
+        and after a later element) have equal ids."""
+        r = node.fkey
+        if r < 0:
+            lhs, fid = self.lhs, self._fid
+            items = set()
+            for sym, lst in node.waiting.items():
+                if sym < 0:
+                    for p, o in lst:
+                        items.add((p, fid(o, lhs[p], 0)))
+            key = (frozenset(items), node.accepting, node.noskip)
+            r = self._future_ids.get(key)
+            if r is None:
+                r = self._future_ids[key] = len(self._future_ids)
+            node.fkey = r
+        return r
+
+    def _fid(self, o: _Node, n: int, depth: int) -> int:
+        """An id of what completing nonterminal `n` at origin `o` leads to: the set of its
+        contributions, over the nonterminals that completing `n` completes at `o` at once (the
+        items of `o` waiting for `n` whose next step ends their production, and so on):
+        (position, id) for each item of `o` waiting for one of them that has symbols left (the
+        id of completing its own nonterminal at its origin; `SELF` for `n` itself at `o`),
+        (-1, id) for an item of another origin whose production ends there (it completes its
+        nonterminal there: that id), (-2, 0) for the start rule completed at the root.
+        Normal forms, so that equal futures get equal ids more often: a single (-1, id) is
+        that id, and a set that is another set with its `SELF` replaced by that set's id (a
+        loop unrolled once) is that set.  Past FID_DEPTH nested origins, or inside a loop of
+        several nonterminals, an opaque id (equal to no other)."""
+        memo = o.fid
+        r = memo.get(n)
+        if r is not None:
+            return r
+        if depth > FID_DEPTH:
+            r = memo[n] = self._opaque
+            self._opaque -= 1
+            return r
+        memo[n] = None  # (in progress: met again, `_fid_loop` makes an opaque id)
+        lhs, nextsym, fid = self.lhs, self.nextsym, self._fid
+        out = set()
+        todo = [n]
+        nts = {n}
+        root = self.root
+        while todo:
+            x = todo.pop()
+            if x == 0 and o is root:
+                out.add((-2, 0))
+            for q, oo in o.waiting.get(x, ()):
+                m = lhs[q]
+                if nextsym[q + 1] == COMPLETE:
+                    if oo is o:
+                        if m not in nts:
+                            nts.add(m)
+                            todo.append(m)
+                    else:
+                        out.add((-1, fid(oo, m, depth + 1)))
+                elif oo is o:
+                    out.add((q, SELF if m == n else self._fid_loop(o, m, depth)))
+                else:
+                    out.add((q, fid(oo, m, depth + 1)))
+        if len(out) == 1:
+            (k, c), = out
+            if k == -1:
+                memo[n] = c
+                return c
+        key = frozenset(out)
+        r = self._fid_ids.get(key)
+        if r is None:
+            for k, c in out:  # a loop unrolled once: its own id
+                if c in self._fid_self and frozenset(
+                        (k2, SELF if c2 == c else c2) for k2, c2 in out) == self._fid_sets[c]:
+                    r = c
+                    break
+            else:
+                r = self._fid_ids[key] = len(self._fid_sets)
+                self._fid_sets.append(key)
+                if any(c == SELF for _, c in out):
+                    self._fid_self.add(r)
+        memo[n] = r
+        return r
+
+    def _fid_loop(self, o: _Node, m: int, depth: int) -> int:
+        """`_fid(o, m)`, or an opaque id if it is being made (a loop through several
+        nonterminals at one origin)."""
+        r = o.fid.get(m, 0)
+        if r is None:
+            r = self._opaque
+            self._opaque -= 1
+            return r
+        return self._fid(o, m, depth + 1)
 
     def truncated(self, s: int, depth: int):
         return self.canonical(s)

@@ -209,6 +209,16 @@ class _Slice:
         while todo:
             r = todo.pop()
             q = rel[r]
+            if not q:  # a dead lexer state stays dead: every state after r pairs with it
+                for r2 in self.after(r):
+                    old = rel.get(r2)
+                    if old is None:
+                        rel[r2] = 0
+                    elif old:
+                        return None
+                if len(rel) > PAIR_BUDGET:
+                    return None
+                continue
             row = rows[q]
             for members, get, r2 in self.steps(r):
                 qs = get(row)
@@ -230,6 +240,21 @@ class _Slice:
                 elif old != q2:
                     return None
         return rel
+
+    def after(self, r: int) -> tuple:
+        """The slice states reachable from slice state `r` by one byte or more (kept)."""
+        memo = self.__dict__.setdefault("_after", {})
+        out = memo.get(r)
+        if out is None:
+            seen: dict = {}
+            todo = [r]
+            while todo:
+                for _, _, r2 in self.steps(todo.pop()):
+                    if r2 not in seen:
+                        seen[r2] = None
+                        todo.append(r2)
+            out = memo[r] = tuple(seen)
+        return out
 
     def shallow(self, rel: dict, start: int | None = None) -> bool:
         """Whether no live slice state of `relation`'s answer but the start leads to a live one:

@@ -73,6 +73,10 @@ def eos_among(special_names: dict, last: bool = False) -> int | None:
 _ARRAYS = ("order", "byte", "depth", "end", "token")
 
 
+# `TokenTrie.walk`: children met by lookup past this many (see there).
+FANOUT = 16
+
+
 class TokenTrie:
     _slicer = None  # its `slicer.Slicer`, read or built on first use (`Slicer.of`)
 
@@ -231,7 +235,7 @@ class TokenTrie:
         states[base] = state
         sset = derive.__self__
         rows = sset.rows  # cached transitions, -1 = not yet derived
-        ranges = [(node + 1, end[node])]
+        ranges = [(node + 1, end[node], base, state)]
         if not node:
             # from the root, only the subtrees of the bytes that keep `state` live: a state
             # that few bytes continue (a number's digits, whitespace) would otherwise meet
@@ -240,8 +244,9 @@ class TokenTrie:
             children = self.children0
             viable = sset.viable_bytes(state)
             if len(viable) < len(children) // 2:
-                ranges = [(c, end[c]) for c in map(children.get, viable) if c is not None]
-        for i, stop in ranges:
+                ranges = self._first_ranges(derive, rows, state, [c for c in map(children.get, viable) if c is not None], out)
+        for i, stop, pd, ps in ranges:
+            states[pd] = ps
             while i < stop:
                 d = depth[i]
                 p = states[d - 1]
@@ -259,6 +264,55 @@ class TokenTrie:
                 else:
                     i = end[i]
         return out
+
+    def _first_ranges(self, derive, rows, state: int, firsts: list, out: list) -> list:
+        """The ranges of nodes to walk below the root's children `firsts` (ascending), each
+        with the depth and state of its parent; the children's own tokens go to `out`.  A
+        child with many children of its own, whose state few bytes keep live (after a space
+        in a whitespace lexeme: one or two of a hundred), gives the ranges of those only,
+        found in a byte -> child map (made on first use), instead of meeting each child."""
+        byte, end, token, extra = self.byte, self.end, self.token, self.extra
+        kids_of = self.__dict__.get("_kids")
+        if kids_of is None:
+            kids_of = self._kids = {}
+        viable_of = derive.__self__.viable_bytes
+        ranges = []
+        for c in firsts:
+            s1 = rows[state][byte[c]]
+            if s1 < 0:
+                s1 = derive(state, byte[c])
+            if not s1:
+                continue
+            t = token[c]
+            if t >= 0:
+                out.append(t)
+                if c in extra:
+                    out.extend(extra[c])
+            e = end[c]
+            if e - c > FANOUT:
+                kids = kids_of.get(c)
+                if kids is None:
+                    kids = kids_of[c] = self._children(c)
+                if kids:
+                    v1 = viable_of(s1)
+                    if len(v1) * 4 < len(kids):
+                        for b in v1:
+                            k = kids.get(b)
+                            if k is not None:
+                                ranges.append((k, end[k], 1, s1))
+                        continue
+            ranges.append((c + 1, e, 1, s1))
+        return ranges
+
+    def _children(self, node: int):
+        """{byte: child} of `node` if it has more than FANOUT children, else False."""
+        byte, end = self.byte, self.end
+        kids = {}
+        c, stop = node + 1, end[node]
+        while c < stop:
+            kids[byte[c]] = c
+            c = end[c]
+        return kids if len(kids) > FANOUT else False
 
     def has_extension(self, derive, state: int, prefix: bytes) -> bool:
         """Whether some token strictly longer than `prefix` starts with it and its remaining

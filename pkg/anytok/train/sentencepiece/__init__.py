@@ -178,7 +178,11 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
     if progress is not None:
         lines = _reporting(lines, progress)
-    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023)
+    # 0.2.1's Unigram on words only counts (its seeds too: no seed crosses a sentence's
+    # end), so the same sentences go once each, with their counts; 0.2.3's seeds may end at
+    # a sentence's end and see the next sentence
+    merge = opt.model_type == UNIGRAM and opt.split_by_whitespace and not v023
+    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023, merge)
     if progress is not None:
         progress({"phase": "train", "step": "alphabet", "finished": False})
     required = required_chars(sentences, opt, meta, boundary)

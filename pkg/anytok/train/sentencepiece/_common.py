@@ -119,20 +119,26 @@ def _global_replace(text: str, metas: list[str], boundary: str) -> str:
 
 def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
                    meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY,
-                   v023: bool = False) -> list[list]:
+                   v023: bool = False, merge: bool = False) -> list[list]:
     """`LoadSentences` up to the normalization: [sentence, count] pairs in input order
-    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in)."""
-    sentences: list[list] = []
+    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in).
+
+    `merge`: for a trainer that only counts (the sentences' order and the empty ones do not
+    matter to it): each distinct normalized sentence once, with the number of times it
+    occurs, and no empty sentence; each distinct line is normalized once."""
     limit = opt.input_sentence_size
     if limit > 0 and opt.shuffle_input_sentence:
         raise NotImplementedError(
             "input_sentence_size with shuffle_input_sentence=true (sentencepiece samples with "
             "its own random generator); give shuffle_input_sentence=False")
+    if merge:
+        return _load_merged(lines, opt, normalizer, meta, boundary)
+    sentences: list[list] = []
     max_len = opt.max_sentence_length
     for line in lines:
         if not line:
             continue
-        if len(line.encode("utf-8")) > max_len:
+        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
             continue
         if UNK_CHAR in line:
             continue
@@ -157,6 +163,45 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
                 continue
         i += 1
     return sentences
+
+
+def _load_merged(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
+                 meta: dict[int, tuple[str, int]], boundary: str) -> list[list]:
+    """`load_sentences(..., merge=True)`: the same lines kept (and counted towards
+    input_sentence_size) as there, counted by their text."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    limit = opt.input_sentence_size
+    max_len = opt.max_sentence_length
+    n = 0
+    for line in lines:
+        if not line:
+            continue
+        # a line of more UTF-8 bytes than max_len has more than max_len // 4 characters
+        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
+            continue
+        if UNK_CHAR in line:
+            continue
+        counts[line] = get(line, 0) + 1
+        n += 1
+        if limit > 0 and n >= limit:
+            break
+    if not n:
+        raise TrainerError("no sentences in the input")
+    metas = sorted({p for p, _ in meta.values()}, key=lambda s: (-len(s.encode("utf-8")), s))
+    raw = list(counts.items())
+    del counts
+    merged: dict[str, int] = {}
+    get = merged.get
+    normalize = normalizer.normalize
+    for i, (line, count) in enumerate(raw):
+        raw[i] = None  # the line's memory goes as its normalized form comes
+        s = _global_replace(normalize(line), metas, boundary)
+        merged[s] = get(s, 0) + count
+    merged.pop("", None)
+    if any(" " in s for s in merged):
+        raise TrainerError("normalized string must not include spaces")
+    return [[s, count] for s, count in merged.items()]
 
 
 def required_chars(sentences: list[list], opt: TrainerOptions,

@@ -5,6 +5,7 @@ be pieces."""
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from typing import Iterable
 
 from ...sentencepiece.model_proto import BYTE, CHAR, CONTROL, UNKNOWN, USER_DEFINED, WORD
@@ -214,13 +215,18 @@ def required_chars(sentences: list[list], opt: TrainerOptions,
         if c != "\0":
             required.add(c)
             counts.setdefault(c, 0)
-    total = 0
+    found: Counter = Counter()
     for s, freq in sentences:
-        for c in s:
-            if c == "\0":
-                continue
-            counts[c] = counts.get(c, 0) + freq
-            total += freq
+        if freq == 1:
+            found.update(s)  # counted in C
+        else:
+            for c, n in Counter(s).items():
+                found[c] += n * freq
+    found.pop("\0", None)
+    for c, n in found.items():
+        counts[c] = counts.get(c, 0) + n
+    total = sum(found.values())
+    del found
     if total <= 0:
         raise TrainerError("no characters in the input")
     coverage_limit = opt.character_coverage
@@ -284,13 +290,26 @@ def split_into_words(text: str, suffix: bool, ws_only: bool) -> list[str]:
     return words
 
 
+def _words_before_ws(text: str) -> list[str]:
+    """`split_into_words(text, False, False)`: a word starts at the start and at each U+2581."""
+    parts = text.split(WS)
+    words = [WS + p for p in parts[1:]]
+    if parts[0]:
+        words.insert(0, parts[0])
+    return words
+
+
 def split_by_whitespace(sentences: list[list], opt: TrainerOptions) -> list[list]:
-    counts: dict[str, int] = {}
+    counts: Counter = Counter()
     suffix = opt.treat_whitespace_as_suffix
     ws_only = opt.allow_whitespace_only_pieces
     for s, freq in sentences:
-        for w in split_into_words(s, suffix, ws_only):
-            counts[w] = counts.get(w, 0) + freq
+        words = _words_before_ws(s) if not suffix and not ws_only else split_into_words(s, suffix, ws_only)
+        if freq == 1:
+            counts.update(words)  # counted in C
+        else:
+            for w in words:
+                counts[w] += freq
     return sorted_counts(counts)
 
 

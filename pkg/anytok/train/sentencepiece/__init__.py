@@ -3,7 +3,8 @@
 
 Data flow: input files -> lines (`std::getline`: split at "\\n") -> the first
 `input_sentence_size` of them -> normalized (`anytok.sentencepiece.normalizer` with the rule's
-charsmap; meta pieces cut out as a boundary) -> the alphabet (`character_coverage`; rarer
+charsmap; meta pieces cut out as a boundary; for 0.2.1's Unigram on words, which only counts,
+each distinct line once with its count) -> the alphabet (`character_coverage`; rarer
 characters become U+2585) -> words with counts (`split_by_whitespace`) -> the trainer of the
 model type (`bpe.py`, `unigram.py`, `charword.py`) -> pieces and scores -> the `.model` protobuf
 (`_spec.py`: the options given, the normalizer spec, the pieces after the meta pieces).

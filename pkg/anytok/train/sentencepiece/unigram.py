@@ -3,7 +3,8 @@
 1. Seeds: every character, then the substrings that are internal nodes of the suffix tree of
    all sentences (as esaxx enumerates them from the suffix array; only nodes no longer than
    `max_sentencepiece_length` can be pieces, so only that many characters of each suffix are
-   sorted), scored frequency x length; the best `seed_sentencepiece_size` (ties: node
+   sorted, and each is cut after its first character no piece holds past its first; each
+   distinct sentence once, its suffixes weighted by its count), scored frequency x length; the best `seed_sentencepiece_size` (ties: node
    order); log-probabilities (`_to_log_prob`).
 2. EM on the words (`split_by_whitespace`): the E-step runs forward-backward over each word's
    lattice and sums expected counts; the M-step drops pieces under 0.5 and scores the rest

@@ -340,6 +340,44 @@ def test_seed_nodes():
         assert [(w, f) for w, f, _ in got] == [(w, f) for _, w, f in want]
 
 
+def test_seed_nodes_of_distinct_sentences():
+    # The seeds' nodes from each distinct sentence once, weighted by its count, with every
+    # suffix cut after its first character that no seed holds past its first: the same
+    # nodes that hold none of those, frequencies and order as from all the sentences.
+    from anytok.train.sentencepiece.unigram import _cut_node_candidates
+
+    rng = random.Random(12)
+    for _ in range(100):
+        distinct = list({"".join(rng.choice("ab\u2581\t\u3042") for _ in range(rng.randrange(1, 9)))
+                         for _ in range(rng.randrange(1, 8))})
+        counts = [rng.choice([1, 1, 2, 3]) for _ in distinct]
+        sentences = [s for s, k in zip(distinct, counts) for _ in range(k)]
+        rng.shuffle(sentences)
+        width = rng.randrange(3, 9)
+        t = "\0".join(sentences) + "\0"
+        n = len(t)
+        suffixes = sorted(t[i:] for i in range(n))
+        want = []
+        for w in {t[i:j] for i in range(n) for j in range(i + 2, min(n, i + width - 1) + 1)}:
+            if "\0" in w or "\t" in w or "\u2581" in w[1:]:
+                continue
+            occ = [k for k in range(n) if t.startswith(w, k)]
+            nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
+            if len(occ) > 1 and len(nexts) > 1:
+                right = max(i for i, s in enumerate(suffixes) if s.startswith(w)) + 1
+                want.append(((right, -len(w)), w, len(occ)))
+        want.sort()
+        parts, classes, at = [], [], 0
+        for k in sorted(set(counts)):
+            part = "".join(s + "\0" for s, c in zip(distinct, counts) if c == k)
+            classes.append((k, at, at + len(part)))
+            parts.append(part)
+            at += len(part)
+        got = sorted(_cut_node_candidates("".join(parts) + "\0" * width, width, lambda w: True,
+                                          "\0\t\u2581", classes), key=lambda c: c[2])
+        assert [(w, f) for w, f, _ in got] == [(w, f) for _, w, f in want]
+
+
 def test_unigram_japanese_small(tmp_path):
     # A short Japanese input: code points above the number of characters (the suffix array's
     # ranks), scripts mixed in a piece with split_by_unicode_script=false, two threads.

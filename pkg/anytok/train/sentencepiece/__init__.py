@@ -3,7 +3,8 @@
 
 Data flow: input files -> lines (`std::getline`: split at "\\n") -> the first
 `input_sentence_size` of them -> normalized (`anytok.sentencepiece.normalizer` with the rule's
-charsmap; meta pieces cut out as a boundary) -> the alphabet (`character_coverage`; rarer
+charsmap; meta pieces cut out as a boundary; for 0.2.1's Unigram on words, which only counts,
+each distinct line once with its count) -> the alphabet (`character_coverage`; rarer
 characters become U+2585) -> words with counts (`split_by_whitespace`) -> the trainer of the
 model type (`bpe.py`, `unigram.py`, `charword.py`) -> pieces and scores -> the `.model` protobuf
 (`_spec.py`: the options given, the normalizer spec, the pieces after the meta pieces).
@@ -178,7 +179,11 @@ def train(input: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | Non
     lines = read_lines(files) if files is not None else _sentences_of(sentence_iterator)
     if progress is not None:
         lines = _reporting(lines, progress)
-    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023)
+    # 0.2.1's Unigram on words only counts (its seeds too: no seed crosses a sentence's
+    # end), so the same sentences go once each, with their counts; 0.2.3's seeds may end at
+    # a sentence's end and see the next sentence
+    merge = opt.model_type == UNIGRAM and opt.split_by_whitespace and not v023
+    sentences = load_sentences(lines, opt, normalizer, meta, boundary, v023, merge)
     if progress is not None:
         progress({"phase": "train", "step": "alphabet", "finished": False})
     required = required_chars(sentences, opt, meta, boundary)

@@ -5,6 +5,7 @@ be pieces."""
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from typing import Iterable
 
 from ...sentencepiece.model_proto import BYTE, CHAR, CONTROL, UNKNOWN, USER_DEFINED, WORD
@@ -119,20 +120,26 @@ def _global_replace(text: str, metas: list[str], boundary: str) -> str:
 
 def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
                    meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY,
-                   v023: bool = False) -> list[list]:
+                   v023: bool = False, merge: bool = False) -> list[list]:
     """`LoadSentences` up to the normalization: [sentence, count] pairs in input order
-    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in)."""
-    sentences: list[list] = []
+    (`v023`: as sentencepiece 0.2.3, which also drops an empty sentence swapped in).
+
+    `merge`: for a trainer that only counts (the sentences' order and the empty ones do not
+    matter to it): each distinct normalized sentence once, with the number of times it
+    occurs, and no empty sentence; each distinct line is normalized once."""
     limit = opt.input_sentence_size
     if limit > 0 and opt.shuffle_input_sentence:
         raise NotImplementedError(
             "input_sentence_size with shuffle_input_sentence=true (sentencepiece samples with "
             "its own random generator); give shuffle_input_sentence=False")
+    if merge:
+        return _load_merged(lines, opt, normalizer, meta, boundary)
+    sentences: list[list] = []
     max_len = opt.max_sentence_length
     for line in lines:
         if not line:
             continue
-        if len(line.encode("utf-8")) > max_len:
+        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
             continue
         if UNK_CHAR in line:
             continue
@@ -159,6 +166,45 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
     return sentences
 
 
+def _load_merged(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
+                 meta: dict[int, tuple[str, int]], boundary: str) -> list[list]:
+    """`load_sentences(..., merge=True)`: the same lines kept (and counted towards
+    input_sentence_size) as there, counted by their text."""
+    counts: dict[str, int] = {}
+    get = counts.get
+    limit = opt.input_sentence_size
+    max_len = opt.max_sentence_length
+    n = 0
+    for line in lines:
+        if not line:
+            continue
+        # a line of more UTF-8 bytes than max_len has more than max_len // 4 characters
+        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
+            continue
+        if UNK_CHAR in line:
+            continue
+        counts[line] = get(line, 0) + 1
+        n += 1
+        if limit > 0 and n >= limit:
+            break
+    if not n:
+        raise TrainerError("no sentences in the input")
+    metas = sorted({p for p, _ in meta.values()}, key=lambda s: (-len(s.encode("utf-8")), s))
+    raw = list(counts.items())
+    del counts
+    merged: dict[str, int] = {}
+    get = merged.get
+    normalize = normalizer.normalize
+    for i, (line, count) in enumerate(raw):
+        raw[i] = None  # the line's memory goes as its normalized form comes
+        s = _global_replace(normalize(line), metas, boundary)
+        merged[s] = get(s, 0) + count
+    merged.pop("", None)
+    if any(" " in s for s in merged):
+        raise TrainerError("normalized string must not include spaces")
+    return [[s, count] for s, count in merged.items()]
+
+
 def required_chars(sentences: list[list], opt: TrainerOptions,
                    meta: dict[int, tuple[str, int]], boundary: str = BOUNDARY) -> dict[str, int]:
     """The alphabet (`character_coverage` of the characters, most frequent first); rarer
@@ -169,13 +215,18 @@ def required_chars(sentences: list[list], opt: TrainerOptions,
         if c != "\0":
             required.add(c)
             counts.setdefault(c, 0)
-    total = 0
+    found: Counter = Counter()
     for s, freq in sentences:
-        for c in s:
-            if c == "\0":
-                continue
-            counts[c] = counts.get(c, 0) + freq
-            total += freq
+        if freq == 1:
+            found.update(s)  # counted in C
+        else:
+            for c, n in Counter(s).items():
+                found[c] += n * freq
+    found.pop("\0", None)
+    for c, n in found.items():
+        counts[c] = counts.get(c, 0) + n
+    total = sum(found.values())
+    del found
     if total <= 0:
         raise TrainerError("no characters in the input")
     coverage_limit = opt.character_coverage
@@ -239,13 +290,26 @@ def split_into_words(text: str, suffix: bool, ws_only: bool) -> list[str]:
     return words
 
 
+def _words_before_ws(text: str) -> list[str]:
+    """`split_into_words(text, False, False)`: a word starts at the start and at each U+2581."""
+    parts = text.split(WS)
+    words = [WS + p for p in parts[1:]]
+    if parts[0]:
+        words.insert(0, parts[0])
+    return words
+
+
 def split_by_whitespace(sentences: list[list], opt: TrainerOptions) -> list[list]:
-    counts: dict[str, int] = {}
+    counts: Counter = Counter()
     suffix = opt.treat_whitespace_as_suffix
     ws_only = opt.allow_whitespace_only_pieces
     for s, freq in sentences:
-        for w in split_into_words(s, suffix, ws_only):
-            counts[w] = counts.get(w, 0) + freq
+        words = _words_before_ws(s) if not suffix and not ws_only else split_into_words(s, suffix, ws_only)
+        if freq == 1:
+            counts.update(words)  # counted in C
+        else:
+            for w in words:
+                counts[w] += freq
     return sorted_counts(counts)
 
 

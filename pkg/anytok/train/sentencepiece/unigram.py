@@ -3,7 +3,8 @@
 1. Seeds: every character, then the substrings that are internal nodes of the suffix tree of
    all sentences (as esaxx enumerates them from the suffix array; only nodes no longer than
    `max_sentencepiece_length` can be pieces, so only that many characters of each suffix are
-   sorted), scored frequency x length; the best `seed_sentencepiece_size` (ties: node
+   sorted, and each is cut after its first character no piece holds past its first; each
+   distinct sentence once, its suffixes weighted by its count), scored frequency x length; the best `seed_sentencepiece_size` (ties: node
    order); log-probabilities (`_to_log_prob`).
 2. EM on the words (`split_by_whitespace`): the E-step runs forward-backward over each word's
    lattice and sums expected counts; the M-step drops pieces under 0.5 and scores the rest
@@ -32,11 +33,11 @@ import struct
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from itertools import accumulate, chain, compress, repeat
-from operator import add, getitem, rshift, sub, xor
+from itertools import accumulate, chain, compress, groupby, repeat
+from operator import add, getitem, itemgetter, mul, rshift, sub, xor
 
 from .._nbest import hypothesis_nodes, verdict
-from ._common import BOUNDARY, UNK_CHAR, PieceChecker
+from ._common import BOUNDARY, UNK_CHAR, WS, PieceChecker
 
 __all__ = ["train_unigram"]
 
@@ -136,6 +137,74 @@ def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends:
         del keys, nodes
 
 
+def _cut_node_candidates(text: str, width: int, accept, cut: str, classes):
+    """`_node_candidates` (without `ends`) for an `accept` that refuses every string holding
+    one of the characters `cut` after its first, faster: each suffix's prefix is cut after
+    the first such character (its first aside).  That keeps the string of every node
+    `accept` may take, the characters that follow it (so it stays a node) and its
+    frequency; and the order of those nodes' ranges, which compares a prefix with strings
+    that hold no `cut` character after their first up to their end or a U+10FFFF.  So
+    equal prefixes are many: they are counted, and only the distinct ones sorted.
+
+    `classes`: (weight, start, end) parts of `text` whose suffixes each stand for `weight`
+    suffixes (a text of distinct sentences, each part ending with a "\\0" in `cut`, standing
+    for the sentences repeated: the same nodes -- a node is a string followed by two
+    different characters -- in the same order; a node's frequency is its prefixes'
+    weights' sum)."""
+    chunk = max(1, (1 << 22) // width)  # suffixes looked at at once
+    counts = Counter(text)
+    groups = []
+    size = 0
+    for c in sorted(counts):
+        if c in _NEVER_IN_PIECE:
+            continue
+        if size and size + counts[c] > chunk:
+            size = 0
+        if size == 0:
+            groups.append([c, c])
+        groups[-1][1] = c
+        size += counts[c]
+    depths = range(2, width)
+    kw = width + 1  # a prefix: at most width characters and a cut one
+    top = 32 * kw
+    enc = repeat("utf-32-be")
+    pad = repeat("\0")
+    stop = "[" + re.escape(cut) + "]"
+    if classes is None:
+        classes = ((1, 0, len(text)),)
+    for g, (lo, hi) in enumerate(groups):
+        cls = re.escape(lo) if lo == hi else re.escape(lo) + "-" + re.escape(hi)
+        pattern = re.compile("(?=([%s](?:[^%s]{0,%d}%s?)))" % (cls, stop[1:-1], width - 1, stop), re.S)
+        weights: Counter = Counter()
+        for weight, a, b in classes:
+            found = pattern.findall(text, a, b)
+            if weight == 1:
+                weights.update(found)
+            else:
+                for key, n in Counter(found).items():
+                    weights[key] += n * weight
+            del found
+        keys = sorted(weights)
+        cum = list(accumulate(map(weights.__getitem__, keys), initial=0))
+        del weights
+        # common prefix length of neighbours: the highest differing bit of their UTF-32-BE
+        # code units (padded with 0s) read as one integer
+        lcp = [0]
+        for b in range(0, len(keys), 1 << 16):
+            nums = list(map(int.from_bytes, map(str.encode, map(str.ljust, keys[max(b - 1, 0): b + (1 << 16)],
+                                                                    repeat(kw), pad), enc)))
+            lcp += map(rshift, map(sub, repeat(top), map(int.bit_length, map(xor, nums, nums[1:]))),
+                       repeat(5))
+        mask = list(map(depths.__contains__, lcp))
+        nodes = set(map(getitem, compress(keys, mask), map(slice, compress(lcp, mask))))
+        del lcp, mask
+        for w in filter(accept, nodes):
+            left = bisect_left(keys, w)
+            right = bisect_right(keys, w + "\U0010ffff" * (kw + 1 - len(w)), left)
+            yield w, cum[right] - cum[left], (g, right, -len(w))
+        del keys, nodes, cum
+
+
 def _char_counts(sentences: list[list]) -> dict[str, int]:
     """Each character's count over the sentences (each `count` times), counted in C."""
     counts: Counter = Counter()
@@ -149,20 +218,45 @@ def _char_counts(sentences: list[list]) -> dict[str, int]:
 
 
 def make_seeds(sentences: list[list], checker: PieceChecker, seed_size: int) -> list[list]:
-    all_chars = _char_counts(sentences)
+    # each distinct sentence once, with its count
+    merged: dict[str, int] = {}
+    get = merged.get
+    for s, freq in sentences:
+        merged[s] = get(s, 0) + freq
+    all_chars = _char_counts(merged.items())
     all_chars.pop(UNK_CHAR, None)
     all_chars.pop("\0", None)
     seeds = [[c, n] for c, n in sorted(all_chars.items(), key=lambda kv: (-kv[1], kv[0]))]
     # every sentence followed by a boundary 0
     width = checker.max_len + 1
-    text = "\0".join(s for s, _ in sentences) + "\0" * width
-    if len(text) - width + 1 > 0x7FFFFFFF:
+    if sum(map(mul, map(len, merged), merged.values())) + sum(merged.values()) > 0x7FFFFFFF:
         raise ValueError("input corpus too large (sentencepiece needs train_extremely_large_corpus)")
+    classes = None
+    if len(merged) == len(sentences) and all(freq == 1 for _, freq in sentences):
+        text = "\0".join(merged) + "\0" * width
+    else:
+        # the distinct sentences by count: each count's sentences one part of the text
+        parts = []
+        classes = []
+        at = 0
+        for count, group in groupby(sorted(merged.items(), key=itemgetter(1)), itemgetter(1)):
+            part = "\0".join(map(itemgetter(0), group)) + "\0"
+            classes.append((count, at, at + len(part)))
+            parts.append(part)
+            at += len(part)
+        text = "".join(parts) + "\0" * width
+        del parts
+    del merged
+    # the characters no seed holds after its first
+    cut = "".join(sorted({"\0", UNK_CHAR, checker.boundary, " "}))
+    if checker.by_ws and not checker.suffix and not checker.ws_only:
+        cut += WS
     # sorted by (-score, esaxx's order: group, right end, -length) packed in one integer
     # (the score's sign kept by the shifts); those are distinct, so no string is compared
     cands = []
-    for w, freq, (g, right, neg_len) in _node_candidates(text, width,
-                                                         lambda w: "\0" not in w and checker(w)):
+    for w, freq, (g, right, neg_len) in _cut_node_candidates(text, width,
+                                                             lambda w: "\0" not in w and checker(w),
+                                                             cut, classes):
         cands.append(((((-freq * len(w)) << 20 | g) << 32 | right) << 16 | (0xFFFF + neg_len), w))
     del text
     cands.sort()

@@ -208,6 +208,9 @@ class States(D.StateSet):
         self._lex_derive_fn = [x.derive for x in g.lexeme_es]
         self._lex_first_fn = [x.first_bytes for x in g.lexeme_es]
         self._lex_null_list = [x.nullable for x in g.lexeme_es]
+        self._lex_heads_fn = [x.head_masks for x in g.lexeme_es]
+        self.lex_classes: list = [None]  # lexer state -> `_lex_classes` (None: not yet made)
+        self._classes_by_heads: dict = {}
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
         self.node_ids: dict = {}  # items -> node (see `_close`)
@@ -462,6 +465,7 @@ class States(D.StateSet):
             self.lex_ids[t] = i
             self.lex_tuples.append(t)
             self.lex_rows.append([-1] * 256)
+            self.lex_classes.append(None)
             nl = self._lex_null_list
             acc = 0
             for j in range(0, len(t), 2):
@@ -517,8 +521,60 @@ class States(D.StateSet):
                     if d:
                         out.extend((t[j], d))
             r = self._lex_intern(tuple(out))
-            for x in self._members()[b]:  # (the bytes of b's class: the same derivatives)
-                row[x] = r
+            if self.lex_first[ls] >> b & 1:  # (the bytes the state cannot tell from b)
+                members = self.lex_classes[ls] or self._lex_classes(ls)
+                for x in members[0][b]:
+                    row[x] = r
+            else:
+                for x in self._members()[b]:  # (the bytes of b's class: the same derivatives)
+                    row[x] = r
+        return r
+
+    def _lex_classes(self, ls: int) -> tuple:
+        """({byte: the bytes of its class}, first byte of each class) over the bytes some
+        lexeme of lexer state `ls` may go on with: bytes that every byte set its lexemes look
+        at (`ExprSet.head_masks`) treats alike have the same derivative of the state, and so
+        take a combined state with it to the same state.  Shared by the states whose lexemes
+        look at the same sets (the counting states of `[ \\t]{0,20}`: a space and a tab, one
+        class, although a literal `" "` elsewhere makes the space a class of its own)."""
+        t = self.lex_tuples[ls]
+        fb = self.lex_first[ls]
+        heads = self._lex_heads_fn
+        if len(t) == 2:
+            hs = heads[t[0]](t[1])
+        else:
+            hs = frozenset().union(*[heads[t[j]](t[j + 1]) for j in range(0, len(t), 2)])
+        key = (fb, hs)
+        r = self._classes_by_heads.get(key)
+        if r is None:
+            sets = [fb] if fb else []
+            for m in hs:
+                m &= fb
+                if not m:
+                    continue
+                split = []
+                for c in sets:
+                    a = c & m
+                    if a and a != c:
+                        split.append(a)
+                        split.append(c ^ a)
+                    else:
+                        split.append(c)
+                sets = split
+            members: dict = {}
+            reps = []
+            for c in sets:
+                bs = []
+                while c:
+                    low = c & -c
+                    bs.append(low.bit_length() - 1)
+                    c ^= low
+                reps.append(bs[0])
+                for b in bs:
+                    members[b] = bs
+            reps.sort()
+            r = self._classes_by_heads[key] = (members, reps)
+        self.lex_classes[ls] = r
         return r
 
     def _node_start_ls(self, node: _Node) -> int:
@@ -563,8 +619,8 @@ class States(D.StateSet):
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
                 d = self._lex_derive
-                fb = self.lex_first[ls]  # (other bytes extend no lexeme)
-                r = not any(d(ls, b) for b in self._byte_classes()[1] if fb >> b & 1)
+                # (only the bytes some lexeme goes on with, one per class of the state)
+                r = not any(d(ls, b) for b in (self.lex_classes[ls] or self._lex_classes(ls))[1])
             self.lex_final[ls] = r
         return r
 
@@ -600,11 +656,14 @@ class States(D.StateSet):
         ls = self._lex_derive(start, b) if self.lex_first[start] >> b & 1 else 0
         if not ls:
             r = 0
-        elif self._ends_now(ls):
-            r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+            members = self._members()[b]
         else:
-            r = self._intern(node, ls, False)
-        for x in self._members()[b]:
+            if self._ends_now(ls):
+                r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+            else:
+                r = self._intern(node, ls, False)
+            members = (self.lex_classes[start] or self._lex_classes(start))[0][b]
+        for x in members:
             row[x] = r
         return r
 
@@ -628,6 +687,10 @@ class States(D.StateSet):
                     r = self._ended(node, self.lex_greedy[nl])
                 else:
                     r = self._intern(node, nl, False)
+                # (the bytes the lexer state cannot tell from b: the same lexer state after)
+                for x in (self.lex_classes[ls] or self._lex_classes(ls))[0][b]:
+                    row[x] = r
+                return r
             else:
                 acc = self.lex_greedy[ls] | self.lex_lazy[ls]
                 n2 = self._scan(node, acc) if acc else None

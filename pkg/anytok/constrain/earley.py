@@ -90,8 +90,7 @@ class Grammar:
         self.es = es
         self.prods: list = []
         self.names: list = []
-        self.lexemes: list = []  # expression ids
-        self.lexeme_es: list = []  # the ExprSet of each (`es`, or a JSON schema's own)
+        self.lexemes: list = []  # expression ids (in `es`, as every lexeme's)
         self.lexeme_names: list = []
         self.lazy: list = []
         self.skip = -1  # lexeme index of the skip lexeme, or -1
@@ -109,9 +108,8 @@ class Grammar:
         self.names.append(name)
         return len(self.prods) - 1
 
-    def lexeme(self, expr: int, name: str, lazy: bool = False, es: D.ExprSet | None = None) -> int:
+    def lexeme(self, expr: int, name: str, lazy: bool = False) -> int:
         self.lexemes.append(expr)
-        self.lexeme_es.append(es or self.es)
         self.lexeme_names.append(name)
         self.lazy.append(lazy)
         return len(self.lexemes) - 1
@@ -185,15 +183,11 @@ class States(D.StateSet):
         # -- lexer states: tuples (lexeme, expr, lexeme, expr, ...) ---------------------------
         es = self.es
         self.item_fuel = None  # Earley items left in this matcher call (None: unbounded)
-        self._lexeme_sets = list({id(x): x for x in g.lexeme_es}.values())
-        self._classes_key = None  # see `_byte_classes`
-        self._classes: tuple = ()
         self._members_for = -1  # see `_members`
         self._viable: dict = {}  # state -> `viable_bytes`
         self._live_lists: dict = {}  # see `_live_list`
         self._member_lists: list = []
-        for x in self._lexeme_sets:
-            x.set_limits(self.limits)
+        es.set_limits(self.limits)
         self.lex_tuples: list = [()]
         self.lex_ids: dict = {(): 0}
         self.lex_rows: list = [[0] * 256]
@@ -204,11 +198,7 @@ class States(D.StateSet):
         self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
-        self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
-        self._lex_derive_fn = [x.derive for x in g.lexeme_es]
-        self._lex_first_fn = [x.first_bytes for x in g.lexeme_es]
-        self._lex_null_list = [x.nullable for x in g.lexeme_es]
-        self._lex_heads_fn = [x.head_masks for x in g.lexeme_es]
+        self._lex_nullable = [es.nullable[e] for e in g.lexemes]
         self.lex_classes: list = [None]  # lexer state -> `_lex_classes` (None: not yet made)
         self._classes_by_heads: dict = {}
         # -- combined states --------------------------------------------------------------
@@ -237,8 +227,7 @@ class States(D.StateSet):
     def refuel(self) -> None:
         """A matcher call starts: its work may use the step budgets again."""
         self.item_fuel = self.limits.step_max_items
-        for x in self._lexeme_sets:
-            x.refuel()
+        self.es.refuel()
 
     # -- grammar analysis -------------------------------------------------------------------
     def _nullable_nonterminals(self) -> list:
@@ -466,24 +455,24 @@ class States(D.StateSet):
             self.lex_tuples.append(t)
             self.lex_rows.append([-1] * 256)
             self.lex_classes.append(None)
-            nl = self._lex_null_list
+            nl = self.es.nullable
             acc = 0
             for j in range(0, len(t), 2):
-                if nl[t[j]][t[j + 1]]:
+                if nl[t[j + 1]]:
                     acc |= 1 << t[j]
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
-            firsts = self._lex_first_fn
+            first = self.es.first_bytes
             fb = 0
-            for j in range(0, len(t), 2):
-                fb |= firsts[t[j]](t[j + 1])
+            for j in range(1, len(t), 2):
+                fb |= first(t[j])
             self.lex_first.append(fb)
         return i
 
     def _row_fuel(self) -> None:
         """A new row of 256 transitions (a lexer or combined state) costs lexer fuel, as an
         expression's row does (`derivatives.ROW_FUEL`): a forced-byte walk makes two per byte."""
-        es = self._lexeme_sets[0] if self._lexeme_sets else self.es
+        es = self.es
         if es.fuel is not None:
             es.fuel -= 2 * D.ROW_FUEL  # (a row and the Python objects of a state: twice an expression's)
             if es.fuel < 0:
@@ -511,13 +500,13 @@ class States(D.StateSet):
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            fns, firsts = self._lex_derive_fn, self._lex_first_fn
+            derive, first = self.es.derive, self.es.first_bytes
             out = []
             for j in range(0, len(t), 2):
                 # (a byte no string of the lexeme's derivative starts with: dead, without
                 # deriving; most bytes, for a lexeme that few bytes continue)
-                if firsts[t[j]](t[j + 1]) >> b & 1:
-                    d = fns[t[j]](t[j + 1], b)
+                if first(t[j + 1]) >> b & 1:
+                    d = derive(t[j + 1], b)
                     if d:
                         out.extend((t[j], d))
             r = self._lex_intern(tuple(out))
@@ -539,11 +528,11 @@ class States(D.StateSet):
         class, although a literal `" "` elsewhere makes the space a class of its own)."""
         t = self.lex_tuples[ls]
         fb = self.lex_first[ls]
-        heads = self._lex_heads_fn
+        heads = self.es.head_masks
         if len(t) == 2:
-            hs = heads[t[0]](t[1])
+            hs = heads(t[1])
         else:
-            hs = frozenset().union(*[heads[t[j]](t[j + 1]) for j in range(0, len(t), 2)])
+            hs = frozenset().union(*[heads(t[j]) for j in range(1, len(t), 2)])
         key = (fb, hs)
         r = self._classes_by_heads.get(key)
         if r is None:
@@ -791,40 +780,22 @@ class States(D.StateSet):
         return 0
 
     def _byte_classes(self) -> tuple:
-        """(the bytes of each class, first byte of each class): bytes that no byte set of any
-        lexeme tells apart (`ExprSet.byte_classes`) take every state to the same state, as
+        """(the bytes of each class, first byte of each class): bytes that no byte set of the
+        lexemes tells apart (`ExprSet.byte_classes`) take every state to the same state, as
         lexemes see bytes only through their derivatives."""
-        sets = self._lexeme_sets
-        for x in sets:
-            x.byte_classes()
-        if len(sets) == 1:
-            self._class_of = sets[0]._class_of
-            return sets[0]._class_bytes, sets[0]._reps
-        key = tuple(x._classes_for for x in sets)
-        if self._classes_key != key:
-            ids: dict = {}
-            cls = [ids.setdefault(k, len(ids)) for k in zip(*[x._class_of for x in sets])]
-            members: dict = {}
-            for b, c in enumerate(cls):
-                members.setdefault(c, []).append(b)
-            cb = list(members.values())
-            self._classes = (cb, tuple(m[0] for m in cb))
-            self._classes_key = key
-            self._class_of = cls
-        return self._classes
+        es = self.es
+        es.byte_classes()
+        return es._class_bytes, es._reps
 
     def _members(self) -> list:
-        """byte -> the bytes of its class (`_byte_classes`), made again when a lexeme's
-        `ExprSet` has made byte sets since (its `_masks` only grow)."""
-        sets = self._lexeme_sets
-        n = len(sets[0]._masks) if len(sets) == 1 else sum(len(x._masks) for x in sets)
+        """byte -> the bytes of its class (`_byte_classes`), made again when the `ExprSet`
+        has made byte sets since (its `_masks` only grow)."""
+        es = self.es
+        n = len(es._masks)
         if n != self._members_for:
-            if sets:
-                cb, _ = self._byte_classes()
-                cls = self._class_of
-                self._member_lists = [cb[cls[b]] for b in range(256)]
-            else:
-                self._member_lists = [[b] for b in range(256)]
+            cb, _ = self._byte_classes()
+            cls = es._class_of
+            self._member_lists = [cb[cls[b]] for b in range(256)]
             self._members_for = n
         return self._member_lists
 

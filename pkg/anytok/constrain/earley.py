@@ -185,6 +185,7 @@ class States(D.StateSet):
         self.item_fuel = None  # Earley items left in this matcher call (None: unbounded)
         self._members_for = -1  # see `_members`
         self._viable: dict = {}  # state -> `viable_bytes`
+        self._live_masks: dict = {}  # state -> `live_mask`
         self._live_lists: dict = {}  # see `_live_list`
         self._member_lists: list = []
         es.set_limits(self.limits)
@@ -826,6 +827,15 @@ class States(D.StateSet):
             out.sort()
         self._viable[s] = out
         return out
+
+    def live_mask(self, s: int):
+        """`viable_bytes(s)` as a 256-bit set, or None past LIVE_BYTES bytes (the slicer then
+        tries every part: few are left out by so many bytes)."""
+        r = self._live_masks.get(s, False)
+        if r is False:
+            vb = self.viable_bytes(s)
+            r = self._live_masks[s] = sum([1 << b for b in vb]) if len(vb) <= LIVE_BYTES else None
+        return r
 
     def canonical(self, s: int):
         """A key for what state `s` = (node, lexer state, fresh) does on any bytes.  Inside a

@@ -143,6 +143,7 @@ class ExprSet(StateSet):
         # JSON strings: any JSON string body), left out of intersections with others
         self.universal: set = set()
         self._first: dict = {}  # expression id -> 256-bit set of the bytes it may start with
+        self._heads: dict = {}  # expression id -> `head_masks`
         self._alt_index: dict = {}  # alternation id -> ([(first bytes, member)], {byte: members})
         self._groups: dict = {}  # expression id -> {derivative (not NOTHING): mask of the bytes to it}
         self._ranges: dict = {}  # code point ranges -> their expression (compile_ranges)
@@ -544,7 +545,7 @@ class ExprSet(StateSet):
             self.rule_bodies[k] = NOTHING if k in dead else memo[b]
         self.rows[2:] = [UNKNOWN_ROW] * (len(self.rows) - 2)
         for cache in (self._minus, self.minus_base, self.slice_facts, self._trunc, self._rep_rows,
-                      self._first, self._alt_index):
+                      self._first, self._heads, self._alt_index):
             cache.clear()
         return memo[top]
 
@@ -845,6 +846,68 @@ class ExprSet(StateSet):
                 self._out_of_fuel()
         return memo[e]
 
+    def head_masks(self, e: int) -> frozenset:
+        """The byte sets (256-bit masks) that the derivative of `e` by a byte looks at: those
+        `first_bytes` unites (the same parts, children first from an explicit stack).  Bytes
+        that each of them holds or leaves out alike have the same derivative of `e` (a finer
+        split than `byte_classes` needs: a state of a whitespace lexeme tells a space from a
+        tab only if one of its own sets does, not because a literal elsewhere has a space)."""
+        memo = self._heads
+        r = memo.get(e)
+        if r is not None:
+            return r
+        exprs, nullable, bodies = self.exprs, self.nullable, self.rule_bodies
+        x = exprs[e]
+        if x[0] == "c" and not nullable[x[1]] or x[0] == "r":  # (a head or body already known)
+            r = memo.get(x[1])
+            if r is not None:
+                memo[e] = r
+                return r
+        stack = [e]
+        open_: set = set()
+        empty = frozenset()
+        while stack:
+            n = stack[-1]
+            if n in memo:
+                stack.pop()
+                continue
+            x = exprs[n]
+            k = x[0]
+            if k == "c":
+                kids = []
+                y = n
+                while exprs[y][0] == "c":
+                    h = exprs[y][1]
+                    kids.append(h)
+                    if not nullable[h]:
+                        break
+                    y = exprs[y][2]
+                else:
+                    kids.append(y)
+            elif k == "o" or k == "a":
+                kids = x[1]
+            elif k == "r" or k == "f":
+                kids = (x[1],)
+            elif k == "x":
+                kids = (bodies[x[1]],)
+            else:
+                stack.pop()
+                memo[n] = frozenset((x[1],)) if k == "b" else empty
+                continue
+            if n not in open_:  # (as in `first_bytes`: a rule's own reference adds nothing)
+                open_.add(n)
+                stack.extend(c for c in kids if c not in memo and c not in open_)
+                continue
+            stack.pop()
+            open_.discard(n)
+            get = memo.get
+            if len(kids) == 1:
+                r = get(kids[0], empty)
+            else:
+                r = empty.union(*[get(c, empty) for c in kids])
+            memo[n] = r
+        return memo[e]
+
     def _members(self, e: int, ids: tuple, byte: int):
         """The members of alternation `e` whose derivative by `byte` may be other than NOTHING:
         an object's state after `{"` has one member per key that may come next (with its own
@@ -1075,18 +1138,20 @@ def compile_ranges(es: ExprSet, ranges) -> int:
 
 
 def _factor(es: ExprSet, seqs: list) -> int:
-    """Alternation of byte-mask sequences, grouped by identical leading masks."""
+    """Alternation of byte-mask sequences, grouped by identical leading masks, then leading
+    masks with the same tail united (`[ \\t]` is one byte set, not a space or a tab: its
+    derivatives cannot tell them apart, `ExprSet.head_masks`)."""
     groups: dict = {}
     for s in seqs:
         groups.setdefault(s[0], []).append(s[1:])
-    alts = []
+    by_tail: dict = {}  # tail -> union of the leading masks (in order of first use)
     for first, rests in groups.items():
         tails = [r for r in rests if r]
         tail = _factor(es, tails) if tails else NOTHING
         if len(tails) != len(rests):
             tail = es.alt((tail, EPSILON))
-        alts.append(es.concat(es.byteset(first), tail))
-    return es.alt(alts)
+        by_tail[tail] = by_tail.get(tail, 0) | first
+    return es.alt([es.concat(es.byteset(first), tail) for tail, first in by_tail.items()])
 
 
 def compile_tree(es: ExprSet, node) -> int:

@@ -90,8 +90,7 @@ class Grammar:
         self.es = es
         self.prods: list = []
         self.names: list = []
-        self.lexemes: list = []  # expression ids
-        self.lexeme_es: list = []  # the ExprSet of each (`es`, or a JSON schema's own)
+        self.lexemes: list = []  # expression ids (in `es`, as every lexeme's)
         self.lexeme_names: list = []
         self.lazy: list = []
         self.skip = -1  # lexeme index of the skip lexeme, or -1
@@ -109,9 +108,8 @@ class Grammar:
         self.names.append(name)
         return len(self.prods) - 1
 
-    def lexeme(self, expr: int, name: str, lazy: bool = False, es: D.ExprSet | None = None) -> int:
+    def lexeme(self, expr: int, name: str, lazy: bool = False) -> int:
         self.lexemes.append(expr)
-        self.lexeme_es.append(es or self.es)
         self.lexeme_names.append(name)
         self.lazy.append(lazy)
         return len(self.lexemes) - 1
@@ -185,15 +183,12 @@ class States(D.StateSet):
         # -- lexer states: tuples (lexeme, expr, lexeme, expr, ...) ---------------------------
         es = self.es
         self.item_fuel = None  # Earley items left in this matcher call (None: unbounded)
-        self._lexeme_sets = list({id(x): x for x in g.lexeme_es}.values())
-        self._classes_key = None  # see `_byte_classes`
-        self._classes: tuple = ()
         self._members_for = -1  # see `_members`
         self._viable: dict = {}  # state -> `viable_bytes`
+        self._live_masks: dict = {}  # state -> `live_mask`
         self._live_lists: dict = {}  # see `_live_list`
         self._member_lists: list = []
-        for x in self._lexeme_sets:
-            x.set_limits(self.limits)
+        es.set_limits(self.limits)
         self.lex_tuples: list = [()]
         self.lex_ids: dict = {(): 0}
         self.lex_rows: list = [[0] * 256]
@@ -204,10 +199,9 @@ class States(D.StateSet):
         self.lex_final: dict = {}  # lexer state -> whether it ends its lexeme at once
         self.lazy_mask = sum(1 << k for k, z in enumerate(g.lazy) if z)
         self.skip_bit = 1 << g.skip if g.skip >= 0 else 0
-        self._lex_nullable = [x.nullable[e] for x, e in zip(g.lexeme_es, g.lexemes)]
-        self._lex_derive_fn = [x.derive for x in g.lexeme_es]
-        self._lex_first_fn = [x.first_bytes for x in g.lexeme_es]
-        self._lex_null_list = [x.nullable for x in g.lexeme_es]
+        self._lex_nullable = [es.nullable[e] for e in g.lexemes]
+        self.lex_classes: list = [None]  # lexer state -> `_lex_classes` (None: not yet made)
+        self._classes_by_heads: dict = {}
         # -- combined states --------------------------------------------------------------
         self.nodes: list = []
         self.node_ids: dict = {}  # items -> node (see `_close`)
@@ -234,8 +228,7 @@ class States(D.StateSet):
     def refuel(self) -> None:
         """A matcher call starts: its work may use the step budgets again."""
         self.item_fuel = self.limits.step_max_items
-        for x in self._lexeme_sets:
-            x.refuel()
+        self.es.refuel()
 
     # -- grammar analysis -------------------------------------------------------------------
     def _nullable_nonterminals(self) -> list:
@@ -462,24 +455,25 @@ class States(D.StateSet):
             self.lex_ids[t] = i
             self.lex_tuples.append(t)
             self.lex_rows.append([-1] * 256)
-            nl = self._lex_null_list
+            self.lex_classes.append(None)
+            nl = self.es.nullable
             acc = 0
             for j in range(0, len(t), 2):
-                if nl[t[j]][t[j + 1]]:
+                if nl[t[j + 1]]:
                     acc |= 1 << t[j]
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
-            firsts = self._lex_first_fn
+            first = self.es.first_bytes
             fb = 0
-            for j in range(0, len(t), 2):
-                fb |= firsts[t[j]](t[j + 1])
+            for j in range(1, len(t), 2):
+                fb |= first(t[j])
             self.lex_first.append(fb)
         return i
 
     def _row_fuel(self) -> None:
         """A new row of 256 transitions (a lexer or combined state) costs lexer fuel, as an
         expression's row does (`derivatives.ROW_FUEL`): a forced-byte walk makes two per byte."""
-        es = self._lexeme_sets[0] if self._lexeme_sets else self.es
+        es = self.es
         if es.fuel is not None:
             es.fuel -= 2 * D.ROW_FUEL  # (a row and the Python objects of a state: twice an expression's)
             if es.fuel < 0:
@@ -507,18 +501,70 @@ class States(D.StateSet):
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            fns, firsts = self._lex_derive_fn, self._lex_first_fn
+            derive, first = self.es.derive, self.es.first_bytes
             out = []
             for j in range(0, len(t), 2):
                 # (a byte no string of the lexeme's derivative starts with: dead, without
                 # deriving; most bytes, for a lexeme that few bytes continue)
-                if firsts[t[j]](t[j + 1]) >> b & 1:
-                    d = fns[t[j]](t[j + 1], b)
+                if first(t[j + 1]) >> b & 1:
+                    d = derive(t[j + 1], b)
                     if d:
                         out.extend((t[j], d))
             r = self._lex_intern(tuple(out))
-            for x in self._members()[b]:  # (the bytes of b's class: the same derivatives)
-                row[x] = r
+            if self.lex_first[ls] >> b & 1:  # (the bytes the state cannot tell from b)
+                members = self.lex_classes[ls] or self._lex_classes(ls)
+                for x in members[0][b]:
+                    row[x] = r
+            else:
+                for x in self._members()[b]:  # (the bytes of b's class: the same derivatives)
+                    row[x] = r
+        return r
+
+    def _lex_classes(self, ls: int) -> tuple:
+        """({byte: the bytes of its class}, first byte of each class) over the bytes some
+        lexeme of lexer state `ls` may go on with: bytes that every byte set its lexemes look
+        at (`ExprSet.head_masks`) treats alike have the same derivative of the state, and so
+        take a combined state with it to the same state.  Shared by the states whose lexemes
+        look at the same sets (the counting states of `[ \\t]{0,20}`: a space and a tab, one
+        class, although a literal `" "` elsewhere makes the space a class of its own)."""
+        t = self.lex_tuples[ls]
+        fb = self.lex_first[ls]
+        heads = self.es.head_masks
+        if len(t) == 2:
+            hs = heads(t[1])
+        else:
+            hs = frozenset().union(*[heads(t[j]) for j in range(1, len(t), 2)])
+        key = (fb, hs)
+        r = self._classes_by_heads.get(key)
+        if r is None:
+            sets = [fb] if fb else []
+            for m in hs:
+                m &= fb
+                if not m:
+                    continue
+                split = []
+                for c in sets:
+                    a = c & m
+                    if a and a != c:
+                        split.append(a)
+                        split.append(c ^ a)
+                    else:
+                        split.append(c)
+                sets = split
+            members: dict = {}
+            reps = []
+            for c in sets:
+                bs = []
+                while c:
+                    low = c & -c
+                    bs.append(low.bit_length() - 1)
+                    c ^= low
+                reps.append(bs[0])
+                for b in bs:
+                    members[b] = bs
+            reps.sort()
+            r = self._classes_by_heads[key] = (members, reps)
+        self.lex_classes[ls] = r
         return r
 
     def _node_start_ls(self, node: _Node) -> int:
@@ -563,8 +609,8 @@ class States(D.StateSet):
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
                 d = self._lex_derive
-                fb = self.lex_first[ls]  # (other bytes extend no lexeme)
-                r = not any(d(ls, b) for b in self._byte_classes()[1] if fb >> b & 1)
+                # (only the bytes some lexeme goes on with, one per class of the state)
+                r = not any(d(ls, b) for b in (self.lex_classes[ls] or self._lex_classes(ls))[1])
             self.lex_final[ls] = r
         return r
 
@@ -600,11 +646,14 @@ class States(D.StateSet):
         ls = self._lex_derive(start, b) if self.lex_first[start] >> b & 1 else 0
         if not ls:
             r = 0
-        elif self._ends_now(ls):
-            r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+            members = self._members()[b]
         else:
-            r = self._intern(node, ls, False)
-        for x in self._members()[b]:
+            if self._ends_now(ls):
+                r = self._ended(node, self.lex_greedy[ls] | self.lex_lazy[ls])
+            else:
+                r = self._intern(node, ls, False)
+            members = (self.lex_classes[start] or self._lex_classes(start))[0][b]
+        for x in members:
             row[x] = r
         return r
 
@@ -628,6 +677,10 @@ class States(D.StateSet):
                     r = self._ended(node, self.lex_greedy[nl])
                 else:
                     r = self._intern(node, nl, False)
+                # (the bytes the lexer state cannot tell from b: the same lexer state after)
+                for x in (self.lex_classes[ls] or self._lex_classes(ls))[0][b]:
+                    row[x] = r
+                return r
             else:
                 acc = self.lex_greedy[ls] | self.lex_lazy[ls]
                 n2 = self._scan(node, acc) if acc else None
@@ -728,40 +781,22 @@ class States(D.StateSet):
         return 0
 
     def _byte_classes(self) -> tuple:
-        """(the bytes of each class, first byte of each class): bytes that no byte set of any
-        lexeme tells apart (`ExprSet.byte_classes`) take every state to the same state, as
+        """(the bytes of each class, first byte of each class): bytes that no byte set of the
+        lexemes tells apart (`ExprSet.byte_classes`) take every state to the same state, as
         lexemes see bytes only through their derivatives."""
-        sets = self._lexeme_sets
-        for x in sets:
-            x.byte_classes()
-        if len(sets) == 1:
-            self._class_of = sets[0]._class_of
-            return sets[0]._class_bytes, sets[0]._reps
-        key = tuple(x._classes_for for x in sets)
-        if self._classes_key != key:
-            ids: dict = {}
-            cls = [ids.setdefault(k, len(ids)) for k in zip(*[x._class_of for x in sets])]
-            members: dict = {}
-            for b, c in enumerate(cls):
-                members.setdefault(c, []).append(b)
-            cb = list(members.values())
-            self._classes = (cb, tuple(m[0] for m in cb))
-            self._classes_key = key
-            self._class_of = cls
-        return self._classes
+        es = self.es
+        es.byte_classes()
+        return es._class_bytes, es._reps
 
     def _members(self) -> list:
-        """byte -> the bytes of its class (`_byte_classes`), made again when a lexeme's
-        `ExprSet` has made byte sets since (its `_masks` only grow)."""
-        sets = self._lexeme_sets
-        n = len(sets[0]._masks) if len(sets) == 1 else sum(len(x._masks) for x in sets)
+        """byte -> the bytes of its class (`_byte_classes`), made again when the `ExprSet`
+        has made byte sets since (its `_masks` only grow)."""
+        es = self.es
+        n = len(es._masks)
         if n != self._members_for:
-            if sets:
-                cb, _ = self._byte_classes()
-                cls = self._class_of
-                self._member_lists = [cb[cls[b]] for b in range(256)]
-            else:
-                self._member_lists = [[b] for b in range(256)]
+            cb, _ = self._byte_classes()
+            cls = es._class_of
+            self._member_lists = [cb[cls[b]] for b in range(256)]
             self._members_for = n
         return self._member_lists
 
@@ -792,6 +827,15 @@ class States(D.StateSet):
             out.sort()
         self._viable[s] = out
         return out
+
+    def live_mask(self, s: int):
+        """`viable_bytes(s)` as a 256-bit set, or None past LIVE_BYTES bytes (the slicer then
+        tries every part: few are left out by so many bytes)."""
+        r = self._live_masks.get(s, False)
+        if r is False:
+            vb = self.viable_bytes(s)
+            r = self._live_masks[s] = sum([1 << b for b in vb]) if len(vb) <= LIVE_BYTES else None
+        return r
 
     def canonical(self, s: int):
         """A key for what state `s` = (node, lexer state, fresh) does on any bytes.  Inside a

@@ -135,6 +135,11 @@ class _Slice:
         return _classes(self.es)
 
     @cached_property
+    def first_mask(self) -> int:
+        """The 256-bit set of the bytes the part's tokens may start with (its slice's)."""
+        return self.es.first_bytes(self.start)
+
+    @cached_property
     def sig_classes(self) -> list:
         """`classes` of the slice without its length bound (made on first use)."""
         return _classes(self.sig_es)
@@ -717,8 +722,15 @@ class Slicer:
         ids: list = []
         failed: set = set()  # slices that do not apply whole
         no_avoid: set = set()  # slices whose `avoid_mask` was past its budgets
+        # a state that few bytes keep live (a number, whitespace) skips at once the parts no
+        # token of which starts with one of them (the words' parts after a digit)
+        firsts = None if prefix else getattr(es, "live_mask", None)
+        if firsts is not None:
+            firsts = firsts(state)
         for i, s in enumerate(self.slices):
             if not s.ids:
+                continue
+            if firsts is not None and not firsts & s.first_mask:
                 continue
             start = s.start
             if prefix:

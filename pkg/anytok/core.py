@@ -903,8 +903,11 @@ class Encoding:
             if ranks is None:
                 ranks = self._mergeable_ranks
             data = piece.encode("utf-8")
-            # A character that is not a token (3 bytes: most of CJK) is common in Chinese.
-            out.append(bpe.merge3(data, ranks) if len(data) == 3 else bpe.merge(data, ranks, self._long_piece))
+            # A character that is not a token (3 bytes: most of CJK) is common in Chinese; one
+            # of 4 bytes (outside the BMP: emoji, rare CJK) has its own shortcut too.
+            n = len(data)
+            out.append(bpe.merge3(data, ranks) if n == 3 else bpe.merge4(data, ranks) if n == 4
+                       else bpe.merge(data, ranks, self._long_piece))
         return out
 
     def _refine(self, pieces: list[str], misses: list[int]) -> list[str] | None:

@@ -918,9 +918,13 @@ class Encoding:
         # ASCII pieces, which the segmenter would look at character by character).
         if "".join(missed).isascii():
             return None  # (English, code: one C-level pass instead of a test per piece)
-        wide = [not piece.isascii() for piece in missed]  # (some piece is: the join was not ASCII)
+        # Nor is a piece of one character (a sweep over the code points has many): nothing
+        # in it to cut.
+        wide = [len(piece) > 1 and not piece.isascii() for piece in missed]
         if not all(wide):
             misses = list(compress(misses, wide))
+            if not misses:
+                return None
             missed = list(compress(missed, wide))
         if self._segmenter is None:
             # The segmenter's table takes ~50 ms to build: not worth it for a little text.

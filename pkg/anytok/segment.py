@@ -123,8 +123,7 @@ class Segmenter:
         # Relations from tokens that start or end inside a character (see module docstring).
         self._after_suffix: dict[bytes, set[str]] = {}  # S -> chars that can follow c...S
         self._before_prefix: dict[bytes, set[str]] = {}  # P -> chars that can precede P...d
-        # Tokens that are exactly S + P (the end of one character and the start of the next),
-        # and the characters seen so far that end with such an S / start with such a P.
+        # Tokens that are exactly S + P (the end of one character and the start of the next).
         self._partial_pairs: set[tuple[bytes, bytes]] = set()
         # Seen characters d that start with the P of such a token -> the S of those tokens
         # (a c before d that ends with one of them may be spanned: checked in `refine`).
@@ -185,7 +184,7 @@ class Segmenter:
         if head and tail and not middle:
             self._partial_pairs.add((head, tail))
 
-    def _register(self, chars, pairs: dict[tuple[str, str], str]) -> None:
+    def _register(self, chars, pairs: dict[tuple[str, str], str], nxt: dict[str, tuple[bytes, ...]]) -> None:
         """Add the pairs that the tokens which start or end inside a character (see the module
         docstring) make with `chars`, characters not seen before, and mark them seen.
 
@@ -216,8 +215,8 @@ class Segmenter:
         # Those pairs are not added: one new character d would pair with every character seen
         # that ends with S (a 64th of them), which made a sweep over all of Unicode add ten
         # pairs a character.  The d are few (those starting with some P); `refine` checks the
-        # character before each of them in the text.
-        nxt = self._partial_next
+        # character before each of them in the text.  (`nxt`: _partial_next, as `pairs` is
+        # _pairs: the tables of the same generation, see refine.)
         for prefix, tails in self._tails.items():
             for d in starting.get(prefix, ()):
                 nxt[d] = nxt.get(d, ()) + tails
@@ -268,6 +267,7 @@ class Segmenter:
         chars = list(joined)
         distinct = set(chars)
         new = distinct.difference(self._seen)
+        nxt = self._partial_next
         if new:
             new.discard(_SEP)
             with self._lock:
@@ -276,21 +276,20 @@ class Segmenter:
                     # characters (a sweep over all of Unicode) start afresh to bound memory.
                     pairs = self._pairs = dict(self._base_pairs)
                     self._seen.clear()
-                    self._partial_next.clear()
+                    nxt = self._partial_next = {}
                     new = set(chars)
                     new.discard(_SEP)
-                self._register(new, pairs)
+                self._register(new, pairs, nxt)
         # marks[k] goes between joined[k] and joined[k + 1]: _CUT where no token can span the
         # boundary, else "".  Around each separator it is always _CUT, so every missed piece
         # starts and ends a segment (and each separator is a segment of its own).
         marks = list(map(pairs.get, zip(chars, islice(chars, 1, None)), repeat(_CUT)))
         marks.append("")
-        nxt = self._partial_next
         if nxt:
             # A token S + P spans c|d where d starts with P and c ends with S (the pairs are
-            # not in `pairs`, see _register): each d of the text, each c before it.
-            hits = distinct.intersection(nxt) if len(nxt) < len(distinct) else filter(nxt.__contains__, distinct)
-            for d in hits:
+            # not in `pairs`, see _register): each d of the text, each c before it.  (Entries
+            # are only ever added to a generation's `nxt`, so a hit stays one.)
+            for d in list(filter(nxt.__contains__, distinct)):
                 tails = nxt[d]
                 k = joined.find(d, 1)
                 while k > 0:

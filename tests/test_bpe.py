@@ -194,6 +194,23 @@ def test_three_byte_closed_form(name):
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_four_byte_closed_form(name):
+    """`merge4` against the list merge: every 32nd character outside the BMP (the code-point
+    sweeps meet all of them, against tiktoken), every token of four bytes, 4-byte pieces cut
+    from runs of tokens, and runs of one byte (all ties)."""
+    ranks = anytok_encoding(name)._mergeable_ranks
+    pieces = [chr(c).encode("utf-8") for c in range(0x10000, 0x110000, 32)]
+    pieces += [t for t in ranks if len(t) == 4]
+    short = [t for t in ranks if len(t) <= 3]
+    rng = random.Random(name)
+    cut = (b"".join(rng.choices(short, k=4))[:4] for _ in range(15_000))
+    pieces += [p for p in cut if len(p) == 4]
+    pieces += [bytes([b]) * 4 for b in range(256)]
+    for piece in pieces:
+        assert bpe.merge4(piece, ranks) == bpe.rank_merge(piece, ranks), piece
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_runs_of_every_length_like_tiktoken(name):
     """Runs of one byte take the backtracking encoder's run shortcut at any length over the
     list merge's; pieces of one repeated character, of lengths around every threshold."""

@@ -72,6 +72,59 @@ def test_regular_property_recorded():
     assert vf.loads(encoding_to_bytes(a)).properties == 0
 
 
+def _random_ranks(rng: random.Random) -> dict[bytes, int]:
+    """A small vocabulary grown like a BPE trainer's (each new token the join of two tokens
+    met side by side in the BPE of a random word), then at times damaged: two ranks swapped,
+    or a token of any bytes added."""
+    ranks = {bytes([i]): i for i in range(256)}
+    alphabet = b"abcd"[: rng.randint(2, 4)]
+    words = [bytes(rng.choice(alphabet) for _ in range(rng.randint(3, 12))) for _ in range(8)]
+    for _ in range(rng.randint(3, 40)):
+        ids = bpe.rank_merge(rng.choice(words), ranks)
+        if len(ids) >= 2:
+            data = {v: k for k, v in ranks.items()}
+            i = rng.randrange(len(ids) - 1)
+            ranks.setdefault(data[ids[i]] + data[ids[i + 1]], len(ranks))
+    damage = rng.random()
+    merged = [k for k in ranks if len(k) > 1]
+    if damage < 0.2 and len(merged) > 1:
+        x, y = rng.sample(merged, 2)
+        ranks[x], ranks[y] = ranks[y], ranks[x]
+    elif damage < 0.35:
+        ranks.setdefault(bytes(rng.choice(alphabet) for _ in range(rng.randint(2, 6))), len(ranks))
+    return ranks
+
+
+def test_all_regular_equals_the_bpe_of_every_token():
+    """`BacktrackEncoder.all_regular` (the walk over each token's cuts, what `is_regular` uses)
+    against the per-token check it replaces (the BPE of each token's bytes): the same verdict
+    and, for a regular vocabulary, the same children for every token -- on r50k_base whole
+    and on random grown vocabularies (regular ones and damaged ones, ranks in any dict order)."""
+    from anytok.backtrack import BacktrackEncoder
+
+    def both(ranks: dict[bytes, int], dict_order: dict[bytes, int] | None = None):
+        data: list[bytes | None] = [None] * (max(ranks.values()) + 1)
+        for token, rank in ranks.items():
+            data[rank] = token
+        slow = BacktrackEncoder(ranks, data)
+        verdict = all([slow.split(t) is not None for t in ranks.values()])
+        fast = BacktrackEncoder(dict_order or ranks, data)
+        assert fast.all_regular() == verdict
+        if verdict:
+            assert fast._left == slow._left and fast._right == slow._right
+        return verdict
+
+    assert both(anytok_encoding("r50k_base")._mergeable_ranks)
+    rng = random.Random(11)
+    verdicts = []
+    for _ in range(400):
+        ranks = _random_ranks(rng)
+        items = list(ranks.items())
+        rng.shuffle(items)
+        verdicts.append(both(ranks, dict(items)))
+    assert 200 < sum(verdicts) < 380  # both kinds, many of each
+
+
 def irregular_encodings():
     """o200k plus a token that its own BPE never produces, placed to be a segment."""
     base = tiktoken_encoding("o200k_base")

@@ -109,6 +109,7 @@ class BacktrackEncoder:
         self._next_prefix: dict[int, int] = {}
         self._longest: dict[bytes, int] | None = None
         self._longest_suffix: dict[bytes, int] | None = None
+        self._all_regular: bool | None = None  # all_regular's answer, once known
 
     # ---- vocabulary tables --------------------------------------------------------------
 
@@ -133,6 +134,70 @@ class BacktrackEncoder:
                     left, right = a, b
         self._left[token], self._right[token] = left, right
         return left
+
+    def all_regular(self) -> bool:
+        """Whether every token is regular (`split` is not None for each), decided without a
+        BPE of each token, and recording every token's split on the way.
+
+        Tokens are taken in rank order.  While every token of lower rank than t is regular,
+        t (two bytes or more) is regular exactly when some cut of its bytes into a and b gives
+        tokens of lower rank than t whose trees pass the walk of `compatible` started just
+        below t's own merge: the BPE of t's bytes (t itself kept out, which it cannot affect
+        before two parts are left) runs a's and b's trees interleaved by rank unless a merge
+        crosses the cut first, which is what the walk looks for; so the walk passes for the
+        cut (a, b) exactly when that BPE ends in [a, b], and then (a, b) are t's children.  At
+        most one cut passes (the BPE is deterministic); none passing means t is irregular
+        (its BPE does not end in two parts of lower rank).  The first irregular token ends the
+        check: the splits of the tokens after it are left to `split` (their children might
+        not be regular, and the walk presumes they are).
+        """
+        if self._all_regular is None:
+            self._all_regular = self._check_all_regular()
+        return self._all_regular
+
+    def _check_all_regular(self) -> bool:
+        get = self.ranks.get
+        data = self.token_bytes
+        lefts, rights = self._left, self._right
+        tokens = list(self.ranks.values())
+        if any(map(int.__ge__, tokens, tokens[1:])):  # (tiktoken's files are in rank order)
+            tokens.sort()
+        for t in tokens:
+            d = data[t]
+            n = len(d)
+            if n == 1:
+                lefts[t] = rights[t] = -1
+                continue
+            for k in range(1, n):
+                a = get(d[:k])
+                if a is None or a >= t:
+                    continue
+                b = get(d[k:])
+                if b is None or b >= t:
+                    continue
+                # The walk of `compatible` from the pair (a, b), whose own merge (into t) is
+                # the one kept out; the splits of a, b and their parts are all known.
+                x, y = a, b
+                passed = False
+                while True:
+                    right, left = rights[x], lefts[y]
+                    if right >= 0 and (left < 0 or x > y):
+                        limit, x = x, right
+                    elif left >= 0:
+                        limit, y = y + 1, left
+                    else:
+                        passed = True  # no merge crosses the cut
+                        break
+                    m = get(data[x] + data[y])
+                    if m is not None and m < limit:
+                        break  # a merge crosses the cut: not this one
+                if passed:
+                    lefts[t], rights[t] = a, b
+                    break
+            else:
+                lefts[t] = rights[t] = _IRREGULAR
+                return False
+        return True
 
     def next_prefix(self, token: int) -> int:
         """The longest token that is a proper prefix of `token` (-1 if none)."""

@@ -92,6 +92,35 @@ def merge3(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
     return [ranks[piece[:1]], right]
 
 
+def merge4(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """`rank_merge` of a 4-byte piece, spelled out as `merge3` is: the lowest of the three
+    pairs merges first (the leftmost on a tie), then the lower of the two pairs left, then the
+    whole piece if it is a token.  A character outside the Basic Multilingual Plane that is
+    not a token is such a piece (a sweep over every code point has a million of them)."""
+    get = ranks.get
+    r0, r1, r2 = get(piece[:2]), get(piece[1:3]), get(piece[2:])
+    if r0 is None and r1 is None and r2 is None:
+        return [ranks[piece[:1]], ranks[piece[1:2]], ranks[piece[2:3]], ranks[piece[3:]]]
+    # Three parts a, b, c after the first merge, and the ranks x of a + b and y of b + c.
+    if r0 is not None and (r1 is None or r0 <= r1) and (r2 is None or r0 <= r2):
+        a, b, c = piece[:2], piece[2:3], piece[3:]
+        x, y = get(piece[:3]), r2
+    elif r1 is not None and (r2 is None or r1 <= r2):
+        a, b, c = piece[:1], piece[1:3], piece[3:]
+        x, y = get(piece[:3]), get(piece[1:])
+    else:
+        a, b, c = piece[:1], piece[1:2], piece[2:]
+        x, y = r0, get(piece[1:])
+    if x is None and y is None:
+        return [ranks[a], ranks[b], ranks[c]]
+    whole = get(piece)
+    if whole is not None:
+        return [whole]
+    if x is not None and (y is None or x <= y):
+        return [x, ranks[c]]
+    return [ranks[a], y]
+
+
 def merge_until(piece: bytes, ranks: dict[bytes, int], stop: int) -> list[bytes]:
     """The parts left by the list merge once at most `stop` remain (or nothing merges).
 

@@ -25,7 +25,7 @@ PathOrBytes = Union[str, "os.PathLike[str]", bytes]
 def encoding_to_bytes(enc: Encoding, *, compression: str = "lzma", source: str = "") -> bytes:
     """The anytok binary form of `enc` (deterministic).
 
-    Records whether the vocabulary is regular (`Encoding.is_regular`), which takes a BPE of
+    Records whether the vocabulary is regular (`Encoding.is_regular`), which takes a look at
     every token the first time.
     """
     vocab = vocab_format.VocabData.from_mergeable_ranks(

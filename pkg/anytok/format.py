@@ -222,6 +222,38 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
+_VARINT14: list[bytes] = []  # _varint(n) for n < 2**14, then n's low 14 bits as two
+# continuation bytes at [2**14 + n] (built on first use)
+
+
+def _varints(values: list[int]) -> bytes:
+    """b"".join(map(_varint, values)), with C-level maps for values under 2**28 (a vocabulary's
+    lengths and ids: hundreds of thousands of them)."""
+    if not values:
+        return b""
+    low, high = min(values), max(values)
+    if low < 0 or high >= 1 << 28:
+        return b"".join(map(_varint, values))
+    if high < 0x80:
+        return bytes(values)
+    table = _VARINT14
+    if not table:
+        table += [_varint(n) for n in range(1 << 14)]
+        table += [bytes([n & 0x7F | 0x80, n >> 7 | 0x80]) for n in range(1 << 14)]
+    if high < 1 << 14:
+        return b"".join(map(table.__getitem__, values))
+    # n >= 2**14: its low 14 bits as two continuation bytes, then _varint(n >> 14) (n >> 14 is
+    # under 2**14); n < 2**14: _varint(n), then nothing (table[0] sliced to b"").
+    rest = list(map(operator.rshift, values, repeat(14)))
+    first = map(table.__getitem__, map(operator.or_, map(operator.and_, values, repeat(0x3FFF)),
+                                       map(operator.lshift, map(bool, rest), repeat(14))))
+    second = map(table.__getitem__, rest)
+    return b"".join(map(bytes.__add__, first, map(operator.getitem, second, map(_TAIL.__getitem__, map(bool, rest)))))
+
+
+_TAIL = [slice(0, 0), slice(None)]  # [no rest, the rest's varint]
+
+
 def _str(s: str) -> bytes:
     data = s.encode("utf-8")
     return _varint(len(data)) + data
@@ -276,7 +308,7 @@ def dumps(vocab: VocabData, compression: str = "lzma", tokens_as: str = "text") 
         if tokens_as == "text":
             parts.append(_field(F_TEXTS, _texts_field(vocab.tokens)))
         else:
-            lengths = b"".join(_varint(len(t) - 1) for t in vocab.tokens)
+            lengths = _varints(list(map(operator.sub, map(len, vocab.tokens), repeat(1))))
             parts.append(_field(F_TOKENS, _varint(len(vocab.tokens)) + lengths + b"".join(vocab.tokens)))
     else:
         columns: list[bytes] = []
@@ -285,10 +317,11 @@ def dumps(vocab: VocabData, compression: str = "lzma", tokens_as: str = "text") 
         parts.append(_field(F_COLUMNS, _varint(len(columns)) + b"".join(columns)))
     if vocab.ids:
         body = [_varint(len(vocab.ids))]
-        prev = 0
-        for pos in sorted(vocab.ids):
-            body.append(_varint(pos - prev) + _varint(vocab.ids[pos]))
-            prev = pos
+        positions = sorted(vocab.ids)
+        values = [0] * (2 * len(positions))
+        values[0::2] = map(operator.sub, positions, [0, *positions[:-1]])
+        values[1::2] = map(vocab.ids.__getitem__, positions)
+        body.append(_varints(values))
         parts.append(_field(F_IDS, b"".join(body)))
     if vocab.special_tokens:
         # Kept in the caller's order: when two special tokens share an id (tiktoken's
@@ -948,7 +981,7 @@ _COLUMN_NAMES = {COL_STR: "strings", COL_F64: "float64", COL_F32: "float32", COL
 
 def _strings(items: list[str]) -> bytes:
     data = [s.encode("utf-8", "surrogatepass") for s in items]
-    return _varint(len(data)) + b"".join(map(_varint, map(len, data))) + b"".join(data)
+    return _varint(len(data)) + _varints(list(map(len, data))) + b"".join(data)
 
 
 def _is_f32(values: list[float]) -> bool:

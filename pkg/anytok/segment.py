@@ -16,9 +16,10 @@ Which boundaries a token can span is decided from the vocabulary alone, conserva
 * A token that is not valid UTF-8 starts inside a character (a run of continuation bytes S)
   and/or ends inside one (an incomplete sequence P).  It spans c|d if c ends with S and d
   starts the rest of the token, or c ends the token's middle and d starts with P; a token
-  that is exactly S + P spans c|d if c ends with S and d starts with P.  These relations are
-  added to `_pairs` when a character is first seen (for S + P: against the characters seen so
-  far that start with P, or end with S).
+  that is exactly S + P spans c|d if c ends with S and d starts with P.  The first two
+  relations are added to `_pairs` when a character is first seen (`_register`, for all the new
+  characters of a text at once); for S + P, the characters seen that start with P are noted,
+  and `refine` looks at the character before each of them in the text.
 
 A boundary is cut only if no relation says a token may span it, so cutting never changes the
 result; `tests/test_segment.py` checks that on the corpora.
@@ -122,11 +123,11 @@ class Segmenter:
         # Relations from tokens that start or end inside a character (see module docstring).
         self._after_suffix: dict[bytes, set[str]] = {}  # S -> chars that can follow c...S
         self._before_prefix: dict[bytes, set[str]] = {}  # P -> chars that can precede P...d
-        # Tokens that are exactly S + P (the end of one character and the start of the next),
-        # and the characters seen so far that end with such an S / start with such a P.
+        # Tokens that are exactly S + P (the end of one character and the start of the next).
         self._partial_pairs: set[tuple[bytes, bytes]] = set()
-        self._ending: dict[bytes, list[str]] = {}  # S -> seen characters ending with S
-        self._starting: dict[bytes, list[str]] = {}  # P -> seen characters starting with P
+        # Seen characters d that start with the P of such a token -> the S of those tokens
+        # (a c before d that ends with one of them may be spanned: checked in `refine`).
+        self._partial_next: dict[str, tuple[bytes, ...]] = {}
         self.enabled = True
 
     def _build(self) -> set[str]:
@@ -147,11 +148,12 @@ class Segmenter:
             found.update(product(map(chr, range(128)), repeat=2))
             pairs = dict.fromkeys(found, "")
             pairs.update(invalid_pairs)
-            self._heads: dict[bytes, list[bytes]] = {}  # S -> the P of each token S + P
-            self._tails: dict[bytes, list[bytes]] = {}  # P -> the S of each token S + P
+            self._tails: dict[bytes, tuple[bytes, ...]] = {}  # P -> the S of each token S + P
             for s, p in sorted(self._partial_pairs):
-                self._heads.setdefault(s, []).append(p)
-                self._tails.setdefault(p, []).append(s)
+                self._tails[p] = self._tails.get(p, ()) + (s,)
+            # The keys of the relations above (what `_register` looks characters up by).
+            self._suffix_keys = frozenset(self._after_suffix)
+            self._prefix_keys = frozenset(self._before_prefix).union(self._tails)
             self._base_pairs = dict(pairs)
             self._pairs = pairs
             return pairs
@@ -182,27 +184,62 @@ class Segmenter:
         if head and tail and not middle:
             self._partial_pairs.add((head, tail))
 
-    def _register(self, ch: str, pairs: dict[tuple[str, str], str]) -> None:
-        data = ch.encode("utf-8", "surrogatepass")
-        for k in range(1, len(data)):
-            suffix, prefix = data[k:], data[:k]
-            for d in self._after_suffix.get(suffix, ()):
-                pairs[ch, d] = ""
-            for c in self._before_prefix.get(prefix, ()):
-                pairs[c, ch] = ""
-            # A token S + P spans ch|d for every d seen that starts with P (and c|ch for every
-            # c seen that ends with S); the characters seen later add their own pairs.
-            if suffix in self._heads:
-                for p in self._heads[suffix]:
-                    for d in self._starting.get(p, ()):
-                        pairs[ch, d] = ""
-                self._ending.setdefault(suffix, []).append(ch)
-            if prefix in self._tails:
-                for s in self._tails[prefix]:
-                    for c in self._ending.get(s, ()):
-                        pairs[c, ch] = ""
-                self._starting.setdefault(prefix, []).append(ch)
-        self._seen.add(ch)
+    def _register(self, chars, pairs: dict[tuple[str, str], str], nxt: dict[str, tuple[bytes, ...]]) -> None:
+        """Add the pairs that the tokens which start or end inside a character (see the module
+        docstring) make with `chars`, characters not seen before, and mark them seen.
+
+        The same pairs as registering the characters one at a time: for each character, the
+        proper suffixes S of its UTF-8 (continuation bytes) and its proper prefixes P (an
+        incomplete sequence) are looked up.  Done a suffix / prefix length at a time over all
+        the characters, at C level: only the characters whose S or P is a key of a relation
+        (a few dozen keys) are grouped by it, and each group's pairs are added at once.
+        """
+        chars = list(chars)
+        datas = list(map(str.encode, chars, repeat("utf-8"), repeat("surrogatepass")))
+        longest = max(map(len, datas), default=0)
+        # S -> the characters ending with S (their UTF-8 longer than S), for the keys of
+        # _after_suffix; P -> those starting with P, for _before_prefix and _tails.
+        # (A character no longer than j has a lead or ASCII byte in its last j bytes and is
+        # complete in its first j, so it never matches such a key: no length test needed.)
+        ending = self._group(chars, datas, longest, self._suffix_keys, lambda j: slice(-j, None))
+        starting = self._group(chars, datas, longest, self._prefix_keys, lambda j: slice(None, j))
+        for suffix, group in ending.items():
+            after = self._after_suffix.get(suffix)
+            if after:
+                pairs.update(dict.fromkeys(product(group, after), ""))
+        for prefix, group in starting.items():
+            before = self._before_prefix.get(prefix)
+            if before:
+                pairs.update(dict.fromkeys(product(before, group), ""))
+        # A token S + P spans c|d for every c that ends with S and every d that starts with P.
+        # Those pairs are not added: one new character d would pair with every character seen
+        # that ends with S (a 64th of them), which made a sweep over all of Unicode add ten
+        # pairs a character.  The d are few (those starting with some P); `refine` checks the
+        # character before each of them in the text.  (`nxt`: _partial_next, as `pairs` is
+        # _pairs: the tables of the same generation, see refine.)
+        for prefix, tails in self._tails.items():
+            for d in starting.get(prefix, ()):
+                nxt[d] = nxt.get(d, ()) + tails
+        self._seen.update(chars)
+
+    @staticmethod
+    def _group(chars: list[str], datas: list[bytes], longest: int, keys: AbstractSet[bytes],
+               part) -> dict[bytes, list[str]]:
+        """key -> the characters whose UTF-8's `part(j)` slice (j = 1 .. longest - 1) is key."""
+        groups: dict[bytes, list[str]] = {}
+        if not keys:
+            return groups
+        for j in range(1, longest):
+            cut = list(map(operator.itemgetter(part(j)), datas))
+            hit = list(map(keys.__contains__, cut))
+            if True in hit:
+                for key, ch in compress(zip(cut, chars), hit):
+                    group = groups.get(key)
+                    if group is None:
+                        groups[key] = [ch]
+                    else:
+                        group.append(ch)
+        return groups
 
     def refine(self, pieces: list[str], misses: list[int], mark: AbstractSet[str] = frozenset(),
                separators: bool = True) -> tuple[list[str], list[str]] | None:
@@ -228,7 +265,9 @@ class Segmenter:
         # Iterating a str makes a new object for every character outside Latin-1, hashed
         # anew each time: make them once (their hashes are then cached) for the passes below.
         chars = list(joined)
-        new = set(chars).difference(self._seen)
+        distinct = set(chars)
+        new = distinct.difference(self._seen)
+        nxt = self._partial_next
         if new:
             new.discard(_SEP)
             with self._lock:
@@ -237,17 +276,27 @@ class Segmenter:
                     # characters (a sweep over all of Unicode) start afresh to bound memory.
                     pairs = self._pairs = dict(self._base_pairs)
                     self._seen.clear()
-                    self._ending.clear()
-                    self._starting.clear()
+                    nxt = self._partial_next = {}
                     new = set(chars)
                     new.discard(_SEP)
-                for ch in new:
-                    self._register(ch, pairs)
+                self._register(new, pairs, nxt)
         # marks[k] goes between joined[k] and joined[k + 1]: _CUT where no token can span the
         # boundary, else "".  Around each separator it is always _CUT, so every missed piece
         # starts and ends a segment (and each separator is a segment of its own).
         marks = list(map(pairs.get, zip(chars, islice(chars, 1, None)), repeat(_CUT)))
         marks.append("")
+        if nxt:
+            # A token S + P spans c|d where d starts with P and c ends with S (the pairs are
+            # not in `pairs`, see _register): each d of the text, each c before it.  (Entries
+            # are only ever added to a generation's `nxt`, so a hit stays one.)
+            for d in list(filter(nxt.__contains__, distinct)):
+                tails = nxt[d]
+                k = joined.find(d, 1)
+                while k > 0:
+                    c = chars[k - 1]
+                    if c != _SEP and c.encode("utf-8", "surrogatepass").endswith(tails):
+                        marks[k - 1] = ""
+                    k = joined.find(d, k + 1)
         if every:
             for k in accumulate(map(len, missed[:-1])):
                 marks[k - 1] = _CUT

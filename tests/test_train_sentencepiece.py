@@ -313,6 +313,24 @@ def test_same_bytes_in_pyodide(tmp_path, monkeypatch):
     assert ours == ref, ("unigram 0.2.3", _first_difference(ref, ours))
 
 
+def _suffix_tree_nodes(t: str, width: int, accept) -> list:
+    """By the definition: the strings of 2 to width - 1 characters of `t` that `accept`
+    takes, occurring more than once and followed by two different characters (or the end),
+    as ((end of their range in the sorted suffixes, -length), string, frequency), sorted."""
+    n = len(t)
+    suffixes = sorted(t[i:] for i in range(n))
+    want = []
+    for w in {t[i:j] for i in range(n) for j in range(i + 2, min(n, i + width - 1) + 1)}:
+        if not accept(w):
+            continue
+        occ = [k for k in range(n) if t.startswith(w, k)]
+        nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
+        if len(occ) > 1 and len(nexts) > 1:
+            right = max(i for i, s in enumerate(suffixes) if s.startswith(w)) + 1
+            want.append(((right, -len(w)), w, len(occ)))
+    want.sort()
+    return want
+
 def test_seed_nodes():
     # The seeds are the suffix tree's internal nodes (right-maximal repeats) in esaxx's
     # order (post-order: by the end of their suffix-array range, deeper first): checked
@@ -325,18 +343,7 @@ def test_seed_nodes():
         width = rng.randrange(3, 9)
         got = sorted(_node_candidates(t + "\0" * (width - 1), width, lambda w: "\0" not in w),
                      key=lambda c: c[2])
-        n = len(t)
-        suffixes = sorted(t[i:] for i in range(n))
-        want = []
-        for w in {t[i:j] for i in range(n) for j in range(i + 2, min(n, i + width - 1) + 1)}:
-            if "\0" in w:
-                continue
-            occ = [k for k in range(n) if t.startswith(w, k)]
-            nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
-            if len(occ) > 1 and len(nexts) > 1:
-                right = max(i for i, s in enumerate(suffixes) if s.startswith(w)) + 1
-                want.append(((right, -len(w)), w, len(occ)))
-        want.sort()
+        want = _suffix_tree_nodes(t, width, lambda w: "\0" not in w)
         assert [(w, f) for w, f, _ in got] == [(w, f) for _, w, f in want]
 
 
@@ -355,18 +362,7 @@ def test_seed_nodes_of_distinct_sentences():
         rng.shuffle(sentences)
         width = rng.randrange(3, 9)
         t = "\0".join(sentences) + "\0"
-        n = len(t)
-        suffixes = sorted(t[i:] for i in range(n))
-        want = []
-        for w in {t[i:j] for i in range(n) for j in range(i + 2, min(n, i + width - 1) + 1)}:
-            if "\0" in w or "\t" in w or "\u2581" in w[1:]:
-                continue
-            occ = [k for k in range(n) if t.startswith(w, k)]
-            nexts = {t[k + len(w)] if k + len(w) < n else None for k in occ}
-            if len(occ) > 1 and len(nexts) > 1:
-                right = max(i for i, s in enumerate(suffixes) if s.startswith(w)) + 1
-                want.append(((right, -len(w)), w, len(occ)))
-        want.sort()
+        want = _suffix_tree_nodes(t, width, lambda w: not ("\0" in w or "\t" in w or "\u2581" in w[1:]))
         parts, classes, at = [], [], 0
         for k in sorted(set(counts)):
             part = "".join(s + "\0" for s, c in zip(distinct, counts) if c == k)

@@ -321,17 +321,8 @@ class ExprSet(StateSet):
                         split.append(c)
                 sets = split
             for m in new:
-                if not m & (m - 1):
-                    continue
-                split = []
-                for c in sets:
-                    a = c & m
-                    if a and a != c:
-                        split.append(a)
-                        split.append(c ^ a)
-                    else:
-                        split.append(c)
-                sets = split
+                if m & (m - 1):
+                    sets = split_by(sets, m)
             sets.sort(key=lambda c: c & -c)  # numbered by first byte, as before
             cls = [0] * 256
             class_bytes = []
@@ -770,25 +761,37 @@ class ExprSet(StateSet):
             memo[n] = r
         return memo[e]
 
-    def first_bytes(self, e: int) -> int:
-        """The 256-bit set of the bytes whose derivative of `e` may be other than NOTHING (the
-        first bytes of its strings; for an end marker, those of its ignored run).
+    def _head_parts(self, n: int, x: tuple, k: str):
+        """The parts of expression `n` (= exprs[n], of kind `k`) that its first byte may come
+        from (a chain's heads while they are nullable, then the rest), or None for a leaf:
+        what `first_bytes` and `head_masks` both fold."""
+        if k == "c":
+            exprs, nullable = self.exprs, self.nullable
+            kids = []
+            y = n
+            while exprs[y][0] == "c":
+                h = exprs[y][1]
+                kids.append(h)
+                if not nullable[h]:
+                    return kids
+                y = exprs[y][2]
+            kids.append(y)
+            return kids
+        if k == "o" or k == "a":
+            return x[1]
+        if k == "r" or k == "f":
+            return (x[1],)
+        if k == "x":
+            return (self.rule_bodies[x[1]],)
+        return None
 
-        Without recursion (states nest as deep as the output), children first from an explicit
-        stack; each set computed costs 1 plus its parts of the fuel, as a derivative."""
-        memo = self._first
-        r = memo.get(e)
-        if r is not None:
-            return r
-        exprs, nullable, bodies = self.exprs, self.nullable, self.rule_bodies
-        x = exprs[e]
-        if x[0] == "c" and not nullable[x[1]]:  # (the usual new state: a head already known)
-            r = memo.get(x[1])
-            if r is not None:
-                memo[e] = r
-                if self.fuel is not None:
-                    self.fuel -= 2
-                return r
+    def _fold_heads(self, e: int, memo: dict, leaf, fold) -> int:
+        """Fills memo[e] (and its parts') from the parts `_head_parts` gives, children first
+        from an explicit stack (states nest as deep as the output): leaf(x, kind) for a leaf,
+        fold(kind, parts, memo.get) for the others.  A rule reaches itself only after a byte,
+        never through its first bytes, so a part still open is a rule's own reference and
+        contributes nothing.  Returns the work done (1 plus its parts per expression)."""
+        exprs = self.exprs
         stack = [e]
         open_: set = set()  # expressions whose parts are being computed
         work = 0
@@ -799,46 +802,41 @@ class ExprSet(StateSet):
                 continue
             x = exprs[n]
             k = x[0]
-            if k == "c":  # the heads along the chain while they are nullable
-                kids = []
-                y = n
-                while exprs[y][0] == "c":
-                    h = exprs[y][1]
-                    kids.append(h)
-                    if not nullable[h]:
-                        break
-                    y = exprs[y][2]
-                else:
-                    kids.append(y)
-            elif k == "o" or k == "a":
-                kids = x[1]
-            elif k == "r" or k == "f":
-                kids = (x[1],)
-            elif k == "x":
-                kids = (bodies[x[1]],)
-            else:
+            kids = self._head_parts(n, x, k)
+            if kids is None:
                 stack.pop()
-                memo[n] = x[1] if k == "b" else 0  # (NOTHING, EPSILON: no first byte)
+                memo[n] = leaf(x, k)
                 continue
             if n not in open_:
-                # (a rule reaches itself only after a byte: never through its first bytes, so
-                # a part still open is a rule's own reference, contributing nothing)
                 open_.add(n)
                 stack.extend(c for c in kids if c not in memo and c not in open_)
                 continue
             stack.pop()
             open_.discard(n)
-            get = memo.get
-            if k == "a":  # an intersection's strings start with a byte every member's may
-                r = -1
-                for c in kids:
-                    r &= get(c, 0)
-            else:
-                r = 0
-                for c in kids:
-                    r |= get(c, 0)
-            memo[n] = r
+            memo[n] = fold(k, kids, memo.get)
             work += 1 + len(kids)
+        return work
+
+    def first_bytes(self, e: int) -> int:
+        """The 256-bit set of the bytes whose derivative of `e` may be other than NOTHING (the
+        first bytes of its strings; for an end marker, those of its ignored run).
+
+        Without recursion (states nest as deep as the output), children first from an explicit
+        stack; each set computed costs 1 plus its parts of the fuel, as a derivative."""
+        memo = self._first
+        r = memo.get(e)
+        if r is not None:
+            return r
+        exprs, nullable = self.exprs, self.nullable
+        x = exprs[e]
+        if x[0] == "c" and not nullable[x[1]]:  # (the usual new state: a head already known)
+            r = memo.get(x[1])
+            if r is not None:
+                memo[e] = r
+                if self.fuel is not None:
+                    self.fuel -= 2
+                return r
+        work = self._fold_heads(e, memo, _first_leaf, _first_fold)
         if self.fuel is not None:
             self.fuel -= work
             if self.fuel < 0:
@@ -856,56 +854,14 @@ class ExprSet(StateSet):
         r = memo.get(e)
         if r is not None:
             return r
-        exprs, nullable, bodies = self.exprs, self.nullable, self.rule_bodies
+        exprs, nullable = self.exprs, self.nullable
         x = exprs[e]
         if x[0] == "c" and not nullable[x[1]] or x[0] == "r":  # (a head or body already known)
             r = memo.get(x[1])
             if r is not None:
                 memo[e] = r
                 return r
-        stack = [e]
-        open_: set = set()
-        empty = frozenset()
-        while stack:
-            n = stack[-1]
-            if n in memo:
-                stack.pop()
-                continue
-            x = exprs[n]
-            k = x[0]
-            if k == "c":
-                kids = []
-                y = n
-                while exprs[y][0] == "c":
-                    h = exprs[y][1]
-                    kids.append(h)
-                    if not nullable[h]:
-                        break
-                    y = exprs[y][2]
-                else:
-                    kids.append(y)
-            elif k == "o" or k == "a":
-                kids = x[1]
-            elif k == "r" or k == "f":
-                kids = (x[1],)
-            elif k == "x":
-                kids = (bodies[x[1]],)
-            else:
-                stack.pop()
-                memo[n] = frozenset((x[1],)) if k == "b" else empty
-                continue
-            if n not in open_:  # (as in `first_bytes`: a rule's own reference adds nothing)
-                open_.add(n)
-                stack.extend(c for c in kids if c not in memo and c not in open_)
-                continue
-            stack.pop()
-            open_.discard(n)
-            get = memo.get
-            if len(kids) == 1:
-                r = get(kids[0], empty)
-            else:
-                r = empty.union(*[get(c, empty) for c in kids])
-            memo[n] = r
+        self._fold_heads(e, memo, _heads_leaf, _heads_fold)
         return memo[e]
 
     def _members(self, e: int, ids: tuple, byte: int):
@@ -1171,3 +1127,46 @@ def compile_tree(es: ExprSet, node) -> int:
     if kind == "empty":
         return EPSILON
     raise AssertionError(kind)
+
+
+def _first_leaf(x: tuple, k: str) -> int:
+    return x[1] if k == "b" else 0  # (NOTHING, EPSILON: no first byte)
+
+
+def _first_fold(k: str, kids, get) -> int:
+    if k == "a":  # an intersection's strings start with a byte every member's may
+        r = -1
+        for c in kids:
+            r &= get(c, 0)
+        return r
+    r = 0
+    for c in kids:
+        r |= get(c, 0)
+    return r
+
+
+_NO_HEADS = frozenset()
+
+
+def _heads_leaf(x: tuple, k: str) -> frozenset:
+    return frozenset((x[1],)) if k == "b" else _NO_HEADS
+
+
+def _heads_fold(k: str, kids, get) -> frozenset:
+    if len(kids) == 1:
+        return get(kids[0], _NO_HEADS)
+    return _NO_HEADS.union(*[get(c, _NO_HEADS) for c in kids])
+
+
+def split_by(sets: list, m: int) -> list:
+    """The partition `sets` (disjoint 256-bit byte sets) refined by the byte set `m`: each
+    part that `m` cuts becomes its part inside `m` and its part outside, in place."""
+    split = []
+    for c in sets:
+        a = c & m
+        if a and a != c:
+            split.append(a)
+            split.append(c ^ a)
+        else:
+            split.append(c)
+    return split

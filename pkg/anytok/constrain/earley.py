@@ -540,17 +540,8 @@ class States(D.StateSet):
             sets = [fb] if fb else []
             for m in hs:
                 m &= fb
-                if not m:
-                    continue
-                split = []
-                for c in sets:
-                    a = c & m
-                    if a and a != c:
-                        split.append(a)
-                        split.append(c ^ a)
-                    else:
-                        split.append(c)
-                sets = split
+                if m:
+                    sets = D.split_by(sets, m)
             members: dict = {}
             reps = []
             for c in sets:

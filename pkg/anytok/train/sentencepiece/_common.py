@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from ...sentencepiece.model_proto import BYTE, CHAR, CONTROL, UNKNOWN, USER_DEFINED, WORD
 from ...sentencepiece.normalizer import Normalizer
@@ -136,13 +136,7 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
         return _load_merged(lines, opt, normalizer, meta, boundary)
     sentences: list[list] = []
     max_len = opt.max_sentence_length
-    for line in lines:
-        if not line:
-            continue
-        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
-            continue
-        if UNK_CHAR in line:
-            continue
+    for line in _usable(lines, max_len):
         sentences.append([line, 1])
         if limit > 0 and len(sentences) >= limit:
             break
@@ -166,6 +160,20 @@ def load_sentences(lines: Iterable[str], opt: TrainerOptions, normalizer: Normal
     return sentences
 
 
+def _usable(lines: Iterable[str], max_len: int) -> Iterator[str]:
+    """The lines sentencepiece keeps: not empty, at most `max_len` UTF-8 bytes, without
+    U+2585 (its stand-in for characters left out)."""
+    for line in lines:
+        if not line:
+            continue
+        # a line of more UTF-8 bytes than max_len has more than max_len // 4 characters
+        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
+            continue
+        if UNK_CHAR in line:
+            continue
+        yield line
+
+
 def _load_merged(lines: Iterable[str], opt: TrainerOptions, normalizer: Normalizer,
                  meta: dict[int, tuple[str, int]], boundary: str) -> list[list]:
     """`load_sentences(..., merge=True)`: the same lines kept (and counted towards
@@ -175,14 +183,7 @@ def _load_merged(lines: Iterable[str], opt: TrainerOptions, normalizer: Normaliz
     limit = opt.input_sentence_size
     max_len = opt.max_sentence_length
     n = 0
-    for line in lines:
-        if not line:
-            continue
-        # a line of more UTF-8 bytes than max_len has more than max_len // 4 characters
-        if len(line) > max_len // 4 and len(line.encode("utf-8")) > max_len:
-            continue
-        if UNK_CHAR in line:
-            continue
+    for line in _usable(lines, max_len):
         counts[line] = get(line, 0) + 1
         n += 1
         if limit > 0 and n >= limit:

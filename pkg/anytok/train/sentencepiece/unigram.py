@@ -85,6 +85,25 @@ def _to_log_prob(pieces: list[list]) -> None:
         p[1] = f32(_log(p[1]) - logsum)
 
 
+def _char_groups(text: str, never, chunk: int) -> list[list]:
+    """[first, last] ranges of the characters of `text` (those in `never` left out), in code
+    point order, each holding at most about `chunk` of its characters (one more when a
+    single character has more): the suffixes' groups, one sorted at a time."""
+    counts = Counter(text)
+    groups = []
+    size = 0
+    for c in sorted(counts):
+        if c in never:
+            continue
+        if size and size + counts[c] > chunk:
+            size = 0
+        if size == 0:
+            groups.append([c, c])
+        groups[-1][1] = c
+        size += counts[c]
+    return groups
+
+
 def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends: bool = False):
     """The internal nodes of the suffix tree of `text` (which ends with "\\0", followed by
     width - 1 more as padding) no deeper
@@ -98,18 +117,7 @@ def _node_candidates(text: str, width: int, accept, never=_NEVER_IN_PIECE, ends:
     share exactly d; its frequency is the run's length (two bisections).  The suffixes go
     in groups of first characters, so that only one group's prefixes are held at once."""
     chunk = max(1, (1 << 22) // width)  # prefixes held at once (about 100 bytes each)
-    counts = Counter(text)
-    groups = []
-    size = 0
-    for c in sorted(counts):
-        if c in never:
-            continue
-        if size and size + counts[c] > chunk:
-            size = 0
-        if size == 0:
-            groups.append([c, c])
-        groups[-1][1] = c
-        size += counts[c]
+    groups = _char_groups(text, never, chunk)
     depths = range(2, width)
     enc = repeat("utf-32-be")
     top = 32 * width
@@ -152,18 +160,7 @@ def _cut_node_candidates(text: str, width: int, accept, cut: str, classes):
     different characters -- in the same order; a node's frequency is its prefixes'
     weights' sum)."""
     chunk = max(1, (1 << 22) // width)  # suffixes looked at at once
-    counts = Counter(text)
-    groups = []
-    size = 0
-    for c in sorted(counts):
-        if c in _NEVER_IN_PIECE:
-            continue
-        if size and size + counts[c] > chunk:
-            size = 0
-        if size == 0:
-            groups.append([c, c])
-        groups[-1][1] = c
-        size += counts[c]
+    groups = _char_groups(text, _NEVER_IN_PIECE, chunk)
     depths = range(2, width)
     kw = width + 1  # a prefix: at most width characters and a cut one
     top = 32 * kw

@@ -907,10 +907,12 @@ def test_fast_start_runs_compiled_python_and_gives_the_stock_boots_ids(browser, 
     assert "standard library" in got["missing"] and "no-such-stdlib.zip" in got["missing"] and "404" in got["missing"]
 
 
-def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, demo_url, corpora):
+def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, demo_url, corpora, tmp_path):
     # First start: a snapshot is made (and stored in Cache Storage); the next page of the
     # profile restores it; a damaged one falls back to a normal start and is replaced; with
-    # `snapshot: false` none is used.  The ids are native anytok's every time.
+    # `snapshot: false` none is used.  The ids are native anytok's every time.  The first
+    # page's constraint builds o200k_base's token trie and keeps it in Cache Storage (native
+    # anytok's trie file, byte for byte); every later page reads it from there.
     texts = samples(corpora)
     script = """async ([texts, options, stored]) => {
         const { AnyTok } = await import('/anytok.js');
@@ -921,6 +923,16 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         // for it has anytok's files unpacked.
         const m = await tok.constrain({ regex: "(yes|no), [0-9]{1,3}!" });
         const mask = Array.from(await m.mask());
+        // The token trie is kept once the worker is idle: wait until it is there.
+        let trieEntry = null;
+        for (let i = 0; i < 200 && !trieEntry; i++) {
+            const keys = await (await caches.open("anytok-trie-v1")).keys();
+            if (keys.length) {
+                const bytes = await (await (await caches.open("anytok-trie-v1")).match(keys[0])).arrayBuffer();
+                trieEntry = [keys.length, new URL(keys[0].url).pathname.split("/").pop(),
+                             Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), (b) => b.toString(16).padStart(2, "0")).join("")];
+            } else await new Promise((r) => setTimeout(r, 50));
+        }
         // The snapshot is stored in the background: wait until it is there.
         for (let i = 0; i < 200 && options.snapshot !== false; i++) {
             const cache = await caches.open("anytok-start-v2");
@@ -931,7 +943,7 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
         const entries = await cache.keys();
         const entry = entries.length ? new Uint8Array(await (await cache.match(entries[0])).arrayBuffer()) : null;
         return { snapshot: tok.runtimeInfo.snapshot, compiled: tok.runtimeInfo.compiled, files: tok.runtimeInfo.files,
-                 ids, mask, keys: entries.length, stored: entry?.length,
+                 ids, mask, trie: m.trie, trieEntry, keys: entries.length, stored: entry?.length,
                  heap: entry && new DataView(entry.buffer).getUint32(0, true) };
     }"""
     damage = """async () => {
@@ -975,6 +987,14 @@ def test_start_up_snapshot_is_made_restored_and_replaced_when_damaged(browser, d
     from anytok import constrain
 
     mask = list(memoryview(constrain.regex("(yes|no), [0-9]{1,3}!").matcher(enc).mask()).cast("I"))
+    assert [g["trie"] for g in got] == ["built"] + ["file"] * (len(got) - 1)
+    from anytok.constrain.tokens import TokenTrie
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANYTOK_CACHE_DIR", str(tmp_path))
+        TokenTrie.from_env(enc.token_env())
+    native, = tmp_path.iterdir()
+    assert all(g["trieEntry"] == [1, native.name, hashlib.sha256(native.read_bytes()).hexdigest()] for g in got)
     for g in got:
         # (after a restore: as the modules in memory ran when the snapshot was made)
         assert g["compiled"] == {"stdlib": True, "anytok": True, "glue": g is not got[-1] and g is not got[-2]}

@@ -130,18 +130,61 @@ def test_trie_file_round_trip(tmp_path, monkeypatch):
 
 
 def test_trie_file_damaged_or_unwritable(tmp_path, monkeypatch):
-    """A truncated file is ignored (the trie built again, the file
-    rewritten); a folder that cannot be written gives the same trie, without a file."""
+    """A truncated file, or one with a byte changed in its arrays, is ignored (the trie built
+    again, the file rewritten); a folder that cannot be written gives the same trie, without a
+    file."""
     enc = anytok_encoding("cl100k_base")
     monkeypatch.setenv("ANYTOK_CACHE_DIR", str(tmp_path))
     first = TokenTrie.from_env(enc.token_env())
     path, = tmp_path.glob("*.trie")
     data = path.read_bytes()
-    path.write_bytes(data[:len(data) // 2])
-    again = TokenTrie.from_env(enc.token_env())
-    _same_trie(again, first)
-    assert path.read_bytes() == data
+    assert TokenTrie.from_env(enc.token_env()).stored is not None
+    flipped = bytearray(data)
+    flipped[len(data) * 3 // 4] ^= 0x10  # (in the arrays: the header is small)
+    for damaged in (data[:len(data) // 2], bytes(flipped)):
+        path.write_bytes(damaged)
+        again = TokenTrie.from_env(enc.token_env())
+        assert again.stored is None
+        _same_trie(again, first)
+        assert path.read_bytes() == data
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv("ANYTOK_CACHE_DIR", str(blocked))
     _same_trie(TokenTrie.from_env(enc.token_env()), first)
+
+
+class CountingTokenizer(OwnTokenizer):
+    """OwnTokenizer counting its `token_env()` calls."""
+
+    calls = 0
+
+    def token_env(self) -> TokenEnv:
+        self.calls += 1
+        return super().token_env()
+
+
+def test_trie_file_named_before_the_first_matcher(tmp_path, monkeypatch):
+    """`TokenTrie.file_name` names the file the first matcher reads or writes (the browser
+    worker puts it in the folder first, web/worker.js); the vocabulary is read once for both.
+    None once the trie is made, and for a vocabulary too small to have a file."""
+    monkeypatch.setenv("ANYTOK_CACHE_DIR", str(tmp_path))
+    first = CountingTokenizer(tiktoken_encoding("cl100k_base"))
+    name = TokenTrie.file_name(first)
+    assert first.calls == 1 and not list(tmp_path.iterdir())
+    trie = TokenTrie.of(first)
+    assert first.calls == 1 and [p.name for p in tmp_path.iterdir()] == [name]
+    assert TokenTrie.made(first) is trie and trie.stored is None
+    assert TokenTrie.file_name(first) is None
+    second = CountingTokenizer(tiktoken_encoding("cl100k_base"))
+    assert TokenTrie.made(second) is None
+    assert TokenTrie.file_name(second) == name
+    assert TokenTrie.of(second).stored is not None and second.calls == 1
+    ref = constrain.regex("[a-z]{1,3} ").matcher(first)
+    got = constrain.regex("[a-z]{1,3} ").matcher(second)
+    assert got.mask() == ref.mask()
+
+    class Small:
+        def token_env(self):
+            return TokenEnv({i: bytes([i]) for i in range(256)}, 256, None, {}, None)
+
+    assert TokenTrie.file_name(Small()) is None

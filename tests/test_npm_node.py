@@ -318,6 +318,53 @@ console.log(JSON.stringify({ n, snapshot: tok.runtimeInfo.snapshot, source: tok.
 """
 
 
+TRIE = """import { AnyTok } from "anytok";
+const tok = await AnyTok.load({ encoding: "o200k_base", snapshot: false });
+const m = await tok.constrain({ regex: process.argv[2] });
+const masks = [Array.from(await m.mask())];
+await m.consume(Number(process.argv[3]));
+masks.push(Array.from(await m.mask()));
+console.log(JSON.stringify({ trie: m.trie, masks }));
+"""
+
+
+def test_node_keeps_constraint_tries_in_the_cache_folder(app, tmp_path):
+    """A Node process's first constraint over o200k_base builds the token trie and writes it to
+    ANYTOK_CACHE_DIR: the file native anytok writes, byte for byte (constrain/trie_cache.py).
+    A process finding native anytok's file there (with the slicer's parts) reads it.  Masks
+    as native each time."""
+    import anytok
+    from anytok import constrain
+    from anytok.constrain.slicer import Slicer
+    from anytok.constrain.tokens import TokenTrie
+
+    folder, run, node = app
+    (folder / "trie.mjs").write_text(TRIE)
+    enc = anytok.get_encoding("o200k_base")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANYTOK_CACHE_DIR", str(tmp_path / "native"))
+        trie = TokenTrie.from_env(enc.token_env())
+        name, = (p.name for p in (tmp_path / "native").iterdir())
+        trie_only = (tmp_path / "native" / name).read_bytes()
+        Slicer.of(trie)  # (the file rewritten with the slicer's parts)
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "ANYTOK_CACHE_DIR": str(tmp_path / "node")}
+    # the first: a constraint that needs no slicer (building it takes seconds more in Pyodide)
+    for regex, text, expected in (("(yes|no), [0-9]{1,3}!", "yes", "built"), ('[^"]{0,12}"', " cat", "file")):
+        native = constrain.regex(regex).matcher(enc)
+        want = [list(memoryview(native.mask()).cast("I"))]
+        token = enc.encode_single_token(text)
+        assert native.consume(token)
+        want.append(list(memoryview(native.mask()).cast("I")))
+        r = run([node, "trie.mjs", regex, str(token)], env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got == {"trie": expected, "masks": want}
+        if expected == "built":
+            assert [p.name for p in (tmp_path / "node").iterdir()] == [name]
+            assert (tmp_path / "node" / name).read_bytes() == trie_only
+            (tmp_path / "node" / name).write_bytes((tmp_path / "native" / name).read_bytes())
+
+
 def test_node_keeps_a_start_snapshot_on_disk(app, tmp_path):
     """A second Node process restores the start-up snapshot the first one kept in
     ANYTOK_CACHE_DIR (docs/browser.md#in-node-and-deno-bun), one per bundled encoding, which

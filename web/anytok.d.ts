@@ -177,6 +177,9 @@ export type ConstrainSpec =
 
 /** A generation under a constraint (anytok.constrain, llguidance's semantics), in the worker. */
 export declare class Matcher {
+  /** Where the tokenizer's token trie came from: "file" (kept by an earlier page or process:
+   *  Cache Storage, or Node's cache folder) or "built" (by this worker). */
+  readonly trie: "file" | "built";
   /** The allowed tokens: bit (id % 32) of word (id >> 5), little-endian (llguidance's layout). */
   mask(): Promise<Uint32Array>;
   /** The allowed token ids, ascending. */

@@ -1097,8 +1097,8 @@ export class AnyTok {
     if (kind === "jsonSchema" && typeof text !== "string") text = JSON.stringify(text);
     if (typeof text !== "string") throw new TypeError(`anytok: constrain's ${kind} must be a string`);
     if (eosToken !== undefined && !Number.isInteger(eosToken)) throw new TypeError("anytok: eosToken must be a token id");
-    const id = await this.#call("constrainNew", { kind, spec: text, eos: eosToken ?? null });
-    return new Matcher((op, arg) => this.#runtime.call("constrainCall", { matcher: id, op, arg }));
+    const { id, trie } = await this.#call("constrainNew", { kind, spec: text, eos: eosToken ?? null });
+    return new Matcher((op, arg) => this.#runtime.call("constrainCall", { matcher: id, op, arg }), trie);
   }
 
   /** Benchmarks only, not part of the API: empties the worker's cache of merged pieces (so
@@ -1121,9 +1121,18 @@ export class AnyTok {
 /** A generation under a constraint (made by `tok.constrain`); every method is one worker call. */
 export class Matcher {
   #call;
+  #trie;
 
-  constructor(call) {
+  constructor(call, trie = "built") {
     this.#call = call;
+    this.#trie = trie;
+  }
+
+  /** Where the tokenizer's token trie (what masks walk) came from: "file" (kept by an earlier
+   *  page or process: in Cache Storage, or under Node in its cache folder) or "built" (by this
+   *  worker; a vocabulary under 20,000 tokens is always built: it takes milliseconds). */
+  get trie() {
+    return this.#trie;
   }
 
   /** The allowed tokens as a bitmask: bit (id % 32) of word (id >> 5), llguidance's layout. */

@@ -9,6 +9,8 @@
 //   - the synchronous fetch of a lazily loaded part (worker.js uses XMLHttpRequest), read from
 //     disk;
 //   - file paths for Pyodide, which reads its own files with `fs` under Node.
+//   - the cache folder, where worker.js keeps constraints' token tries as native anytok does
+//     (the same files: anytok/constrain/trie_cache.py);
 //   - a Cache Storage for the start-up snapshot only, kept in a folder on disk (below), so that
 //     a second Node process restores Python with anytok imported and its first bundled
 //     encoding loaded instead of doing all three again, as a page's second visit does (one
@@ -23,7 +25,7 @@
 
 import { createHash } from "node:crypto";
 import zlib from "node:zlib";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -167,6 +169,11 @@ self.anytokChecksum = zlib.crc32
 
 const root = cacheRoot();
 if (root) {
+  // worker.js: where constraints' token tries go, the folder native anytok uses (made when first needed)
+  self.anytokCacheFolder = () => {
+    mkdirSync(root, { recursive: true });
+    return root;
+  };
   self.anytokDiskCache = true; // worker.js: keep the start-up snapshot (only) in these caches
   self.anytokSnapshotMaxBytes = 2 ** 30; // (a restore grows the memory: grownForRestore)
   self.caches = {

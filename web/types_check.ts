@@ -98,11 +98,12 @@ export async function usage(): Promise<void> {
   const done: boolean = (await m.isAccepting()) || (await m.isStopped());
   const forcedIds: number[] = await m.forced();
   const left: number = await m.rollback(1);
+  const trie: "file" | "built" = m.trie;
   await m.free();
   const digits = await tok.constrain({ regex: "[0-9]+" }, { eosToken: 199999 });
   const lark = await tok.constrain({ grammar: 'start: "yes" | "no"' });
   const gbnf = await tok.constrain({ gbnf: 'root ::= "yes" | "no"' });
-  void mask, ok, done, forcedIds, left, digits, lark, gbnf;
+  void mask, ok, done, forcedIds, left, trie, digits, lark, gbnf;
   const info = tok.runtimeInfo;
   const started: string = info.snapshot;
   const compiled: boolean = info.compiled.stdlib && info.compiled.anytok;

@@ -700,6 +700,109 @@ async function loadVocab({ key, name, url, sha256, bytes, fileName, derive, file
   return [{ ...info, source: "network" }];
 }
 
+// --- token tries, kept between pages and processes ----------------------------------------
+
+// A constraint over a large vocabulary needs the vocabulary's token trie and the slicer's parts
+// (anytok/constrain/trie_cache.py), which natively are kept in a file between processes, in a
+// cache folder.  Here that folder is a folder of Pyodide's file system:
+//   - under Node, the cache folder itself (node_worker.mjs's anytokCacheFolder, mounted), so
+//     that Node processes and native Python share the same files;
+//   - in a page, a folder in memory whose files are kept in Cache Storage: before a tokenizer's
+//     first matcher its file (named by a SHA-256 of the vocabulary, which Python computes) is
+//     put in the folder if Cache Storage has it; after matcher calls, once the worker is idle,
+//     a file Python wrote or rewrote there (the trie; then again with the slicer's parts, by
+//     the first mask that needed them) is stored.
+// Python checks a file's key and layout when it reads it: a damaged file is built again and
+// replaced.  Without either (Cache Storage unavailable, ANYTOK_CACHE_DIR=off), every worker
+// builds its own, as Python without a cache folder does.
+const TRIE_CACHE = "anytok-trie-v1";
+const TRIE_DIR = "/tmp/anytok-trie";
+let trieMode; // undefined until the first matcher: "disk", "cache" or null
+const trieStored = new Map(); // file name -> size:mtime of the copy Cache Storage has
+const trieChecks = new Set(); // tokenizer keys whose file is looked at once the worker is idle
+const matcherKeys = new Map(); // matcher id -> its tokenizer's key
+
+async function openTrieCache() {
+  try {
+    return self.caches && CACHEABLE ? await caches.open(TRIE_CACHE) : null;
+  } catch {
+    return null;
+  }
+}
+
+const trieURL = (name) => new URL(`anytok-trie/${name}`, HERE).href;
+
+function fileStamp(py, path) {
+  try {
+    const s = py.FS.stat(path);
+    return `${s.size}:${+s.mtime}`;
+  } catch {
+    return null; // (no such file)
+  }
+}
+
+function setUpTrieFolder(py) {
+  if (trieMode !== undefined) return;
+  trieMode = null;
+  try {
+    if (self.anytokCacheFolder) {
+      py.FS.mkdirTree(TRIE_DIR);
+      py.FS.mount(py.FS.filesystems.NODEFS, { root: self.anytokCacheFolder() }, TRIE_DIR);
+      trieMode = "disk";
+    } else if (self.caches && CACHEABLE) {
+      trieMode = "cache";
+    }
+  } catch (err) {
+    console.warn(`anytok: token tries will not be kept: ${err.message}`);
+  }
+}
+
+async function restoreTrie(py, glue, key) {
+  setUpTrieFolder(py);
+  if (!trieMode) return;
+  const name = glue.constrain_trie_file(key, TRIE_DIR);
+  const path = `${TRIE_DIR}/${name}`;
+  if (trieMode !== "cache" || !name || fileStamp(py, path)) return;
+  const cache = await openTrieCache();
+  try {
+    const hit = await cache?.match(trieURL(name));
+    if (!hit) return;
+    py.FS.writeFile(path, new Uint8Array(await hit.arrayBuffer()));
+    trieStored.set(name, fileStamp(py, path));
+  } catch (err) {
+    console.warn(`anytok: could not read a token trie from Cache Storage: ${err.message}`);
+  }
+}
+
+function trieOf(glue, key) {
+  const got = glue.constrain_trie(key);
+  try {
+    return got ? got.toJs() : [null, null];
+  } finally {
+    got?.destroy?.();
+  }
+}
+
+function keepTrie(key) {
+  if (trieMode !== "cache" || key === undefined || trieChecks.has(key)) return;
+  trieChecks.add(key);
+  whenIdle(async () => {
+    trieChecks.delete(key);
+    const { py, glue } = await ready();
+    const [path] = trieOf(glue, key);
+    const name = path?.split("/").pop();
+    const stamp = path ? fileStamp(py, path) : null;
+    if (!stamp || trieStored.get(name) === stamp) return;
+    const cache = await openTrieCache();
+    try {
+      await cache?.put(trieURL(name), new Response(py.FS.readFile(path), { headers: { "Content-Type": "application/octet-stream" } }));
+      trieStored.set(name, stamp);
+    } catch (err) {
+      console.warn(`anytok: could not keep a token trie in Cache Storage: ${err.message}`);
+    }
+  });
+}
+
 // --- conversions ----------------------------------------------------------------------------
 
 function toObject(proxy) {
@@ -869,12 +972,18 @@ const OPS = {
     }
   },
   async constrainNew({ key, kind, spec, eos }) {
-    const { glue } = await ready();
-    return [glue.constrain_new(key, kind, spec, eos ?? undefined)];
+    const { py, glue } = await ready();
+    await restoreTrie(py, glue, key);
+    const id = glue.constrain_new(key, kind, spec, eos ?? undefined);
+    matcherKeys.set(id, key);
+    keepTrie(key);
+    return [{ id, trie: trieOf(glue, key)[1] ?? "built" }];
   },
   async constrainCall({ matcher, op, arg }) {
     const { glue } = await ready();
     const result = glue.constrain_call(matcher, op, arg ?? undefined);
+    if (op === "free") matcherKeys.delete(matcher);
+    if (op === "mask" || op === "allowed") keepTrie(matcherKeys.get(matcher)); // (the slicer, once built)
     if (op === "mask") {
       // Little-endian 32-bit words, one bit per token id (llguidance's layout).
       const words = new Uint32Array(bytesOf(result).buffer);

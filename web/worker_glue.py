@@ -18,6 +18,7 @@ It knows nothing of the browser beyond that, and nothing of anytok beyond its pu
 from __future__ import annotations
 
 import json
+import os
 from array import array
 from operator import itemgetter
 
@@ -617,6 +618,28 @@ def constrain_new(key: str, kind: str, spec: str, eos) -> int:
     mid = next(_matcher_ids)
     _matchers[mid] = m
     return mid
+
+
+def constrain_trie_file(key: str, folder: str):
+    """Trie files go to `folder` (the worker keeps its files in Cache Storage); returns the
+    name of tokenizer `key`'s file there, which its first matcher reads if present (None when
+    it reads none: a small vocabulary, or its trie made already)."""
+    from anytok.constrain.tokens import TokenTrie
+
+    os.makedirs(folder, exist_ok=True)
+    os.environ["ANYTOK_CACHE_DIR"] = folder
+    return TokenTrie.file_name(_tok(key))
+
+
+def constrain_trie(key: str):
+    """Tokenizer `key`'s token trie: [its file's path or None, "file" if it was read from
+    that file or "built"], or None while no matcher made it."""
+    from anytok.constrain.tokens import TokenTrie
+
+    trie = TokenTrie.made(_tok(key))
+    if trie is None:
+        return None
+    return [trie.cache_file[0] if trie.cache_file else None, "file" if trie.stored is not None else "built"]
 
 
 def constrain_call(mid: int, op: str, arg):

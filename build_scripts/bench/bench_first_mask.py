@@ -1,6 +1,6 @@
 """First constraint in a fresh process: time until its first mask, anytok next to llguidance.
 
-    .venv/bin/python build_scripts/bench/bench_first_mask.py [--encoding o200k_base] [--rounds 5]
+    .venv/bin/python build_scripts/bench/bench_first_mask.py [--encoding o200k_base] [--rounds 5] [--node]
 
 What a program pays for its first constrained step.  Every measurement is a new Python process
 (`subprocess.run`), timestamps taken in the child with `time.perf_counter`:
@@ -14,6 +14,13 @@ What a program pays for its first constrained step.  Every measurement is a new 
 * llguidance 1.9.1: `import llguidance`, then "first mask": its tokenizer made from the same
   anytok encoding (`llguidance.tiktoken.lltokenizer_from_encoding`, as the tests do), the
   constraint (`LLMatcher`) and the first `compute_bitmask()`.
+
+With --node, the same under Pyodide in Node (web/dist/anytok.js, `python build_scripts/build_web.py`
+first; a new Node process each, `snapshot: false`): from `AnyTok.load` returning to the first
+`mask()`, with the trie file in the cache folder (the one the native runs read: Node mounts
+that folder, web/worker.js) and with an empty folder (the worker builds the trie and writes the
+file); the last column compares the first with the native "trie file" column, in wall clock and
+in CPU time (Node's `process.cpuUsage`, the worker thread included).
 
 Constraints: free text (`[^"]{0,200}`: the slicer's case), digits (`[0-9]+`: a narrow walk), a
 JSON Schema object.  Each figure is the median over --rounds processes (the configurations
@@ -89,6 +96,32 @@ print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t2, "cpu": t
 """
 
 
+NODE_CHILD = r"""
+import { createHash } from "node:crypto";
+import { AnyTok } from "__ANYTOK__";
+const [encoding, kind, spec] = process.argv.slice(2);
+const tok = await AnyTok.load({ encoding, snapshot: false });
+const t0 = performance.now();
+const c0 = process.cpuUsage(); // (the process's, worker thread included: Pyodide runs there)
+const m = await tok.constrain({ [kind === "json" ? "jsonSchema" : "regex"]: spec });
+const mask = await m.mask();
+const first = (performance.now() - t0) / 1e3;
+const used = process.cpuUsage(c0);
+const cpu = (used.user + used.system) / 1e6;
+const sha = createHash("sha256").update(Buffer.from(mask.buffer, mask.byteOffset, mask.byteLength)).digest("hex");
+console.log(JSON.stringify({ first, cpu, trie: m.trie, sha }));
+AnyTok.terminate();
+"""
+
+
+def run_node(script: Path, args: list, cache: str) -> dict:
+    env = dict(os.environ, ANYTOK_CACHE_DIR=cache)
+    out = subprocess.run(["node", str(script), *args], capture_output=True, text=True, env=env)
+    if out.returncode:
+        raise SystemExit(f"node child failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run(code: str, args: list, env_extra: dict) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "pkg"), **env_extra)
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
@@ -101,7 +134,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--encoding", default="o200k_base")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--node", action="store_true", help="also time the first mask under Pyodide in Node")
     args = ap.parse_args()
+    node_script = None
+    if args.node:
+        shim = ROOT / "web" / "dist" / "anytok.js"
+        if not shim.exists():
+            raise SystemExit("web/dist/anytok.js is missing: run python build_scripts/build_web.py first")
+        node_script = Path(tempfile.mkdtemp(prefix="anytok-node-")) / "first.mjs"
+        node_script.write_text(NODE_CHILD.replace("__ANYTOK__", shim.as_uri()))
     print(f"# first constraint in a fresh process, {args.encoding}; {cpu_model()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; median of {args.rounds} processes each")
     warm = tempfile.mkdtemp(prefix="anytok-trie-")
@@ -109,11 +150,14 @@ def main() -> int:
     run(ANYTOK_CHILD, [args.encoding, *CONSTRAINTS[0]], {"ANYTOK_CACHE_DIR": warm})
     run(LLG_CHILD, [args.encoding, *CONSTRAINTS[0]], {})
     bad = 0
+    node_head = " Node, trie file | Node, file written | Node ÷ native (trie file): wall / CPU |" if node_script else ""
     print("| constraint | anytok, trie file | anytok, file written | anytok, no file | llguidance | ratio (file) "
-          "| CPU: anytok (file) / llguidance |")
-    print("|---|---|---|---|---|---|---|")
+          "| CPU: anytok (file) / llguidance |" + node_head)
+    print("|---|---|---|---|---|---|---|" + "---|" * (3 if node_script else 0))
     for kind, spec in CONSTRAINTS:
         res: dict = {"warm": [], "cold": [], "none": [], "llg": []}
+        if node_script:
+            res["node"], res["node_cold"] = [], []
         shas = set()
         for _ in range(args.rounds):
             res["warm"].append(run(ANYTOK_CHILD, [args.encoding, kind, spec], {"ANYTOK_CACHE_DIR": warm}))
@@ -121,6 +165,12 @@ def main() -> int:
             res["none"].append(run(ANYTOK_CHILD, [args.encoding, kind, spec], {"ANYTOK_CACHE_DIR": "off"}))
             with tempfile.TemporaryDirectory(prefix="anytok-trie-") as cold:
                 res["cold"].append(run(ANYTOK_CHILD, [args.encoding, kind, spec], {"ANYTOK_CACHE_DIR": cold}))
+            if node_script:
+                res["node"].append(run_node(node_script, [args.encoding, kind, spec], warm))
+                with tempfile.TemporaryDirectory(prefix="anytok-trie-") as cold:
+                    res["node_cold"].append(run_node(node_script, [args.encoding, kind, spec], cold))
+                if [res["node"][-1]["trie"], res["node_cold"][-1]["trie"]] != ["file", "built"]:
+                    raise SystemExit(f"Node's trie: {res['node'][-1]['trie']} / {res['node_cold'][-1]['trie']}")
             for rs in res.values():
                 shas.add(rs[-1]["sha"])
         med = {k: statistics.median(r["first"] for r in rs) for k, rs in res.items()}
@@ -130,7 +180,10 @@ def main() -> int:
         bad += bool(flag)
         print(f"| {label}{flag} | {med['warm'] * 1e3:.0f} ms | {med['cold'] * 1e3:.0f} ms | {med['none'] * 1e3:.0f} ms "
               f"| {med['llg'] * 1e3:.0f} ms | {med['warm'] / med['llg']:.2f}x "
-              f"| {cpu['warm'] * 1e3:.0f} / {cpu['llg'] * 1e3:.0f} ms |")
+              f"| {cpu['warm'] * 1e3:.0f} / {cpu['llg'] * 1e3:.0f} ms |"
+              + (f" {med['node'] * 1e3:.0f} ms | {med['node_cold'] * 1e3:.0f} ms | {med['node'] / med['warm']:.2f}x / "
+                 f"{cpu['node'] / cpu['warm']:.2f}x |"
+                 if node_script else ""))
     imp = statistics.median(r["import"] for r in res["warm"])
     load = statistics.median(r["load"] for r in res["warm"])
     print(f"\nbefore the first constraint (medians, last row's processes): import anytok + constrain {imp * 1e3:.0f} ms, "

@@ -34,6 +34,7 @@ from . import trie_cache
 from .errors import UnsupportedFeatureError
 
 _CACHE_ATTR = "_anytok_constrain_trie"
+_ENV_ATTR = "_anytok_constrain_env"  # (env, vocabulary key) from `file_name`, for `of`
 # Vocabularies this large have their trie kept in a file (trie_cache.py): smaller ones build in
 # a few milliseconds, and never need the slicer (a walk allowing 20,000 tokens builds it).
 CACHE_MIN_TOKENS = 20000
@@ -131,16 +132,17 @@ class TokenTrie:
         self.children0 = {byte[i]: i for i in range(1, total) if depth[i] == 1}
 
     @classmethod
-    def from_env(cls, env: TokenEnv) -> "TokenTrie":
+    def from_env(cls, env: TokenEnv, key: str | None = None) -> "TokenTrie":
         """The trie of the vocabulary `env` describes.  A large vocabulary's trie is read from
         its trie file when there is one (with the slicer's parts, once a process built them),
-        else built and written there (`trie_cache.py`)."""
+        else built and written there (`trie_cache.py`); `key`: its `trie_cache.vocab_key` if
+        known."""
         tb = env.token_bytes
         folder = trie_cache.cache_dir() if len(tb) >= CACHE_MIN_TOKENS else None
         stored = None
         if folder is not None:
-            key = trie_cache.vocab_key(tb)
-            path = os.path.join(folder, key[:40] + ".trie")
+            key = key or trie_cache.vocab_key(tb)
+            path = os.path.join(folder, trie_cache.file_name(key))
             stored = trie_cache.load(path, key)
         if stored is not None:
             trie = cls.from_arrays(stored, stored.header["trie"], tb, env.n_vocab, env.eos, env.encode)
@@ -192,8 +194,9 @@ class TokenTrie:
             if token_env is None:
                 raise UnsupportedFeatureError(f"tokenizer type {type(tokenizer).__name__}",
                                               "it has no token_env() method")
-            env = token_env()
-            trie = cls.from_env(env)
+            got = d.pop(_ENV_ATTR, None) if d is not None else None
+            env, key = got if got is not None else (token_env(), None)
+            trie = cls.from_env(env, key)
         if eos_token is not None:
             trie.eos = eos_token
         else:
@@ -201,6 +204,31 @@ class TokenTrie:
         if d is not None:
             d.setdefault(_CACHE_ATTR, {})[eos_token] = trie
         return trie
+
+    @classmethod
+    def file_name(cls, tokenizer) -> str | None:
+        """The name of `tokenizer`'s trie file in the cache folder, when its trie is not made
+        yet and its vocabulary is large enough to have one (else None): what a host keeping the
+        folder's files elsewhere (the browser worker: in Cache Storage) puts in the folder
+        before the first matcher.  The vocabulary and its key are kept on the tokenizer for
+        `of`, which does not read or hash them again."""
+        d = getattr(tokenizer, "__dict__", None)
+        token_env = getattr(tokenizer, "token_env", None)
+        if d is None or token_env is None or d.get(_CACHE_ATTR):
+            return None
+        got = d.get(_ENV_ATTR)
+        if got is None:
+            env = token_env()
+            if len(env.token_bytes) < CACHE_MIN_TOKENS:
+                return None
+            got = d[_ENV_ATTR] = (env, trie_cache.vocab_key(env.token_bytes))
+        return trie_cache.file_name(got[1])
+
+    @classmethod
+    def made(cls, tokenizer) -> "TokenTrie | None":
+        """`tokenizer`'s trie if a matcher made it already, else None."""
+        cache = getattr(tokenizer, "__dict__", {}).get(_CACHE_ATTR)
+        return next(iter(cache.values())) if cache else None
 
     def __getattr__(self, name):
         # (only for attributes not set: the trie arrays of a trie file, until first used)

@@ -17,7 +17,8 @@ What a program pays for its first constrained step.  Every measurement is a new 
 
 With --node, the same under Pyodide in Node (web/dist/anytok.js, `python build_scripts/build_web.py`
 first; a new Node process each, `snapshot: false`): from `AnyTok.load` returning to the first
-`mask()`, with the trie file in the cache folder (the one the native runs read: Node mounts
+`mask()` (anytok.constrain imported before, by a constraint over a small byte-level BPE
+`tokenizer.json` trained with `tokenizers`), with the trie file in the cache folder (the one the native runs read: Node mounts
 that folder, web/worker.js) and with an empty folder (the worker builds the trie and writes the
 file); the last column compares the first with the native "trie file" column, in wall clock and
 in CPU time (Node's `process.cpuUsage`, the worker thread included).
@@ -99,7 +100,12 @@ print(json.dumps({"import": t1 - t0, "load": t2 - t1, "first": t3 - t2, "cpu": t
 NODE_CHILD = r"""
 import { createHash } from "node:crypto";
 import { AnyTok } from "__ANYTOK__";
-const [encoding, kind, spec] = process.argv.slice(2);
+import { readFileSync } from "node:fs";
+const [encoding, kind, spec, warmup] = process.argv.slice(2);
+// anytok.constrain's modules imported first, as the native child imports them before timing:
+// a constraint over a small tokenizer.json (no trie file: under 20,000 tokens)
+const small = await AnyTok.load({ data: readFileSync(warmup), fileName: "tokenizer.json", snapshot: false });
+await (await small.constrain({ [kind === "json" ? "jsonSchema" : "regex"]: spec })).mask();
 const tok = await AnyTok.load({ encoding, snapshot: false });
 const t0 = performance.now();
 const c0 = process.cpuUsage(); // (the process's, worker thread included: Pyodide runs there)
@@ -116,7 +122,8 @@ AnyTok.terminate();
 
 def run_node(script: Path, args: list, cache: str) -> dict:
     env = dict(os.environ, ANYTOK_CACHE_DIR=cache)
-    out = subprocess.run(["node", str(script), *args], capture_output=True, text=True, env=env)
+    out = subprocess.run(["node", str(script), *args, str(script.parent / "small.json")], capture_output=True,
+                         text=True, env=env)
     if out.returncode:
         raise SystemExit(f"node child failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -143,6 +150,14 @@ def main() -> int:
             raise SystemExit("web/dist/anytok.js is missing: run python build_scripts/build_web.py first")
         node_script = Path(tempfile.mkdtemp(prefix="anytok-node-")) / "first.mjs"
         node_script.write_text(NODE_CHILD.replace("__ANYTOK__", shim.as_uri()))
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+        small = Tokenizer(models.BPE())
+        small.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        small.decoder = decoders.ByteLevel()
+        small.train_from_iterator(["a small corpus for a small tokenizer"] * 10, trainers.BpeTrainer(
+            vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+        (node_script.parent / "small.json").write_text(small.to_str())
     print(f"# first constraint in a fresh process, {args.encoding}; {cpu_model()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}; median of {args.rounds} processes each")
     warm = tempfile.mkdtemp(prefix="anytok-trie-")

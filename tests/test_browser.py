@@ -1604,6 +1604,9 @@ def test_demo_constrain_view_steps_through_a_generation(profile_page, demo_url):
     page.fill("#constrain-spec", pattern)
     page.click("#constrain-start")
     page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    # the first matcher for a tokenizer says how its token trie was made (matcher.trie)
+    trie = {"file": "token trie read from this browser's cache", "built": "token trie built first"}
+    assert trie[page.evaluate("window.anytokConstrainDemo.matcher.trie")] in page.inner_text("#constrain-message")
     page.locator("#constrain-allowed button").first.click()  # a token picked by hand
     page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
     for _ in range(8):
@@ -1642,6 +1645,10 @@ def test_demo_constrain_view_steps_through_a_generation(profile_page, demo_url):
     page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
     cl100k = anytok_encoding("cl100k_base")
     assert page.evaluate("window.anytokConstrainDemo.tok.name") == "cl100k_base"
+    assert trie[page.evaluate("window.anytokConstrainDemo.matcher.trie")] in page.inner_text("#constrain-message")
+    page.click("#constrain-start")  # (a second matcher: the trie was made, nothing said)
+    page.wait_for_selector("#constrain-view[data-state=ready]", state="attached")
+    assert "token trie" not in page.inner_text("#constrain-message")
     assert page.evaluate("window.anytokConstrainDemo.allowed") == constrain.regex(pattern).matcher(cl100k).allowed()
     assert view.get_attribute("data-state") == "ready" and errors == []
 

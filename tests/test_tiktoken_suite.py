@@ -84,9 +84,21 @@ def test_tiktoken_suite_passes_against_anytok(tmp_path):
 def test_hypothesis_draws_no_anytok_constants(tmp_path):
     """Hypothesis offers the string constants of local modules as examples; anytok, run from this
     checkout, would give it '<|endoftext|>', which tiktoken's roundtrip test cannot take (tiktoken
-    itself refuses it), so the plugin counts anytok as installed.  With 2,000 examples and seeds
-    0-3, Hypothesis 6.170 drew it for seed 2 before that."""
-    test = str(_suite_dir() / "tests" / "test_encoding.py")
-    for seed in range(4):
-        proc = run_suite(tmp_path, f"--hypothesis-seed={seed}", "-k", "hyp_roundtrip", test, examples=2000)
-        assert proc.returncode == 0 and " passed" in proc.stdout, (seed, proc.stdout[-4000:])
+    itself refuses it), so the plugin counts anytok as installed.  (Hypothesis 6.170 drew it in
+    `test_hyp_roundtrip` with 2,000 examples and seed 2; 6.170.27 draws it for none of seeds 0-3
+    even without the plugin's change, so the draws themselves no longer show it.)  Checked where
+    the draws come from: in a run set up as the suite's, after `import tiktoken` (the shim, so
+    anytok is loaded), the local constants Hypothesis mines hold none of anytok's."""
+    from anytok import core
+
+    assert "<|endoftext|>" in Path(core.__file__).read_text(encoding="utf-8")  # so it would be mined
+    (tmp_path / "test_mined.py").write_text(
+        "import sys\n"
+        "import tiktoken\n"
+        "from hypothesis.internal.conjecture import providers\n"
+        "def test_no_anytok_constant():\n"
+        "    assert 'anytok.core' in sys.modules\n"
+        "    assert '<|endoftext|>' not in providers._get_local_constants()\n",
+        encoding="utf-8")
+    proc = run_suite(tmp_path, str(tmp_path / "test_mined.py"))
+    assert proc.returncode == 0 and "1 passed" in proc.stdout, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -55,6 +55,9 @@ SLICES = (
     r'[^"\\\x00-\x1F\x7F]{1,30}',
 )
 PAIR_BUDGET = 400
+# A state that at most this many of a part's first bytes keep live is first checked for
+# allowing none of the part's longer tokens (`_Slice.one_byte`): a few derivatives known.
+ONE_BYTE_FIRSTS = 4
 # Transitions not yet known that checking whether a slice applies may derive, at most: past
 # it the part is walked.  The check derives each lexer state it meets by every byte of the
 # slice's byte classes, the walk only by the bytes the part's tokens have: after `{"` in an
@@ -115,6 +118,7 @@ class _Slice:
         self.sig_start = derivatives.compile_tree(
             self.sig_es, regex_syntax.parse(re.sub(r"\{1,\d+\}$", "+", pattern)))
         self.sig_viable: dict = {}
+        self.seconds: dict = {}  # first byte -> the bytes the slice may go on with after it
         if ids is None:
             ids = [t for t in trie.walk(self.es.derive_class, self.start) if t not in taken]
             taken.update(ids)
@@ -198,6 +202,37 @@ class _Slice:
             for q2 in set(qs):
                 out.add((r2, q2))
         return True
+
+    def one_byte(self, es, state: int, live: int):
+        """The ids of this part's one-byte tokens whose byte is in `live` (the bytes of the
+        part's first bytes that keep `state` live: an Earley grammar's `live_mask`), when no
+        longer token of the part can keep `state` live: after each such byte, no byte that
+        the slice may go on with keeps it live (`live_mask` of the state after it).  Else None.
+        After a space in a whitespace lexeme, the word slices' ` [a-z]...`: the lone space,
+        without exploring the slice's states nor walking the part."""
+        rows, live_mask, seconds = es.rows, es.live_mask, self.seconds
+        trie = self.trie
+        out = []
+        while live:
+            low = live & -live
+            live ^= low
+            b = low.bit_length() - 1
+            s1 = rows[state][b]
+            if s1 < 0:
+                s1 = es.derive_class(state, b)
+            if not s1:  # (not a byte of `live`)
+                continue
+            m = live_mask(s1)
+            nxt = seconds.get(b)
+            if nxt is None:
+                nxt = seconds[b] = self.es.first_bytes(self.es.derive(self.start, b))
+            if m is None or m & nxt:
+                return None
+            node = trie.children0.get(b)
+            if node is not None and trie.token[node] >= 0:
+                out.append(trie.token[node])
+                out.extend(trie.extra.get(node, ()))
+        return out
 
     def relation(self, es, state: int, start: int | None = None):
         """{slice state: lexer state} over every string that keeps the slice live, read from
@@ -738,8 +773,17 @@ class Slicer:
         for i, s in enumerate(self.slices):
             if not s.ids:
                 continue
-            if firsts is not None and not firsts & s.first_mask:
-                continue
+            killed = 0  # the part's first bytes that kill `state` (with `firsts` known)
+            if firsts is not None:
+                live = firsts & s.first_mask
+                if not live:
+                    continue
+                if live.bit_count() <= ONE_BYTE_FIRSTS:
+                    one = s.one_byte(es, state, live)
+                    if one is not None:
+                        ids.extend(one)
+                        continue
+                killed = s.first_mask & ~firsts
             start = s.start
             if prefix:
                 d = s.es.derive
@@ -771,12 +815,15 @@ class Slicer:
                             if q and r in ends:
                                 acc |= ends[r] & sub
                     continue
-                if s.applies(es, state, start):
+                # (a first byte killing `state` is a string of the slice killing it)
+                if not killed and s.applies(es, state, start):
                     acc |= s.sub_bits(prefix) if prefix else s.mask
                     continue
             failed.add(i)  # (and so does a slice including its strings: INCLUDES)
             bits = s.part_mask(es, state) if i in SIGNED and not prefix else None
-            if bits is None and len(s.ids) >= AVOID_MIN_TOKENS and INCLUDES.get(i) not in no_avoid:
+            # (more first bytes killing `state` than AVOID_DEAD_BYTES: `dead_pairs` says False)
+            if bits is None and len(s.ids) >= AVOID_MIN_TOKENS and INCLUDES.get(i) not in no_avoid \
+                    and killed.bit_count() <= AVOID_DEAD_BYTES:
                 bits = s.avoid_mask(es, state, start, prefix)
                 if bits is None:
                     no_avoid.add(i)

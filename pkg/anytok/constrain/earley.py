@@ -464,7 +464,9 @@ class States(D.StateSet):
             self.lex_classes.append(None)
             if len(t) == 2:  # (the usual state: one lexeme)
                 acc = 1 << t[0] if es.nullable[t[1]] else 0
-                fb = es.first_bytes(t[1])
+                fb = es._first.get(t[1])
+                if fb is None:
+                    fb = es.first_bytes(t[1])
             else:
                 nl = es.nullable
                 acc = 0
@@ -608,11 +610,11 @@ class States(D.StateSet):
         if r is None:
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
-                d = self._lex_derive
+                d, row = self._lex_derive, self.lex_rows[ls]
                 # (only the bytes some lexeme goes on with, one per class of the state)
                 r = True
                 for b in (self.lex_classes[ls] or self._lex_classes(ls))[1]:
-                    if d(ls, b):
+                    if row[b] > 0 or row[b] < 0 and d(ls, b):
                         r = False
                         break
             self.lex_final[ls] = r
@@ -682,10 +684,16 @@ class States(D.StateSet):
                 lz = self.lex_lazy[nl]
                 if lz:  # a lazy lexeme ends as soon as it matches
                     r = self._ended(node, lz)
-                elif self._ends_now(nl):
-                    r = self._ended(node, self.lex_greedy[nl])
                 else:
-                    r = self._intern(node, nl, False)
+                    fin = self.lex_final.get(nl)
+                    if fin is None:
+                        fin = self._ends_now(nl)
+                    if fin:
+                        r = self._ended(node, self.lex_greedy[nl])
+                    else:
+                        r = self.cs_ids.get((node, nl, False))
+                        if r is None:
+                            r = self._intern(node, nl, False)
                 # (the bytes the lexer state cannot tell from b: the same lexer state after)
                 for x in (self.lex_classes[ls] or self._lex_classes(ls))[0][b]:
                     row[x] = r
@@ -809,9 +817,9 @@ class States(D.StateSet):
             self._members_for = n
         return self._member_lists
 
-    def derive_class(self, s: int, b: int) -> int:
-        """`derive`, which fills the transitions of the whole class of `b`."""
-        return self.derive(s, b)
+    # `derive` itself fills the transitions of the whole class of `b` (the name, not a
+    # wrapper: a trie walk calls it at each transition not yet known)
+    derive_class = derive
 
     def viable_bytes(self, s: int) -> list:
         """The bytes after which `s` is not dead, ascending (one derivative per byte class:

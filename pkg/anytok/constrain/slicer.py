@@ -204,35 +204,28 @@ class _Slice:
         return True
 
     def one_byte(self, es, state: int, live: int):
-        """The ids of this part's one-byte tokens whose byte is in `live` (the bytes of the
-        part's first bytes that keep `state` live: an Earley grammar's `live_mask`), when no
-        longer token of the part can keep `state` live: after each such byte, no byte that
-        the slice may go on with keeps it live (`live_mask` of the state after it).  Else None.
-        After a space in a whitespace lexeme, the word slices' ` [a-z]...`: the lone space,
-        without exploring the slice's states nor walking the part."""
-        rows, live_mask, seconds = es.rows, es.live_mask, self.seconds
-        trie = self.trie
-        out = []
-        while live:
-            low = live & -live
-            live ^= low
-            b = low.bit_length() - 1
-            s1 = rows[state][b]
-            if s1 < 0:
-                s1 = es.derive_class(state, b)
-            if not s1:  # (not a byte of `live`)
-                continue
-            m = live_mask(s1)
-            nxt = seconds.get(b)
-            if nxt is None:
-                nxt = seconds[b] = self.es.first_bytes(self.es.derive(self.start, b))
-            if m is None or m & nxt:
-                return None
-            node = trie.children0.get(b)
-            if node is not None and trie.token[node] >= 0:
-                out.append(trie.token[node])
-                out.extend(trie.extra.get(node, ()))
-        return out
+        """`_one_byte` of this part: its tokens' second bytes bounded first by the slice's (no
+        trie needed), then by those its trie has."""
+        seconds = self.seconds
+
+        def slice_seconds(b: int) -> int:
+            r = seconds.get(b)
+            if r is None:
+                r = seconds[b] = self.es.first_bytes(self.es.derive(self.start, b))
+            return r
+
+        return _one_byte(es, state, live, slice_seconds, lambda: self.trie)
+
+    def splits(self, bytes_: int) -> bool:
+        """Whether some byte class of the slice's start (`steps`) holds bytes of the 256-bit set
+        `bytes_` and bytes outside it."""
+        masks = self.__dict__.get("_start_masks")
+        if masks is None:
+            masks = self._start_masks = [sum(1 << b for b in members) for members, _, _ in self.steps(self.start)]
+        for m in masks:
+            if m & bytes_ and m & ~bytes_:
+                return True
+        return False
 
     def relation(self, es, state: int, start: int | None = None):
         """{slice state: lexer state} over every string that keeps the slice live, read from
@@ -647,6 +640,46 @@ def _derived(rows, derive, q, members, get, budget: int):
         qs = get(row)
     return row, qs, budget
 
+def _one_byte(es, state: int, live: int, seconds, trie_of):
+    """The ids of a part's one-byte tokens whose byte is in `live` (the part's first bytes that
+    keep `state` live: an Earley grammar's `live_mask`), when no longer token of the part can
+    keep `state` live: after each such byte b, no byte the part's tokens may go on with keeps
+    it live (`live_mask` of the state after b against `seconds(b)` when given, a bound, else
+    the bytes after b in the part's trie, `trie_of()`, read only then).  Else None.  After a
+    space in a whitespace lexeme, the parts of words and of longer free text: the lone space,
+    without exploring the slice's states nor walking the part."""
+    rows, live_mask = es.rows, es.live_mask
+    bs = []
+    trie = None
+    while live:
+        low = live & -live
+        live ^= low
+        b = low.bit_length() - 1
+        s1 = rows[state][b]
+        if s1 < 0:
+            s1 = es.derive_class(state, b)
+        if not s1:  # (not a byte of `live`)
+            continue
+        m = live_mask(s1)
+        if m is None:
+            return None
+        if seconds is None or m & seconds(b):
+            if trie is None:
+                trie = trie_of()
+            if m & trie.seconds(b):
+                return None
+        bs.append(b)
+    if trie is None:
+        trie = trie_of()
+    out = []
+    for b in bs:
+        node = trie.children0.get(b)
+        if node is not None and trie.token[node] >= 0:
+            out.append(trie.token[node])
+            out.extend(trie.extra.get(node, ()))
+    return out
+
+
 def _classes(es) -> list:
     """The bytes that every byte set of `es` treats alike, as lists: one derivative per class
     (a few dozen, not 256) when exploring a slice's states."""
@@ -799,7 +832,9 @@ class Slicer:
                 if not start:
                     continue
             if INCLUDES.get(i) not in failed:
-                rel = s.relation(es, state, start)
+                # (a byte class of the slice's start holding bytes that kill `state` and bytes
+                # that do not: `relation` says None at its first step)
+                rel = None if killed and s.splits(killed) else s.relation(es, state, start)
                 if rel is not None:
                     if all(rel.values()):
                         acc |= s.sub_bits(prefix) if prefix else s.mask
@@ -831,5 +866,14 @@ class Slicer:
                 ids.extend(s.trie.walk(es.derive_class, state, prefix))
             else:
                 acc |= bits
-        ids.extend(self.rest.walk(es.derive_class, state, prefix))
+        rest = self.rest
+        if firsts is not None:
+            live = firsts & rest.first_mask()
+            one = None
+            if live and live.bit_count() <= ONE_BYTE_FIRSTS:
+                one = _one_byte(es, state, live, None, lambda: rest)
+            if one is not None or not live:
+                ids.extend(one or ())
+                return acc, ids
+        ids.extend(rest.walk(es.derive_class, state, prefix))
         return acc, ids

@@ -24,11 +24,15 @@ tokens of the part, so the walk is done once.  When a slice does not apply but o
 each after given bytes, can kill the lexer state along its strings (a line of any characters but
 U+0085 and U+2028: the pairs C2 85 and 80 A8), the part's tokens holding such a byte pair are
 found in its bytes joined (`blob`, kept in the trie file) by `bytes.find`, and only those are
-checked byte by byte (`avoid_mask`).  After forced bytes that a longer token could extend
-(the matcher's prefix), each slice is read from its state after the prefix, over the part's
-tokens that start with it (`sub_bits`).  This is the idea of
-llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
-replaces a walk whose result it provably equals.
+checked byte by byte (`avoid_mask`).  Before all that, when few of a part's first bytes keep a
+grammar state live and, after each of them, no byte that the part's tokens go on with (by the
+slice, or by the part's own trie) keeps it live, only the part's one-byte tokens can be allowed
+(`_one_byte`: after a space in a whitespace lexeme, the lone space of the word parts), found
+without exploring or walking; the rest of the vocabulary gets that check too.  After forced
+bytes that a longer token could extend (the matcher's prefix), each slice is read from its
+state after the prefix, over the part's tokens that start with it (`sub_bits`).  This is the
+idea of llguidance's slicer (its default slices are similar), and it keeps masks exact: a
+slice only replaces a walk whose result it provably equals.
 """
 
 from __future__ import annotations
@@ -645,7 +649,8 @@ def _one_byte(es, state: int, live: int, seconds, trie_of):
     keep `state` live: an Earley grammar's `live_mask`), when no longer token of the part can
     keep `state` live: after each such byte b, no byte the part's tokens may go on with keeps
     it live (`live_mask` of the state after b against `seconds(b)` when given, a bound, else
-    the bytes after b in the part's trie, `trie_of()`, read only then).  Else None.  After a
+    the bytes after b in the part's trie, `trie_of()`, if its arrays are already read).  Else
+    None.  After a
     space in a whitespace lexeme, the parts of words and of longer free text: the lone space,
     without exploring the slice's states nor walking the part."""
     rows, live_mask = es.rows, es.live_mask
@@ -666,7 +671,9 @@ def _one_byte(es, state: int, live: int, seconds, trie_of):
         if seconds is None or m & seconds(b):
             if trie is None:
                 trie = trie_of()
-            if m & trie.seconds(b):
+            # (a part's trie arrays not read yet, from the trie file: left for a walk that
+            # needs them, not read for this check alone)
+            if "end" not in trie.__dict__ or m & trie.seconds(b):
                 return None
         bs.append(b)
     if trie is None:

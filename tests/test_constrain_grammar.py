@@ -380,6 +380,37 @@ def test_slice_masks_shared_by_signature_match_llguidance():
     assert hits[1] > 0, hits
 
 
+def test_whitespace_one_byte_parts_match_llguidance(monkeypatch):
+    """After a space or tab in a counted whitespace lexeme (json.gbnf's `"\n" [ \t]{0,20}`), the
+    parts of words, of longer free text and the rest allow only their one-byte tokens, found
+    without a walk (`slicer._one_byte`); every mask still equals llguidance's."""
+    from anytok.constrain import slicer as sl
+
+    name = "o200k_base"
+    eos = _lltokenizer(name).eos_token
+    plain = TokenTrie.of(anytok_encoding(name)).token_bytes
+    text = 'root ::= "{" ws "}" ws\nws ::= | " " | "\\n" [ \\t]{0,20}\n'
+    found = []
+    real = sl._one_byte
+
+    def counting(*args):
+        r = real(*args)
+        found.append(r is not None)
+        return r
+
+    monkeypatch.setattr(sl, "_one_byte", counting)
+    rng = random.Random("one byte")
+    ref = LLMatcher(_lltokenizer(name), LLMatcher.grammar_from_lark(gbnf_to_lark(text)), log_level=0)
+    ours = constrain.gbnf(text).matcher(anytok_encoding(name))
+
+    def pick(allowed):  # mostly whitespace tokens: the counting states
+        ws = [t for t in allowed if t in plain and not plain[t].strip(b" \t\n")]
+        return rng.choice(ws) if ws and rng.random() < 0.9 else _pick(rng, allowed, eos)
+
+    walk(name, "one byte", ours, ref, 6, rng, pick, full_allowed=False)
+    assert any(found), found
+
+
 def test_right_recursion_keeps_one_earley_set():
     """`atom: "-" atom`: after each "-" the Earley set is the same node (an item that completes
     once advanced stands for what completing its own nonterminal leads to, `States._ctx`), so

@@ -829,8 +829,8 @@ class ExprSet(StateSet):
             return r
         exprs, nullable = self.exprs, self.nullable
         x = exprs[e]
-        if x[0] == "c" and not nullable[x[1]]:  # (the usual new state: a head already known)
-            r = memo.get(x[1])
+        if x[0] == "c" and not nullable[x[1]] or x[0] == "r":  # (the usual new state: a head
+            r = memo.get(x[1])  # or a repetition's body already known)
             if r is not None:
                 memo[e] = r
                 if self.fuel is not None:
@@ -895,6 +895,24 @@ class ExprSet(StateSet):
         if r >= 0:
             return r
         rows, deps, node = self.rows, self._derive_deps, self._derive_node
+        ds = deps(e, byte)
+        for c in ds:
+            if rows[c][byte] < 0:
+                break
+        else:  # (the usual case: the parts' derivatives known, no stack)
+            d = node(e, byte)
+            row = rows[e]
+            done = 1 + len(ds)
+            if row is UNKNOWN_ROW:
+                row = rows[e] = list(UNKNOWN_ROW)
+                done += ROW_FUEL
+            row[byte] = d
+            if self.fuel is not None:
+                self.fuel -= done
+                if self.fuel < 0:
+                    self.fuel = 0
+                    self._out_of_fuel()
+            return d
         stack = [e]
         done = 0
         while stack:

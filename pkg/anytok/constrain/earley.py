@@ -447,7 +447,13 @@ class States(D.StateSet):
     def _lex_intern(self, t: tuple) -> int:
         i = self.lex_ids.get(t)
         if i is None:
-            self._row_fuel()
+            es = self.es
+            if es.fuel is not None:  # a new row of 256 transitions costs fuel, twice an expression's
+                # row (`derivatives.ROW_FUEL`: the row and the state's Python objects)
+                es.fuel -= 2 * D.ROW_FUEL
+                if es.fuel < 0:
+                    es.fuel = 0
+                    es._out_of_fuel()
             if len(self.lex_tuples) >= self.limits.max_lexer_states:
                 raise GrammarLimitError(
                     f"more than {self.limits.max_lexer_states} lexer states (Limits.max_lexer_states)")
@@ -456,29 +462,25 @@ class States(D.StateSet):
             self.lex_tuples.append(t)
             self.lex_rows.append([-1] * 256)
             self.lex_classes.append(None)
-            nl = self.es.nullable
-            acc = 0
-            for j in range(0, len(t), 2):
-                if nl[t[j + 1]]:
-                    acc |= 1 << t[j]
+            if len(t) == 2:  # (the usual state: one lexeme)
+                acc = 1 << t[0] if es.nullable[t[1]] else 0
+                fb = es._first.get(t[1])
+                if fb is None:
+                    fb = es.first_bytes(t[1])
+            else:
+                nl = es.nullable
+                acc = 0
+                for j in range(0, len(t), 2):
+                    if nl[t[j + 1]]:
+                        acc |= 1 << t[j]
+                first = es.first_bytes
+                fb = 0
+                for j in range(1, len(t), 2):
+                    fb |= first(t[j])
             self.lex_greedy.append(acc & ~self.lazy_mask)
             self.lex_lazy.append(acc & self.lazy_mask)
-            first = self.es.first_bytes
-            fb = 0
-            for j in range(1, len(t), 2):
-                fb |= first(t[j])
             self.lex_first.append(fb)
         return i
-
-    def _row_fuel(self) -> None:
-        """A new row of 256 transitions (a lexer or combined state) costs lexer fuel, as an
-        expression's row does (`derivatives.ROW_FUEL`): a forced-byte walk makes two per byte."""
-        es = self.es
-        if es.fuel is not None:
-            es.fuel -= 2 * D.ROW_FUEL  # (a row and the Python objects of a state: twice an expression's)
-            if es.fuel < 0:
-                es.fuel = 0
-                es._out_of_fuel()
 
     def _lex_start(self, allowed: int) -> int:
         r = self._start_ls.get(allowed)
@@ -501,16 +503,20 @@ class States(D.StateSet):
         r = row[b]
         if r < 0:
             t = self.lex_tuples[ls]
-            derive, first = self.es.derive, self.es.first_bytes
-            out = []
-            for j in range(0, len(t), 2):
-                # (a byte no string of the lexeme's derivative starts with: dead, without
-                # deriving; most bytes, for a lexeme that few bytes continue)
-                if first(t[j + 1]) >> b & 1:
-                    d = derive(t[j + 1], b)
-                    if d:
-                        out.extend((t[j], d))
-            r = self._lex_intern(tuple(out))
+            if len(t) == 2:  # (one lexeme: its first bytes are the state's)
+                d = self.es.derive(t[1], b) if self.lex_first[ls] >> b & 1 else 0
+                r = self._lex_intern((t[0], d) if d else ())
+            else:
+                derive, first = self.es.derive, self.es.first_bytes
+                out = []
+                for j in range(0, len(t), 2):
+                    # (a byte no string of the lexeme's derivative starts with: dead, without
+                    # deriving; most bytes, for a lexeme that few bytes continue)
+                    if first(t[j + 1]) >> b & 1:
+                        d = derive(t[j + 1], b)
+                        if d:
+                            out.extend((t[j], d))
+                r = self._lex_intern(tuple(out))
             if self.lex_first[ls] >> b & 1:  # (the bytes the state cannot tell from b)
                 members = self.lex_classes[ls] or self._lex_classes(ls)
                 for x in members[0][b]:
@@ -572,7 +578,12 @@ class States(D.StateSet):
         key = (node, ls, fresh)
         i = self.cs_ids.get(key)
         if i is None:
-            self._row_fuel()
+            es = self.es
+            if es.fuel is not None:  # (a new row: as a new lexer state's)
+                es.fuel -= 2 * D.ROW_FUEL
+                if es.fuel < 0:
+                    es.fuel = 0
+                    es._out_of_fuel()
             i = len(self.cs)
             self.cs_ids[key] = i
             self.cs.append(key)
@@ -599,9 +610,13 @@ class States(D.StateSet):
         if r is None:
             r = False
             if self.lex_greedy[ls] | self.lex_lazy[ls]:
-                d = self._lex_derive
+                d, row = self._lex_derive, self.lex_rows[ls]
                 # (only the bytes some lexeme goes on with, one per class of the state)
-                r = not any(d(ls, b) for b in (self.lex_classes[ls] or self._lex_classes(ls))[1])
+                r = True
+                for b in (self.lex_classes[ls] or self._lex_classes(ls))[1]:
+                    if row[b] > 0 or row[b] < 0 and d(ls, b):
+                        r = False
+                        break
             self.lex_final[ls] = r
         return r
 
@@ -659,15 +674,26 @@ class States(D.StateSet):
         else:
             # (a byte no lexeme goes on with: dead without deriving; most bytes, inside a
             # lexeme that few bytes continue)
-            nl = self._lex_derive(ls, b) if self.lex_first[ls] >> b & 1 else 0
+            if self.lex_first[ls] >> b & 1:
+                nl = self.lex_rows[ls][b]
+                if nl < 0:
+                    nl = self._lex_derive(ls, b)
+            else:
+                nl = 0
             if nl:
                 lz = self.lex_lazy[nl]
                 if lz:  # a lazy lexeme ends as soon as it matches
                     r = self._ended(node, lz)
-                elif self._ends_now(nl):
-                    r = self._ended(node, self.lex_greedy[nl])
                 else:
-                    r = self._intern(node, nl, False)
+                    fin = self.lex_final.get(nl)
+                    if fin is None:
+                        fin = self._ends_now(nl)
+                    if fin:
+                        r = self._ended(node, self.lex_greedy[nl])
+                    else:
+                        r = self.cs_ids.get((node, nl, False))
+                        if r is None:
+                            r = self._intern(node, nl, False)
                 # (the bytes the lexer state cannot tell from b: the same lexer state after)
                 for x in (self.lex_classes[ls] or self._lex_classes(ls))[0][b]:
                     row[x] = r
@@ -791,9 +817,9 @@ class States(D.StateSet):
             self._members_for = n
         return self._member_lists
 
-    def derive_class(self, s: int, b: int) -> int:
-        """`derive`, which fills the transitions of the whole class of `b`."""
-        return self.derive(s, b)
+    # `derive` itself fills the transitions of the whole class of `b` (the name, not a
+    # wrapper: a trie walk calls it at each transition not yet known)
+    derive_class = derive
 
     def viable_bytes(self, s: int) -> list:
         """The bytes after which `s` is not dead, ascending (one derivative per byte class:

@@ -125,6 +125,24 @@ class _Shared:
             buf[t >> 3] |= 1 << (t & 7)
         return bytes(buf)
 
+    def _pack_parts(self, acc: int, ids: list, eos: int | None) -> bytes:
+        """The mask bytes of bitmask `acc`, the tokens `ids` and token `eos` (if not None).  A
+        sparse list of ids is set in the bytes directly (as `_bits` would in its own buffer),
+        not packed into an int and ORed: an int of the vocabulary's width converts from and
+        to bytes in 50-100 us natively, more than a whole mask of a few walked parts."""
+        n = 4 * self.n_words
+        if ids and len(ids) * 8 >= max(ids):  # dense (`_bits`): packed in C as an int
+            acc |= _bits(ids)
+            ids = ()
+        if not ids and eos is None:
+            return acc.to_bytes(n, "little")
+        buf = bytearray(acc.to_bytes(n, "little")) if acc else bytearray(n)
+        for t in ids:
+            buf[t >> 3] |= 1 << (t & 7)
+        if eos is not None:
+            buf[eos >> 3] |= 1 << (eos & 7)
+        return bytes(buf)
+
     def step(self, state: int, last: int | None, no_forcing: bool = False):
         """(mask bytes, forced tokens) for `state` after token `last` (`no_forcing`: as if
         nothing were forced there)."""
@@ -148,19 +166,22 @@ class _Shared:
         if not fb:
             slicer = self._slicer()
             if slicer is not None:
-                bits = slicer.mask(es, state)
+                acc, ids = slicer.parts(es, state)
             else:
-                ids = trie.walk(es.derive_class, state)
-                bits = _bits(ids)
+                acc, ids = 0, trie.walk(es.derive_class, state)
                 if len(ids) >= SLICER_THRESHOLD:  # free text: worth building the slices now
                     Slicer.of(trie)
+            eos = trie.eos if trie.eos is not None and (
+                es.nullable[state] or self.eos_end and self.eos_end(state)) else None
             if self.special:
-                bits &= ~self.ff_bits
+                bits = (acc | _bits(ids)) & ~self.ff_bits
                 for j in es.special_next(state):
                     bits |= self.range_bits[j]
-            if trie.eos is not None and (es.nullable[state] or self.eos_end and self.eos_end(state)):
-                bits |= 1 << trie.eos
-            mask = bits.to_bytes(4 * self.n_words, "little")
+                if eos is not None:
+                    bits |= 1 << eos
+                mask = bits.to_bytes(4 * self.n_words, "little")
+            else:
+                mask = self._pack_parts(acc, ids, eos)
         else:
             existing = [last] if last is not None and last in trie.token_bytes else []
             allb = trie.decode(existing) + fb
@@ -179,7 +200,7 @@ class _Shared:
             if ff:
                 mask = self._pack([ff[0]])
             elif slicer is not None:  # (the tokens `prefix` + bytes keeping `after` live)
-                mask = slicer.mask(es, after, prefix).to_bytes(4 * self.n_words, "little")
+                mask = self._pack_parts(*slicer.parts(es, after, prefix), None)
             else:
                 mask = self._pack(trie.walk(es.derive_class, after, prefix))
         r = (mask, ff)

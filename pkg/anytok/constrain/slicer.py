@@ -24,11 +24,15 @@ tokens of the part, so the walk is done once.  When a slice does not apply but o
 each after given bytes, can kill the lexer state along its strings (a line of any characters but
 U+0085 and U+2028: the pairs C2 85 and 80 A8), the part's tokens holding such a byte pair are
 found in its bytes joined (`blob`, kept in the trie file) by `bytes.find`, and only those are
-checked byte by byte (`avoid_mask`).  After forced bytes that a longer token could extend
-(the matcher's prefix), each slice is read from its state after the prefix, over the part's
-tokens that start with it (`sub_bits`).  This is the idea of
-llguidance's slicer (its default slices are similar), and it keeps masks exact: a slice only
-replaces a walk whose result it provably equals.
+checked byte by byte (`avoid_mask`).  Before all that, when few of a part's first bytes keep a
+grammar state live and, after each of them, no byte that the part's tokens go on with (by the
+slice, or by the part's own trie) keeps it live, only the part's one-byte tokens can be allowed
+(`_one_byte`: after a space in a whitespace lexeme, the lone space of the word parts), found
+without exploring or walking; the rest of the vocabulary gets that check too.  After forced
+bytes that a longer token could extend (the matcher's prefix), each slice is read from its
+state after the prefix, over the part's tokens that start with it (`sub_bits`).  This is the
+idea of llguidance's slicer (its default slices are similar), and it keeps masks exact: a
+slice only replaces a walk whose result it provably equals.
 """
 
 from __future__ import annotations
@@ -55,6 +59,9 @@ SLICES = (
     r'[^"\\\x00-\x1F\x7F]{1,30}',
 )
 PAIR_BUDGET = 400
+# A state that at most this many of a part's first bytes keep live is first checked for
+# allowing none of the part's longer tokens (`_Slice.one_byte`): a few derivatives known.
+ONE_BYTE_FIRSTS = 4
 # Transitions not yet known that checking whether a slice applies may derive, at most: past
 # it the part is walked.  The check derives each lexer state it meets by every byte of the
 # slice's byte classes, the walk only by the bytes the part's tokens have: after `{"` in an
@@ -115,6 +122,7 @@ class _Slice:
         self.sig_start = derivatives.compile_tree(
             self.sig_es, regex_syntax.parse(re.sub(r"\{1,\d+\}$", "+", pattern)))
         self.sig_viable: dict = {}
+        self.seconds: dict = {}  # first byte -> the bytes the slice may go on with after it
         if ids is None:
             ids = [t for t in trie.walk(self.es.derive_class, self.start) if t not in taken]
             taken.update(ids)
@@ -198,6 +206,30 @@ class _Slice:
             for q2 in set(qs):
                 out.add((r2, q2))
         return True
+
+    def one_byte(self, es, state: int, live: int):
+        """`_one_byte` of this part: its tokens' second bytes bounded first by the slice's (no
+        trie needed), then by those its trie has."""
+        seconds = self.seconds
+
+        def slice_seconds(b: int) -> int:
+            r = seconds.get(b)
+            if r is None:
+                r = seconds[b] = self.es.first_bytes(self.es.derive(self.start, b))
+            return r
+
+        return _one_byte(es, state, live, slice_seconds, lambda: self.trie)
+
+    def splits(self, bytes_: int) -> bool:
+        """Whether some byte class of the slice's start (`steps`) holds bytes of the 256-bit set
+        `bytes_` and bytes outside it."""
+        masks = self.__dict__.get("_start_masks")
+        if masks is None:
+            masks = self._start_masks = [sum(1 << b for b in members) for members, _, _ in self.steps(self.start)]
+        for m in masks:
+            if m & bytes_ and m & ~bytes_:
+                return True
+        return False
 
     def relation(self, es, state: int, start: int | None = None):
         """{slice state: lexer state} over every string that keeps the slice live, read from
@@ -612,6 +644,49 @@ def _derived(rows, derive, q, members, get, budget: int):
         qs = get(row)
     return row, qs, budget
 
+def _one_byte(es, state: int, live: int, seconds, trie_of):
+    """The ids of a part's one-byte tokens whose byte is in `live` (the part's first bytes that
+    keep `state` live: an Earley grammar's `live_mask`), when no longer token of the part can
+    keep `state` live: after each such byte b, no byte the part's tokens may go on with keeps
+    it live (`live_mask` of the state after b against `seconds(b)` when given, a bound, else
+    the bytes after b in the part's trie, `trie_of()`, if its arrays are already read).  Else
+    None.  After a
+    space in a whitespace lexeme, the parts of words and of longer free text: the lone space,
+    without exploring the slice's states nor walking the part."""
+    rows, live_mask = es.rows, es.live_mask
+    bs = []
+    trie = None
+    while live:
+        low = live & -live
+        live ^= low
+        b = low.bit_length() - 1
+        s1 = rows[state][b]
+        if s1 < 0:
+            s1 = es.derive_class(state, b)
+        if not s1:  # (not a byte of `live`)
+            continue
+        m = live_mask(s1)
+        if m is None:
+            return None
+        if seconds is None or m & seconds(b):
+            if trie is None:
+                trie = trie_of()
+            # (a part's trie arrays not read yet, from the trie file: left for a walk that
+            # needs them, not read for this check alone)
+            if "end" not in trie.__dict__ or m & trie.seconds(b):
+                return None
+        bs.append(b)
+    if trie is None:
+        trie = trie_of()
+    out = []
+    for b in bs:
+        node = trie.children0.get(b)
+        if node is not None and trie.token[node] >= 0:
+            out.append(trie.token[node])
+            out.extend(trie.extra.get(node, ()))
+    return out
+
+
 def _classes(es) -> list:
     """The bytes that every byte set of `es` treats alike, as lists: one derivative per class
     (a few dozen, not 256) when exploring a slice's states."""
@@ -718,6 +793,14 @@ class Slicer:
         with `prefix`, as `TokenTrie.walk` with it: the tokens prefix + rest whose rest keeps
         `state` live, and the tokens that are prefixes of `prefix` (each part's slice read from
         its state after the prefix; a part the prefix kills has no such longer token)."""
+        acc, ids = self.parts(es, state, prefix)
+        return acc | _bits(ids)
+
+    def parts(self, es, state: int, prefix: bytes = b"") -> tuple:
+        """`mask` as (bitmask of the parts taken whole or by end state, ids of the tokens
+        walked): the matcher packs a few walked ids straight into the mask's bytes, since
+        converting a vocabulary-wide int from and to bytes costs more than most masks (int
+        `from_bytes` and `to_bytes` of 200k bits: 50-100 us each natively)."""
         acc = 0
         ids: list = []
         failed: set = set()  # slices that do not apply whole
@@ -730,8 +813,17 @@ class Slicer:
         for i, s in enumerate(self.slices):
             if not s.ids:
                 continue
-            if firsts is not None and not firsts & s.first_mask:
-                continue
+            killed = 0  # the part's first bytes that kill `state` (with `firsts` known)
+            if firsts is not None:
+                live = firsts & s.first_mask
+                if not live:
+                    continue
+                if live.bit_count() <= ONE_BYTE_FIRSTS:
+                    one = s.one_byte(es, state, live)
+                    if one is not None:
+                        ids.extend(one)
+                        continue
+                killed = s.first_mask & ~firsts
             start = s.start
             if prefix:
                 d = s.es.derive
@@ -747,7 +839,9 @@ class Slicer:
                 if not start:
                     continue
             if INCLUDES.get(i) not in failed:
-                rel = s.relation(es, state, start)
+                # (a byte class of the slice's start holding bytes that kill `state` and bytes
+                # that do not: `relation` says None at its first step)
+                rel = None if killed and s.splits(killed) else s.relation(es, state, start)
                 if rel is not None:
                     if all(rel.values()):
                         acc |= s.sub_bits(prefix) if prefix else s.mask
@@ -763,12 +857,15 @@ class Slicer:
                             if q and r in ends:
                                 acc |= ends[r] & sub
                     continue
-                if s.applies(es, state, start):
+                # (a first byte killing `state` is a string of the slice killing it)
+                if not killed and s.applies(es, state, start):
                     acc |= s.sub_bits(prefix) if prefix else s.mask
                     continue
             failed.add(i)  # (and so does a slice including its strings: INCLUDES)
             bits = s.part_mask(es, state) if i in SIGNED and not prefix else None
-            if bits is None and len(s.ids) >= AVOID_MIN_TOKENS and INCLUDES.get(i) not in no_avoid:
+            # (more first bytes killing `state` than AVOID_DEAD_BYTES: `dead_pairs` says False)
+            if bits is None and len(s.ids) >= AVOID_MIN_TOKENS and INCLUDES.get(i) not in no_avoid \
+                    and killed.bit_count() <= AVOID_DEAD_BYTES:
                 bits = s.avoid_mask(es, state, start, prefix)
                 if bits is None:
                     no_avoid.add(i)
@@ -776,5 +873,14 @@ class Slicer:
                 ids.extend(s.trie.walk(es.derive_class, state, prefix))
             else:
                 acc |= bits
-        ids.extend(self.rest.walk(es.derive_class, state, prefix))
-        return acc | _bits(ids)
+        rest = self.rest
+        if firsts is not None:
+            live = firsts & rest.first_mask()
+            one = None
+            if live and live.bit_count() <= ONE_BYTE_FIRSTS:
+                one = _one_byte(es, state, live, None, lambda: rest)
+            if one is not None or not live:
+                ids.extend(one or ())
+                return acc, ids
+        ids.extend(rest.walk(es.derive_class, state, prefix))
+        return acc, ids

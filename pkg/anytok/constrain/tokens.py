@@ -332,6 +332,31 @@ class TokenTrie:
             ranges.append((c + 1, e, 1, s1))
         return ranges
 
+    def first_mask(self) -> int:
+        """The 256-bit set of the bytes some token starts with (kept)."""
+        r = self.__dict__.get("_first_mask")
+        if r is None:
+            r = self._first_mask = sum(1 << b for b in self.children0)
+        return r
+
+    def seconds(self, b: int) -> int:
+        """The 256-bit set of the bytes that follow byte `b` at the start of some token (kept)."""
+        memo = self.__dict__.get("_seconds")
+        if memo is None:
+            memo = self._seconds = {}
+        r = memo.get(b)
+        if r is None:
+            r = 0
+            node = self.children0.get(b)
+            if node is not None:
+                byte, end = self.byte, self.end
+                c, stop = node + 1, end[node]
+                while c < stop:
+                    r |= 1 << byte[c]
+                    c = end[c]
+            memo[b] = r
+        return r
+
     def _children(self, node: int):
         """{byte: child} of `node` if it has more than FANOUT children, else False."""
         byte, end = self.byte, self.end

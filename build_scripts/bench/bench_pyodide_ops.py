@@ -5,7 +5,8 @@
 Each loop below (the operations anytok's trie walk, Earley derivatives and mask packing are made
 of: list and nested list indexing, appends, dict lookups, calls, a while counter, set inserts of
 tuples; and some C-level operations for comparison: big-int OR, bytes.translate, int.from_bytes,
-sorting) runs natively and again under Pyodide's CPython in Node (web/node_modules/pyodide,
+sorting; and the same result computed several ways: the bits of 256-bit sets, a sparse
+token-id list to a bitmask) runs natively and again under Pyodide's CPython in Node (web/node_modules/pyodide,
 through pyodide_run.mjs, this same file), best of --reps, in CPU time: natively
 `time.process_time`, under Pyodide Node's `process.cpuUsage()` (Pyodide's own `process_time`
 is wall-clock time, which on a loaded machine is mostly waiting for a core; the Node process's
@@ -119,11 +120,59 @@ def _loops() -> dict:
     def sort():
         sorted(ints, key=lambda x: -x)
 
+    # the bits of 256-bit byte sets (a lexer state's first bytes; earley.py, slicer.py), three
+    # ways, and a token-id list 1 in 20 of 200k dense turned into a bitmask two ways (slicer._bits)
+    import random
+
+    rng = random.Random(0)
+    sets = [rng.getrandbits(256) & rng.getrandbits(256) & rng.getrandbits(256) for _ in range(400)]
+    sparse_ids = list(range(0, N, 20))
+    rng.shuffle(sparse_ids)
+
+    def bits_shift():
+        for m in sets:
+            [x for x in range(256) if m >> x & 1]
+
+    def bits_lowest():
+        for m in sets:
+            out = []
+            while m:
+                low = m & -m
+                out.append(low.bit_length() - 1)
+                m ^= low
+
+    def bits_find():
+        for m in sets:
+            s = format(m, "b")[::-1]
+            out = []
+            i = s.find("1")
+            while i >= 0:
+                out.append(i)
+                i = s.find("1", i + 1)
+
+    def ids_rmw():
+        for _ in range(5):
+            buf = bytearray((N >> 3) + 1)
+            for t in sparse_ids:
+                buf[t >> 3] |= 1 << (t & 7)
+            int.from_bytes(buf, "little")
+
+    def ids_digits():
+        for _ in range(5):
+            digits = bytearray(b"0") * N
+            for t in sparse_ids:
+                digits[t] = 49
+            digits.reverse()
+            int(digits, 2)
+
     return {"list index": ("py", index), "nested list index": ("py", nested_index), "list append": ("py", append),
             "dict get": ("py", dict_get), "dict get, tuple key": ("py", tuple_key_get), "function call": ("py", call),
             "while counter": ("py", while_counter), "set add, tuples": ("py", set_add_tuples),
             "trie-walk-like loop": ("py", walk_like), "big-int OR (200k bits)": ("c", bigint_or),
-            "bytes.translate": ("c", translate), "int.from_bytes": ("c", from_bytes), "sorted, key=lambda": ("c", sort)}
+            "bytes.translate": ("c", translate), "int.from_bytes": ("c", from_bytes), "sorted, key=lambda": ("c", sort),
+            "set bits: m >> b & 1": ("way", bits_shift), "set bits: m & -m": ("way", bits_lowest),
+            "set bits: str.find": ("way", bits_find), "ids 1/20: |= per id": ("way", ids_rmw),
+            "ids 1/20: digits, int(,2)": ("way", ids_digits)}
 
 
 def measure(reps: int) -> dict:
@@ -169,11 +218,11 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'loop':26} {'kind':>11} {'native ms':>10} {'Pyodide ms':>11} {'Pyodide / native':>17}")
-    ratios = {"py": [], "c": []}
+    ratios = {"py": [], "c": [], "way": []}  # ("way": the same result computed several ways)
     for name, (kind, t) in native.items():
         p = pyo["times"][name][1]
         ratios[kind].append(p / t)
-        print(f"{name:26} {'interpreter' if kind == 'py' else 'C':>11} {t * 1e3:10.1f} {p * 1e3:11.1f} {p / t:16.2f}x")
+        print(f"{name:26} {dict(py='interpreter', c='C', way='ways')[kind]:>11} {t * 1e3:10.1f} {p * 1e3:11.1f} {p / t:16.2f}x")
     print(f"median Pyodide / native (Python {pyo['python']}): interpreter loops {statistics.median(ratios['py']):.2f}x "
           f"({min(ratios['py']):.2f}x-{max(ratios['py']):.2f}x), C-level work {statistics.median(ratios['c']):.2f}x")
 

@@ -1188,3 +1188,17 @@ def split_by(sets: list, m: int) -> list:
         else:
             split.append(c)
     return split
+
+
+def bits_of(m: int) -> list:
+    """The positions of the set bits of `m` (an int >= 0), ascending.  Read from its binary
+    numeral with str.find, in C: a loop of `m & -m`, `bit_length` and `^=`, or of `m >> b & 1`
+    over 256 bytes, is a big-int operation per step, which runs at 3-4x CPython's time under
+    Pyodide (this at about 2x), and is 2-4x slower natively too."""
+    s = format(m, "b")[::-1]
+    out = []
+    i = s.find("1")
+    while i >= 0:
+        out.append(i)
+        i = s.find("1", i + 1)
+    return out

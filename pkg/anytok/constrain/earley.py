@@ -551,11 +551,7 @@ class States(D.StateSet):
             members: dict = {}
             reps = []
             for c in sets:
-                bs = []
-                while c:
-                    low = c & -c
-                    bs.append(low.bit_length() - 1)
-                    c ^= low
+                bs = D.bits_of(c)
                 reps.append(bs[0])
                 for b in bs:
                     members[b] = bs
@@ -725,8 +721,7 @@ class States(D.StateSet):
 
     def _live_list(self, fb: int):
         """The bytes of bitmask `fb` (a lexer state's `lex_first`), or None past LIVE_BYTES."""
-        out = [x for x in range(256) if fb >> x & 1]
-        r = self._live_lists[fb] = out if len(out) <= LIVE_BYTES else None
+        r = self._live_lists[fb] = D.bits_of(fb) if fb.bit_count() <= LIVE_BYTES else None
         return r
 
     # -- max_tokens (the matcher counts tokens; see `Matcher.consume`) ------------------------

@@ -691,9 +691,14 @@ def _classes(es) -> list:
     """The bytes that every byte set of `es` treats alike, as lists: one derivative per class
     (a few dozen, not 256) when exploring a slice's states."""
     sets = list({x[1]: None for x in es.exprs if x[0] == "b"})  # (distinct sets, in order)
+    if not sets:
+        return [list(range(256))]
     classes: dict = {}  # membership in each set -> bytes
-    for b in range(256):
-        classes.setdefault(tuple([m >> b & 1 for m in sets]), []).append(b)
+    # (each byte's memberships read off the sets' numerals, byte b at position b, by zip in C:
+    # a shift and a mask of a 256-bit int per byte and set cost 3-4x CPython's time under
+    # Pyodide)
+    for b, key in enumerate(zip(*[format(m, "0256b")[:-257:-1] for m in sets])):
+        classes.setdefault(key, []).append(b)
     return list(classes.values())
 
 
@@ -716,15 +721,19 @@ def _bits(ids) -> int:
     if not ids:
         return 0
     top = max(ids)
-    if len(ids) * 8 < top:  # sparse: a byte buffer, eight tokens a byte
+    if len(ids) * 32 < top:  # sparse: a byte buffer, eight tokens a byte
         buf = bytearray((top >> 3) + 1)
         for t in ids:
             buf[t >> 3] |= 1 << (t & 7)
         return int.from_bytes(buf, "little")
-    # Dense (a walk allowing much of the vocabulary): one ASCII digit per token, read back as
-    # a base-2 numeral.  A plain store per id instead of a read-modify-write with shifts, and
-    # the packing done by int() in C: about half the time natively, a third under Pyodide,
-    # whose interpreter is slower than its C code by more than CPython's.
+    # Denser (a walk allowing a thirty-second of the ids below the top one or more): one ASCII
+    # digit per token, read back as a base-2 numeral.  A plain store per id instead of a
+    # read-modify-write with shifts, and the packing done by int() in C: about half the time
+    # natively, a third under Pyodide, whose interpreter is slower than its C code by more
+    # than CPython's.  From one id in 32 on, the numeral's C work (one digit per id below the
+    # top one) costs less than the read-modify-writes it saves (one id in 8 before: the
+    # `_bits` calls of bench_grammar.py's walks, replayed, a fifth less CPU time natively and
+    # a third less under Pyodide).
     digits = bytearray(b"0") * (top + 1)
     for t in ids:
         digits[t] = 49  # b"1"

@@ -120,3 +120,22 @@ def dist_page(extra_args: list[str] = ()):
         httpd.shutdown()
     if outside:
         raise SystemExit(f"requests outside 127.0.0.1: {outside[:5]}")
+
+
+def pyodide_for(node: str | None, script: str) -> Path:
+    """web/node_modules/pyodide, once it and `node` are there (build_scripts/pyodide_run.mjs
+    runs a script under Pyodide with both); else exit naming what `script` needs."""
+    pyodide = ROOT / "web" / "node_modules" / "pyodide"
+    if not (pyodide / "pyodide.mjs").exists() or not node:
+        raise SystemExit(f"{script}: needs node and web/node_modules/pyodide (build_web.py)")
+    return pyodide
+
+
+def run_header(script: str) -> str:
+    """A benchmark's first line: when, on what, and the command."""
+    import platform
+    import sys
+    import time
+
+    return (f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, Python "
+            f"{platform.python_version()}, `{script} {' '.join(sys.argv[1:])}`")

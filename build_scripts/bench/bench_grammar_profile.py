@@ -35,22 +35,9 @@ import os
 import random
 import re
 import sys
-import time
 from pathlib import Path
 
 COMPREHENSION = re.compile(r"\((<listcomp>|<dictcomp>|<setcomp>)\)$")
-
-
-def _cpu():
-    if sys.platform == "emscripten":
-        from js import process
-
-        def clock():
-            u = process.cpuUsage()
-            return (u.user + u.system) / 1e6
-
-        return clock
-    return time.process_time
 
 
 def _key(fn, line, name) -> str:
@@ -70,7 +57,7 @@ def measure(grammar_dir: str, steps: int, reps: int) -> dict:
 
     from bench_grammar import _grammars, cpu_clock  # (on sys.path: this folder, or /host under Pyodide)
 
-    cpu = _cpu()
+    cpu, _ = cpu_clock()
     enc = anytok.get_encoding("o200k_base")
     trie = TokenTrie.of(enc)
     grammars = _grammars(Path(grammar_dir))
@@ -201,7 +188,6 @@ def _fold(funcs: dict) -> dict:
 
 def main() -> None:
     import argparse
-    import platform
     import shutil
     import subprocess
     import tempfile
@@ -209,7 +195,7 @@ def main() -> None:
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "pkg"))
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_common import cpu_model
+    from bench_common import pyodide_for, run_header
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -218,11 +204,8 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--node", default=shutil.which("node"))
     args = ap.parse_args()
-    pyodide = root / "web" / "node_modules" / "pyodide"
-    if not (pyodide / "pyodide.mjs").exists() or not args.node:
-        raise SystemExit("bench_grammar_profile: needs node and web/node_modules/pyodide (build_web.py)")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, Python {platform.python_version()}, "
-          f"`bench_grammar_profile.py {' '.join(sys.argv[1:])}`")
+    pyodide = pyodide_for(args.node, "bench_grammar_profile")
+    print(run_header("bench_grammar_profile.py"))
     import anytok
     from anytok.constrain.tokens import TokenTrie
 

@@ -141,14 +141,11 @@ def _loops() -> dict:
                 out.append(low.bit_length() - 1)
                 m ^= low
 
+    from anytok.constrain.derivatives import bits_of  # (read off the binary numeral by str.find)
+
     def bits_find():
         for m in sets:
-            s = format(m, "b")[::-1]
-            out = []
-            i = s.find("1")
-            while i >= 0:
-                out.append(i)
-                i = s.find("1", i + 1)
+            bits_of(m)
 
     def ids_rmw():
         for _ in range(5):
@@ -190,27 +187,25 @@ def measure(reps: int) -> dict:
 
 def main() -> None:
     import argparse
-    import platform
     import shutil
     import subprocess
     import tempfile
 
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "build_scripts" / "bench"))
-    from bench_common import cpu_model
+    sys.path.insert(0, str(root / "pkg"))
+    from bench_common import pyodide_for, run_header
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--node", default=shutil.which("node"))
     args = ap.parse_args()
-    pyodide = root / "web" / "node_modules" / "pyodide"
-    if not (pyodide / "pyodide.mjs").exists() or not args.node:
-        raise SystemExit("bench_pyodide_ops: needs node and web/node_modules/pyodide (build_web.py)")
-    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, Python {platform.python_version()}, "
-          f"`bench_pyodide_ops.py {' '.join(sys.argv[1:])}`")
+    pyodide = pyodide_for(args.node, "bench_pyodide_ops")
+    print(run_header("bench_pyodide_ops.py"))
     native = measure(args.reps)
     tmp = Path(tempfile.mkdtemp(prefix="bench_ops_"))
-    try:
+    try:  # (anytok copied for the loops that call its functions)
+        shutil.copytree(root / "pkg" / "anytok", tmp / "anytok", ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run([args.node, str(root / "build_scripts" / "pyodide_run.mjs"), str(pyodide), str(tmp),
                         str(Path(__file__).resolve()), "--inside-pyodide", str(args.reps), "/host/out.json"],
                        check=True, stdout=sys.stderr)
@@ -229,6 +224,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--inside-pyodide":
+        sys.path.insert(0, "/host")
         Path(sys.argv[3]).write_text(json.dumps({"times": measure(int(sys.argv[2])),
                                                  "python": sys.version.split()[0]}))
     else:

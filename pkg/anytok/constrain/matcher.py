@@ -118,8 +118,12 @@ class _Shared:
         return r
 
     def _pack(self, ids) -> bytes:
-        """The mask bytes of the tokens `ids`."""
-        return self._pack_parts(0, ids, None)
+        if len(ids) > 64:  # (as _bits: dense lists are packed in C)
+            return _bits(ids).to_bytes(4 * self.n_words, "little")
+        buf = bytearray(4 * self.n_words)
+        for t in ids:
+            buf[t >> 3] |= 1 << (t & 7)
+        return bytes(buf)
 
     def _pack_parts(self, acc: int, ids: list, eos: int | None) -> bytes:
         """The mask bytes of bitmask `acc`, the tokens `ids` and token `eos` (if not None).  A
